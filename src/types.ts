@@ -1,0 +1,200 @@
+// Public types: the engine interface (implemented once in the worker by Engine and once on the page by the client)
+// and the OpenAI-shaped request and response objects.
+
+export type Backend = 'auto' | 'wasm' | 'webgpu';
+
+export interface EngineOptions {
+  /** 'auto' (default) and 'wasm' run llama.cpp in WebAssembly. 'webgpu' is not available yet. */
+  backend?: Backend;
+  /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
+  threads?: number;
+  /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
+  maxModelBytes?: number;
+  /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */
+  assetsUrl?: string;
+  cache?: CacheOptions;
+}
+
+export interface CacheOptions {
+  persistent?: boolean;
+  systemPrompt?: boolean;
+  conversations?: boolean;
+  minTokens?: number;
+  budgetBytes?: number;
+}
+
+/** A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. */
+export type ModelSource = string | Blob | { hf: { repo: string; file: string; revision?: string } } | { path: string };
+
+export type ProgressPhase = 'download' | 'load' | 'restore' | 'prefill';
+
+export interface Progress {
+  phase: ProgressPhase;
+  /** Bytes for 'download' and 'load'; tokens for 'prefill'. */
+  loaded: number;
+  total: number;
+}
+
+export type GgmlType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+
+export interface LoadOptions {
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+  /** KV cache size in tokens. Default: min(4096, the model's training context). */
+  nCtx?: number;
+  nParallel?: number;
+  cacheTypeK?: GgmlType;
+  cacheTypeV?: GgmlType;
+}
+
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+export interface ContentPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+export interface Tool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+export interface ChatCompletionCreateParams {
+  messages: ChatMessage[];
+  model?: string;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  top_k?: number | null;
+  min_p?: number | null;
+  repeat_penalty?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  /** Tokens the penalties look back over. Default 64. */
+  repeat_last_n?: number | null;
+  stop?: string | string[] | null;
+  seed?: number | null;
+  stream?: boolean | null;
+  tools?: Tool[];
+  tool_choice?: unknown;
+  response_format?: unknown;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  conversation_id?: string;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export type CacheSource = 'none' | 'memory' | 'indexeddb';
+
+export interface Timings {
+  /** Prompt tokens decoded for this request (those not taken from a cache). */
+  prompt_n: number;
+  prompt_ms: number;
+  predicted_n: number;
+  predicted_ms: number;
+  /** Prompt tokens taken from a cache instead of being decoded. */
+  cache_n: number;
+  cache_source: CacheSource;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null };
+    finish_reason: FinishReason;
+    logprobs: null;
+  }>;
+  usage: Usage;
+  timings: Timings;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string };
+    finish_reason: FinishReason | null;
+    logprobs: null;
+  }>;
+  /** Only on the last chunk. */
+  usage?: Usage;
+  /** Only on the last chunk. */
+  timings?: Timings;
+}
+
+export interface ModelInfo {
+  name: string;
+  description: string;
+  architecture: string;
+  sizeBytes: number;
+  nParams: number;
+  nCtxTrain: number;
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  nVocab: number;
+  bosToken: number;
+  eosToken: number;
+  eogTokens: number[];
+  chatTemplate: string | null;
+  /** Every GGUF key-value llama.cpp read (arrays are summarised by llama.cpp). */
+  metadata: Record<string, string>;
+}
+
+export interface EngineInfo {
+  backend: 'wasm';
+  /** 'mt' = pthreads build (needs cross-origin isolation), 'st' = single-thread build. */
+  build: 'mt' | 'st';
+  threads: number;
+  llamaBuild: string;
+  wasmSimd: boolean;
+  model: ModelInfo | null;
+  nCtx: number;
+  capabilities: { persistentKv: boolean; webgpu: boolean; threads: boolean };
+}
+
+export interface ChatCompletions {
+  create(params: ChatCompletionCreateParams & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+  create(params: ChatCompletionCreateParams & { stream?: false | null }): Promise<ChatCompletion>;
+  create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+}
+
+/** What a Hearth engine offers, on the page (through the worker) and in the worker itself. */
+export interface HearthEngine {
+  load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
+  readonly chat: { readonly completions: ChatCompletions };
+  info(): Promise<EngineInfo>;
+  unload(): Promise<void>;
+}

@@ -1,0 +1,156 @@
+// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into two WebAssembly builds in public/hearth/:
+//   hearth-st.{js,wasm}              single thread, SIMD128: works on any page
+//   hearth-mt.{js,wasm,worker.js}    pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
+// Incremental: CMake rebuilds only what changed; a second run with nothing changed takes seconds.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheDir, llamaSource, root } from '../scripts/llama-source.mjs';
+import { countSimdDots } from './simd-check.mjs';
+
+const outDir = join(root, 'public', 'hearth');
+const wasmDir = join(root, 'wasm');
+
+// Every C/C++ file, llama.cpp's included. -msimd128 everywhere (ggml-cpu adds it only to its own files);
+// -fwasm-exceptions because llama.cpp reports load errors by throwing, and with exceptions off a bad GGUF would
+// abort the whole module instead of returning an error.
+const compileFlags = ['-O3', '-DNDEBUG', '-msimd128', '-fwasm-exceptions'];
+
+const linkFlags = [
+  '-O3', '-msimd128', '-fwasm-exceptions',
+  '-sMODULARIZE=1', '-sEXPORT_NAME=createHearthModule', '-sENVIRONMENT=web,worker,node',
+  // wasm32: up to 4 GB. Weights live in the heap, so it grows with the model.
+  '-sALLOW_MEMORY_GROWTH=1', '-sINITIAL_MEMORY=64MB', '-sMAXIMUM_MEMORY=4GB',
+  // The model file is read through a filesystem mount: WORKERFS over a Blob in the browser, NODEFS in Node.
+  '-sFORCE_FILESYSTEM=1', '-lworkerfs.js', '-lnodefs.js',
+  '-sEXPORTED_FUNCTIONS=_malloc,_free',
+  // In Node, emscripten would otherwise install process-wide handlers that rethrow any unhandled rejection.
+  '-sNODEJS_CATCH_REJECTION=0', '-sNODEJS_CATCH_EXIT=0',
+  '-sEXPORTED_RUNTIME_METHODS=FS,WORKERFS,NODEFS,UTF8ToString',
+];
+
+const variants = [
+  {
+    name: 'hearth-st',
+    compile: [],
+    link: [],
+    // ggml asks CMake for Threads with THREADS_PREFER_PTHREAD_FLAG, which under emscripten adds -pthread (shared
+    // memory) to its libraries. Emscripten's libc has pthread stubs, so tell FindThreads to use those instead.
+    cmake: { CMAKE_HAVE_LIBC_PTHREAD: 'TRUE', THREADS_HAVE_PTHREAD_ARG: 'FALSE' },
+  },
+  {
+    name: 'hearth-mt',
+    compile: ['-pthread'],
+    // ggml's thread pool starts its threads and then waits for them, so the pthread workers must exist before the
+    // first pthread_create (a new one would only start after the caller yields). The pool size comes from the
+    // Module object at instantiation (threads - 1); STRICT=2 makes an exhausted pool an error, not a deadlock.
+    link: ['-pthread', '-sPTHREAD_POOL_SIZE=Module.hearthPoolSize', '-sPTHREAD_POOL_SIZE_STRICT=2'],
+    cmake: {},
+  },
+];
+
+function findEmscripten() {
+  const which = spawnSync('sh', ['-c', 'command -v emcc'], { encoding: 'utf8' });
+  if (which.status === 0) return;
+  const isRoot = process.getuid?.() === 0;
+  const hasApt = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
+  if (isRoot && hasApt) {
+    console.log('[build:wasm] emscripten not found; installing Debian\'s package (apt-get install emscripten)…');
+    execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' });
+    execFileSync('apt-get', ['install', '-y', '-q', 'emscripten'], {
+      stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    return;
+  }
+  console.error(
+    '[build:wasm] emcc (emscripten) was not found.\n' +
+      '  On Debian/Ubuntu, as root:  apt-get install -y emscripten   (tested with Debian\'s 3.1.6)\n' +
+      '  Elsewhere: install emsdk (https://emscripten.org/docs/getting_started/downloads.html) and put emcc on PATH.',
+  );
+  process.exit(1);
+}
+
+function emscriptenRoot() {
+  // em-config prints the EMSCRIPTEN_ROOT from emscripten's config (Debian: /usr/share/emscripten).
+  return execFileSync('em-config', ['EMSCRIPTEN_ROOT'], { encoding: 'utf8', env: emEnv() }).trim();
+}
+
+// Emscripten 3.1.6 runs its JS optimizer with Node and needs the acorn package, which we install with npm.
+function emEnv() {
+  const nodePath = [join(root, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
+  return { ...process.env, NODE_PATH: nodePath };
+}
+
+function run(cmd, args) {
+  execFileSync(cmd, args, { stdio: 'inherit', env: emEnv() });
+}
+
+function buildVariant(variant, source, emRoot) {
+  const buildDir = join(cacheDir, 'wasm-build', variant.name);
+  const cacheArgs = {
+    CMAKE_BUILD_TYPE: 'Release',
+    CMAKE_TOOLCHAIN_FILE: join(wasmDir, 'toolchain.cmake'),
+    HEARTH_EMSCRIPTEN_ROOT: emRoot,
+    LLAMA_CPP_DIR: source.dir,
+    HEARTH_OUTPUT_NAME: variant.name,
+    HEARTH_OUTPUT_DIR: outDir,
+    HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
+    HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link].join(' '),
+    HEARTH_LLAMA_BUILD: `${source.tag}+${source.commit.slice(0, 12)}`,
+    ...variant.cmake,
+  };
+  // Reconfigure only when the inputs change; CMake then rebuilds just what they touch.
+  const stamp = createHash('sha256').update(JSON.stringify(cacheArgs)).digest('hex');
+  const stampFile = join(buildDir, 'hearth-configure.stamp');
+  if (!existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== stamp) {
+    mkdirSync(buildDir, { recursive: true });
+    const defs = Object.entries(cacheArgs).map(([k, v]) => `-D${k}=${v}`);
+    const out = execFileSync('cmake', ['-S', wasmDir, '-B', buildDir, '-G', 'Unix Makefiles', ...defs], {
+      encoding: 'utf8', env: emEnv(), stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    process.stdout.write(out);
+    if (!out.includes('Wasm detected')) {
+      throw new Error('ggml-cpu did not detect the wasm architecture: it would build its slow generic kernels. ' +
+        'Check wasm/toolchain.cmake (CMAKE_SYSTEM_PROCESSOR must be wasm32).');
+    }
+    writeFileSync(stampFile, stamp);
+  }
+  const jobs = String(Math.max(1, Number(process.env.HEARTH_BUILD_JOBS) || cpuCount()));
+  run('cmake', ['--build', buildDir, '--target', 'hearth', '--', `-j${jobs}`]);
+}
+
+function cpuCount() {
+  return Math.max(1, Number(execFileSync('nproc', { encoding: 'utf8' }).trim()) || 1);
+}
+
+function main() {
+  findEmscripten();
+  const source = llamaSource();
+  const emRoot = emscriptenRoot();
+  mkdirSync(outDir, { recursive: true });
+  const only = process.argv[2];
+  for (const variant of variants) {
+    if (only && variant.name !== only) continue;
+    const t0 = Date.now();
+    buildVariant(variant, source, emRoot);
+    const wasm = readFileSync(join(outDir, `${variant.name}.wasm`));
+    const dots = countSimdDots(wasm);
+    // The wasm SIMD kernels of ggml-cpu use i32x4.dot_i16x8_s; the generic fallback has none.
+    if (dots < 8) throw new Error(`${variant.name}.wasm has ${dots} i32x4.dot_i16x8_s instructions: ggml's wasm SIMD kernels are missing`);
+    console.log(`[build:wasm] ${variant.name}: ${(wasm.length / 1e6).toFixed(1)} MB, ${dots} SIMD dot instructions, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }
+  // The emscripten glue is CommonJS-style (module.exports) and this package is "type": "module": tell Node.
+  writeFileSync(join(outDir, 'package.json'), '{ "type": "commonjs" }\n');
+  writeFileSync(join(outDir, 'build-info.json'), JSON.stringify({
+    llama: `${source.tag}+${source.commit.slice(0, 12)}`,
+    compileFlags, linkFlags,
+  }, null, 2) + '\n');
+}
+
+try {
+  main();
+} catch (err) {
+  console.error(`[build:wasm] failed: ${err.message.split('\n')[0]}`);
+  process.exit(1);
+}

@@ -1,0 +1,267 @@
+// Hearth's glue over llama.h: flat hearth_* functions for the TypeScript binding in src/engine/llama/.
+// Only llama.h and ggml-cpu.h are used (no llama.cpp "common" code), so the binding sees one small C surface.
+// Conventions: handles are opaque pointers; buffers are allocated and freed by the caller (the TS side owns every
+// allocation); functions that can fail return a negative number or null and leave the reason in the llama.cpp log.
+
+#include <emscripten.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "ggml-cpu.h"
+#include "llama.h"
+
+#ifndef HEARTH_LLAMA_BUILD
+#define HEARTH_LLAMA_BUILD "unknown"
+#endif
+
+// --- calls into JS -------------------------------------------------------------------------------------------------
+
+// llama.cpp's log, forwarded so a failed load can say why (the binding keeps the last lines).
+EM_JS(void, hearth_js_log, (int level, const char * text), {
+  if (Module['hearthLog']) Module['hearthLog'](level, UTF8ToString(text));
+});
+
+// Load progress 0..1; JS returns 0 to cancel the load.
+EM_JS(int, hearth_js_progress, (float progress), {
+  return Module['hearthProgress'] ? (Module['hearthProgress'](progress) ? 1 : 0) : 1;
+});
+
+static void on_log(enum ggml_log_level level, const char * text, void *) { hearth_js_log((int) level, text); }
+
+static bool on_progress(float progress, void *) { return hearth_js_progress(progress) != 0; }
+
+extern "C" {
+
+// --- process -------------------------------------------------------------------------------------------------------
+
+EMSCRIPTEN_KEEPALIVE void hearth_init() {
+  llama_log_set(on_log, nullptr);
+  llama_backend_init();
+}
+
+EMSCRIPTEN_KEEPALIVE const char * hearth_llama_build() { return HEARTH_LLAMA_BUILD; }
+
+EMSCRIPTEN_KEEPALIVE const char * hearth_system_info() { return llama_print_system_info(); }
+
+// 1 when ggml-cpu was compiled with its wasm SIMD kernels (the generic fallback is ~4x slower).
+EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(); }
+
+// --- model ---------------------------------------------------------------------------------------------------------
+
+// Reads the GGUF at `path` (a WORKERFS mount of a Blob in the browser, NODEFS in Node): llama.cpp copies tensors
+// chunk by chunk from the file into its own buffers, so the file is never held in the heap as a whole.
+EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int vocab_only) {
+  llama_model_params params = llama_model_default_params();
+  params.n_gpu_layers = 0;
+  params.load_mode = LLAMA_LOAD_MODE_NONE;  // no mmap in wasm
+  params.vocab_only = vocab_only != 0;
+  params.progress_callback = on_progress;
+  return llama_model_load_from_file(path, params);
+}
+
+EMSCRIPTEN_KEEPALIVE void hearth_model_free(llama_model * model) { llama_model_free(model); }
+
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_ctx_train(const llama_model * m) { return llama_model_n_ctx_train(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_embd(const llama_model * m) { return llama_model_n_embd(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_layer(const llama_model * m) { return llama_model_n_layer(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_head(const llama_model * m) { return llama_model_n_head(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_head_kv(const llama_model * m) { return llama_model_n_head_kv(m); }
+// 64-bit counts come back as doubles: exact below 2^53, and no BigInt plumbing through emscripten 3.1.6.
+EMSCRIPTEN_KEEPALIVE double hearth_model_n_params(const llama_model * m) { return (double) llama_model_n_params(m); }
+EMSCRIPTEN_KEEPALIVE double hearth_model_size(const llama_model * m) { return (double) llama_model_size(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_desc(const llama_model * m, char * buf, int len) {
+  return llama_model_desc(m, buf, len);
+}
+EMSCRIPTEN_KEEPALIVE const char * hearth_model_chat_template(const llama_model * m) {
+  return llama_model_chat_template(m, nullptr);
+}
+EMSCRIPTEN_KEEPALIVE int hearth_model_meta_count(const llama_model * m) { return llama_model_meta_count(m); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_meta_key(const llama_model * m, int i, char * buf, int len) {
+  return llama_model_meta_key_by_index(m, i, buf, len);
+}
+EMSCRIPTEN_KEEPALIVE int hearth_model_meta_val(const llama_model * m, int i, char * buf, int len) {
+  return llama_model_meta_val_str_by_index(m, i, buf, len);
+}
+
+// --- vocabulary ----------------------------------------------------------------------------------------------------
+
+static const llama_vocab * vocab_of(const llama_model * m) { return llama_model_get_vocab(m); }
+
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_n_tokens(const llama_model * m) { return llama_vocab_n_tokens(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_type(const llama_model * m) { return llama_vocab_type(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_bos(const llama_model * m) { return llama_vocab_bos(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_eos(const llama_model * m) { return llama_vocab_eos(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_eot(const llama_model * m) { return llama_vocab_eot(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_bos(const llama_model * m) { return llama_vocab_get_add_bos(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_is_control(const llama_model * m, int t) {
+  return llama_vocab_is_control(vocab_of(m), t);
+}
+
+// Writes every end-of-generation token id into `out`; returns how many there are (may exceed `max`).
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_eog_tokens(const llama_model * m, int32_t * out, int max) {
+  const llama_vocab * vocab = vocab_of(m);
+  int n = 0;
+  for (llama_token t = 0; t < llama_vocab_n_tokens(vocab); t++) {
+    if (!llama_vocab_is_eog(vocab, t)) continue;
+    if (n < max) out[n] = t;
+    n++;
+  }
+  return n;
+}
+
+// Returns the token count, or minus the count needed when `max` is too small.
+EMSCRIPTEN_KEEPALIVE int hearth_tokenize(const llama_model * m, const char * text, int len, int32_t * out, int max,
+                                         int add_special, int parse_special) {
+  return llama_tokenize(vocab_of(m), text, len, out, max, add_special != 0, parse_special != 0);
+}
+
+// The bytes of one token (not NUL-terminated, possibly an incomplete UTF-8 sequence); minus the size needed when
+// `len` is too small.
+EMSCRIPTEN_KEEPALIVE int hearth_token_to_piece(const llama_model * m, int token, char * buf, int len, int special) {
+  return llama_token_to_piece(vocab_of(m), token, buf, len, 0, special != 0);
+}
+
+// --- context -------------------------------------------------------------------------------------------------------
+
+// A context plus what it needs beside it: its own thread pool (a persistent pool measured 5-10% faster than
+// ggml's per-graph one) and a reusable batch.
+struct hearth_context {
+  llama_context *   ctx;
+  ggml_threadpool * pool;
+  llama_batch       batch;
+  int               n_batch;
+};
+
+EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, int n_ctx, int n_batch, int n_ubatch,
+                                                         int n_seq_max, int n_threads, int type_k, int type_v,
+                                                         int flash_attn) {
+  llama_context_params params = llama_context_default_params();
+  params.n_ctx = n_ctx;
+  params.n_batch = n_batch;
+  params.n_ubatch = n_ubatch;
+  params.n_seq_max = n_seq_max;
+  params.n_threads = n_threads;
+  params.n_threads_batch = n_threads;
+  params.type_k = (ggml_type) type_k;
+  params.type_v = (ggml_type) type_v;
+  params.flash_attn_type = (llama_flash_attn_type) flash_attn;
+  params.kv_unified = true;  // one KV buffer shared by all sequences: seq_cp is a cell copy, not a data copy
+  params.no_perf = true;
+
+  ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+  ggml_threadpool * pool = ggml_threadpool_new(&tpp);
+  if (!pool) return nullptr;
+
+  llama_context * ctx = llama_init_from_model(model, params);
+  if (!ctx) {
+    ggml_threadpool_free(pool);
+    return nullptr;
+  }
+  llama_attach_threadpool(ctx, pool, pool);
+
+  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch};
+  if (!h) {
+    llama_free(ctx);
+    ggml_threadpool_free(pool);
+  }
+  return h;
+}
+
+EMSCRIPTEN_KEEPALIVE void hearth_context_free(hearth_context * h) {
+  if (!h) return;
+  llama_batch_free(h->batch);
+  llama_free(h->ctx);
+  ggml_threadpool_free(h->pool);
+  delete h;
+}
+
+EMSCRIPTEN_KEEPALIVE int hearth_context_n_ctx(hearth_context * h) { return llama_n_ctx(h->ctx); }
+EMSCRIPTEN_KEEPALIVE int hearth_context_n_batch(hearth_context * h) { return h->n_batch; }
+
+// One llama_decode over n tokens, each with its own position and sequence id; want_logits[i] marks the outputs.
+// Returns llama_decode's status (0 ok, 1 no KV slot, 2 aborted, <0 error) or -100 when n exceeds n_batch.
+EMSCRIPTEN_KEEPALIVE int hearth_decode(hearth_context * h, const int32_t * tokens, const int32_t * pos,
+                                       const int32_t * seq, const int8_t * want_logits, int n) {
+  if (n <= 0 || n > h->n_batch) return -100;
+  llama_batch & b = h->batch;
+  b.n_tokens = n;
+  for (int i = 0; i < n; i++) {
+    b.token[i] = tokens[i];
+    b.pos[i] = pos[i];
+    b.n_seq_id[i] = 1;
+    b.seq_id[i][0] = seq[i];
+    b.logits[i] = want_logits[i];
+  }
+  return llama_decode(h->ctx, b);
+}
+
+// Logits of the i-th output of the last decode (i counts batch positions, as in llama_get_logits_ith).
+EMSCRIPTEN_KEEPALIVE float * hearth_logits(hearth_context * h, int i) { return llama_get_logits_ith(h->ctx, i); }
+
+// --- KV memory -----------------------------------------------------------------------------------------------------
+
+static llama_memory_t mem(hearth_context * h) { return llama_get_memory(h->ctx); }
+
+EMSCRIPTEN_KEEPALIVE void hearth_memory_clear(hearth_context * h) { llama_memory_clear(mem(h), true); }
+EMSCRIPTEN_KEEPALIVE int hearth_seq_rm(hearth_context * h, int seq, int p0, int p1) {
+  return llama_memory_seq_rm(mem(h), seq, p0, p1);
+}
+EMSCRIPTEN_KEEPALIVE void hearth_seq_cp(hearth_context * h, int src, int dst, int p0, int p1) {
+  llama_memory_seq_cp(mem(h), src, dst, p0, p1);
+}
+EMSCRIPTEN_KEEPALIVE void hearth_seq_keep(hearth_context * h, int seq) { llama_memory_seq_keep(mem(h), seq); }
+EMSCRIPTEN_KEEPALIVE void hearth_seq_add(hearth_context * h, int seq, int p0, int p1, int delta) {
+  llama_memory_seq_add(mem(h), seq, p0, p1, delta);
+}
+EMSCRIPTEN_KEEPALIVE int hearth_seq_pos_min(hearth_context * h, int seq) { return llama_memory_seq_pos_min(mem(h), seq); }
+EMSCRIPTEN_KEEPALIVE int hearth_seq_pos_max(hearth_context * h, int seq) { return llama_memory_seq_pos_max(mem(h), seq); }
+
+// --- sequence state ------------------------------------------------------------------------------------------------
+
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_size(hearth_context * h, int seq) {
+  return llama_state_seq_get_size(h->ctx, seq);
+}
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_get(hearth_context * h, uint8_t * dst, size_t size, int seq) {
+  return llama_state_seq_get_data(h->ctx, dst, size, seq);
+}
+// Returns the bytes read, 0 when the state does not fit this context (wrong model, layout or size).
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_set(hearth_context * h, const uint8_t * src, size_t size, int seq) {
+  return llama_state_seq_set_data(h->ctx, src, size, seq);
+}
+
+// --- sampling ------------------------------------------------------------------------------------------------------
+
+// The chain llama.cpp's own tools use, in their order: penalties, top-k, top-p, min-p, temperature, then a seeded
+// draw. Temperature <= 0 means greedy (after penalties, which can still change the argmax).
+EMSCRIPTEN_KEEPALIVE llama_sampler * hearth_sampler_new(const llama_model * m, float temp, int top_k, float top_p,
+                                                        float min_p, int penalty_last_n, float repeat_penalty,
+                                                        float frequency_penalty, float presence_penalty,
+                                                        uint32_t seed) {
+  llama_sampler * chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+  if (repeat_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f) {
+    llama_sampler_chain_add(chain, llama_sampler_init_penalties(hearth_vocab_n_tokens(m), penalty_last_n,
+                                                                repeat_penalty, frequency_penalty, presence_penalty));
+  }
+  if (temp <= 0.0f) {
+    llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+    return chain;
+  }
+  if (top_k > 0) llama_sampler_chain_add(chain, llama_sampler_init_top_k(top_k));
+  if (top_p < 1.0f) llama_sampler_chain_add(chain, llama_sampler_init_top_p(top_p, 1));
+  if (min_p > 0.0f) llama_sampler_chain_add(chain, llama_sampler_init_min_p(min_p, 1));
+  llama_sampler_chain_add(chain, llama_sampler_init_temp(temp));
+  llama_sampler_chain_add(chain, llama_sampler_init_dist(seed));
+  return chain;
+}
+
+// Samples from output i of the last decode and records the token in the sampler's history (for penalties).
+EMSCRIPTEN_KEEPALIVE int hearth_sampler_sample(llama_sampler * s, hearth_context * h, int i) {
+  return llama_sampler_sample(s, h->ctx, i);
+}
+EMSCRIPTEN_KEEPALIVE void hearth_sampler_accept(llama_sampler * s, int token) { llama_sampler_accept(s, token); }
+EMSCRIPTEN_KEEPALIVE void hearth_sampler_free(llama_sampler * s) { llama_sampler_free(s); }
+
+}  // extern "C"
