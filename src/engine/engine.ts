@@ -211,7 +211,7 @@ export class Engine implements HearthEngine {
     };
   }
 
-  private create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
+  private async create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     const req = resolveRequest(params);
     if (!req.stream) {
       const assembler = new CompletionAssembler();
@@ -221,7 +221,7 @@ export class Engine implements HearthEngine {
     const signal = params.signal ? AbortSignal.any([params.signal, controller.signal]) : controller.signal;
     const channel = new Channel<ChatCompletionChunk>(16, () => controller.abort());
     this.complete(req, (c) => channel.push(c), signal).then(() => channel.end(), (err) => channel.fail(err));
-    return Promise.resolve(channel);
+    return channel;
   }
 
   /**

@@ -79,7 +79,7 @@ class Cursor {
 
   private take(n: number): number {
     const at = this.pos;
-    if (at + n > this.fileSize) throw new GgufFormatError('the file ends inside the GGUF header', 'truncated');
+    if (at + n > this.fileSize) throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
     if (at + n > this.buf.length) throw new OutOfData();
     this.pos += n;
     return at;
@@ -88,7 +88,9 @@ class Cursor {
   u32() { return this.view.getUint32(this.take(4), true); }
   u64() {
     const v = this.view.getBigUint64(this.take(8), true);
-    if (v > BigInt(this.fileSize)) throw new GgufFormatError('a GGUF count or size is larger than the file', 'truncated');
+    if (v > BigInt(this.fileSize)) {
+      throw new GgufFormatError(`the file is truncated or corrupt: its header declares ${v} items or bytes but the file has ${this.fileSize} bytes`, 'truncated');
+    }
     return Number(v);
   }
   skipString() {
@@ -143,7 +145,7 @@ export async function readGgufHeader(read: ByteReader, fileSize: number, opts: R
       return parseHeader(new Cursor(buf, fileSize), opts);
     } catch (err) {
       if (!(err instanceof OutOfData)) throw err;
-      if (size >= fileSize) throw new GgufFormatError('the file ends inside the GGUF header', 'truncated');
+      if (size >= fileSize) throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
     }
   }
 }

@@ -1,0 +1,14 @@
+// Before the unit tests: the wasm build must exist (npm run build:wasm) and the test models are generated.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultWasmDir } from '../src/node.ts';
+import { ensureModel } from './fixtures/models.ts';
+
+export default async function setup() {
+  for (const variant of ['st', 'mt']) {
+    if (!existsSync(join(defaultWasmDir, `hearth-${variant}.wasm`))) {
+      throw new Error(`public/hearth/hearth-${variant}.wasm is missing: run "npm run build:wasm" first`);
+    }
+  }
+  for (const name of ['qwen2-tiny', 'qwen2-hello', 'llama3-tiny', 'spm-notemplate'] as const) await ensureModel(name);
+}

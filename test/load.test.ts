@@ -1,0 +1,103 @@
+// Loading: bad files get a typed ModelLoadError that says what is wrong, and the engine loads a good model after;
+// templates: the GGUF's own (ChatML, Llama 3 with its date) or ChatML when the model has none.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { countSimdDots } from '../wasm/simd-check.mjs';
+import type { Engine } from '../src/engine/engine.ts';
+import { GgufValueType } from '../src/engine/gguf.ts';
+import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
+import { createNodeEngine, defaultWasmDir } from '../src/node.ts';
+import { writeGguf } from './fixtures/gguf-writer.ts';
+import { cacheDir } from '../scripts/llama-source.mjs';
+import { collect, modelPath } from './helpers.ts';
+
+const dir = join(cacheDir, 'bad-models');
+let engine: Engine;
+
+beforeAll(async () => {
+  mkdirSync(dir, { recursive: true });
+  const good = readFileSync(modelPath('qwen2-hello'));
+  writeFileSync(join(dir, 'notes.gguf'), 'These are my notes, not a model.\n'.repeat(10));
+  writeFileSync(join(dir, 'half.gguf'), good.subarray(0, good.length >> 1));
+  writeFileSync(join(dir, 'header-cut.gguf'), good.subarray(0, 4096));
+  writeGguf(join(dir, 'alien.gguf'), [['general.architecture', { type: GgufValueType.STRING, value: 'alien-arch' }]], []);
+  engine = await createNodeEngine({ maxModelBytes: 50e6 });
+});
+afterAll(() => engine.unload());
+
+const answer = async () =>
+  (await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+
+describe('bad model files', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['notes.gguf', 'not_gguf', /not a GGUF model/],
+    ['half.gguf', 'truncated', /truncated/],
+    ['header-cut.gguf', 'truncated', /truncated/],
+    ['alien.gguf', 'unsupported', /llama\.cpp could not load alien\.gguf: .*alien-arch/],
+    ['missing.gguf', 'not_found', /no model file/],
+  ];
+  for (const [file, code, message] of cases) {
+    it(`${file} → ModelLoadError(${code}); a good model loads afterwards`, async () => {
+      const err = await engine.load({ path: join(dir, file) }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ModelLoadError);
+      expect((err as ModelLoadError).code).toBe(code);
+      expect((err as Error).message).toMatch(message);
+      await expect(answer()).rejects.toThrow(InvalidRequestError); // nothing half-loaded stays behind
+      await engine.load({ path: modelPath('qwen2-hello') });
+      expect(await answer()).toBe('Hello, world!');
+    });
+  }
+
+  it('refuses a file larger than the memory limit before reading it', async () => {
+    const small = await createNodeEngine({ maxModelBytes: 1e6 });
+    const err = await small.load({ path: modelPath('qwen2-hello') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as ModelLoadError).code).toBe('too_large');
+    expect((err as Error).message).toMatch(/holds models up to .* smaller model/);
+    await small.load({ path: modelPath('spm-notemplate') }).catch(() => {}); // 5 MB: also too large
+    expect((await small.info()).model).toBeNull();
+  });
+});
+
+describe('chat templates', () => {
+  it('uses the GGUF template (Llama 3: headers, today\'s date) and stops at <|eot_id|>', async () => {
+    const e = await createNodeEngine();
+    const info = await e.load({ path: modelPath('llama3-tiny') });
+    expect(info.chatTemplate).toContain('<|start_header_id|>');
+    expect(info.eogTokens.length).toBeGreaterThanOrEqual(2);
+    const res = await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8, temperature: 0 });
+    expect(res.usage.prompt_tokens).toBeGreaterThan(20); // system header with "Cutting Knowledge Date" and today's date
+    await e.unload();
+  });
+
+  it('falls back to ChatML with a warning when the model has no template', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const e = await createNodeEngine();
+    const info = await e.load({ path: modelPath('spm-notemplate') });
+    expect(info.chatTemplate).toBeNull();
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/no chat template.*ChatML/));
+    warn.mockRestore();
+    const { text } = await collect(await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8, stream: true }));
+    expect(typeof text).toBe('string');
+    await e.unload();
+  });
+
+  it('passes tools to the template', async () => {
+    await engine.load({ path: modelPath('qwen2-hello') });
+    const plain = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1 });
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }];
+    const withTools = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1, tools });
+    // Qwen2.5's template lists the tools in the system turn.
+    expect(withTools.usage.prompt_tokens).toBeGreaterThan(plain.usage.prompt_tokens + 50);
+  });
+});
+
+describe('wasm build', () => {
+  it('uses ggml\'s wasm SIMD kernels (the generic fallback is ~4x slower)', () => {
+    for (const variant of ['st', 'mt']) {
+      const wasm = readFileSync(join(defaultWasmDir, `hearth-${variant}.wasm`));
+      expect(countSimdDots(wasm), variant).toBeGreaterThan(20);
+    }
+  });
+});

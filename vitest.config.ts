@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests run in Node against the real wasm build (public/hearth/hearth-st.*) and generated test models.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
+  },
+});
