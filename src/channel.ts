@@ -9,11 +9,23 @@ export class Channel<T> implements AsyncIterable<T> {
   private readers: Array<{ resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void }> = [];
   private roomWaiters: Array<() => void> = [];
   private iterated = false;
+  private started!: (ok: boolean, err?: unknown) => void;
+  /**
+   * Settles with the first item (or the end): rejects when the producer failed before producing anything. Lets
+   * create({stream: true}) reject with e.g. ContextFullError instead of handing out a stream that fails at once.
+   */
+  readonly ready: Promise<void>;
 
-  constructor(private readonly highWater = 16, private readonly onCancel: () => void = () => {}) {}
+  constructor(private readonly highWater = 16, private readonly onCancel: () => void = () => {}) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.started = (ok, err) => (ok ? resolve() : reject(err));
+    });
+    this.ready.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
+  }
 
   push(item: T): Promise<void> {
     if (this.done) return Promise.resolve();
+    this.started(true);
     const reader = this.readers.shift();
     if (reader) {
       reader.resolve({ value: item, done: false });
@@ -34,6 +46,7 @@ export class Channel<T> implements AsyncIterable<T> {
 
   private finish(error: unknown) {
     if (this.done) return;
+    this.started(!error, error);
     this.done = true;
     this.error = error;
     for (const r of this.readers.splice(0)) {

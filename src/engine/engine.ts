@@ -93,7 +93,7 @@ export class Engine implements HearthEngine {
       const file = await openSource(source, { signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath });
       if (file.size > this.maxModelBytes) {
         throw new ModelLoadError(
-          `${file.name} is ${gb(file.size)}; this engine holds models up to ${gb(this.maxModelBytes)} ` +
+          `${file.name} is ${bytes(file.size)}; this engine holds models up to ${bytes(this.maxModelBytes)} ` +
           '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
           'too_large', { size: file.size, limit: this.maxModelBytes });
       }
@@ -221,6 +221,7 @@ export class Engine implements HearthEngine {
     const signal = params.signal ? AbortSignal.any([params.signal, controller.signal]) : controller.signal;
     const channel = new Channel<ChatCompletionChunk>(16, () => controller.abort());
     this.complete(req, (c) => channel.push(c), signal).then(() => channel.end(), (err) => channel.fail(err));
+    await channel.ready; // errors before the first chunk (ContextFullError, AbortError while queued) reject here
     return channel;
   }
 
@@ -330,6 +331,6 @@ export class Engine implements HearthEngine {
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const round = (ms: number) => Math.round(ms * 100) / 100;
-const gb = (n: number) => `${(n / 1024 ** 3).toFixed(2)} GiB`;
+const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
 const range = (start: number, n: number) => Array.from({ length: n }, (_, k) => start + k);
 const fill = (n: number, v: number) => new Array<number>(n).fill(v);

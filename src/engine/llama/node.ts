@@ -15,7 +15,7 @@ export function nodeModuleLoader(opts: { dir: string; variant?: BuildVariant; th
       const factory = require(join(opts.dir, `hearth-${variant}.js`)) as ModuleFactory;
       // Handing over the bytes keeps emscripten 3.1.6 from fetch()ing a file path, which Node's fetch rejects.
       const wasmBinary = readFileSync(join(opts.dir, `hearth-${variant}.wasm`));
-      return factory({ wasmBinary, hearthPoolSize: threads - 1, print: () => {}, printErr: () => {} });
+      return factory({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {}, printErr: () => {} });
     },
   };
 }

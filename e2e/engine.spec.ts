@@ -1,0 +1,159 @@
+// Hearth's public API in Chromium, through the worker: load, stream, abort, errors. Runs in both projects:
+// 'isolated' (COOP/COEP: the threaded build on 2 threads) and 'not-isolated' (the single-thread build).
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { modelPath } from '../test/helpers.ts';
+
+type Hearth = typeof import('../src/index.ts');
+declare global {
+  interface Window {
+    hearth: Hearth;
+    hearthReady: boolean;
+    engine: import('../src/index.ts').HearthClient;
+  }
+}
+
+async function openHarness(page: Page, engineOptions: Record<string, unknown> = {}) {
+  await page.goto('/e2e/harness.html');
+  await page.waitForFunction(() => window.hearthReady);
+  const isolated = await page.evaluate(() => crossOriginIsolated);
+  await page.evaluate(async ({ opts, isolated }) => {
+    window.engine = await window.hearth.createEngine({ ...(isolated ? { threads: 2 } : {}), ...opts });
+  }, { opts: engineOptions, isolated });
+  return isolated;
+}
+
+test('chooses the build the page allows and reports it', async ({ page }, testInfo) => {
+  const isolated = await openHarness(page);
+  expect(isolated).toBe(testInfo.project.name === 'isolated');
+  const info = await page.evaluate(() => window.engine.info());
+  expect(info.build).toBe(isolated ? 'mt' : 'st');
+  expect(info.threads).toBe(isolated ? 2 : 1);
+  expect(info.wasmSimd).toBe(true);
+  expect(info.llamaBuild).toMatch(/\+[0-9a-f]{12}$/);
+});
+
+test('loads with progress, streams a completion, aborts mid-stream, then answers correctly', async ({ page }) => {
+  await openHarness(page);
+  const loaded = await page.evaluate(async () => {
+    const phases: Array<{ phase: string; loaded: number; total: number }> = [];
+    const info = await window.engine.load('/test-models/qwen2-tiny.gguf', { onProgress: (p) => phases.push(p), nCtx: 1024 });
+    return { name: info.name, phases };
+  });
+  expect(loaded.name).toBe('hearth-test-qwen2-qwen2');
+  const size = readFileSync(modelPath('qwen2-tiny')).length;
+  const downloads = loaded.phases.filter((p) => p.phase === 'download');
+  expect(downloads.at(-1)).toEqual({ phase: 'download', loaded: size, total: size });
+  expect(loaded.phases.at(-1)).toEqual({ phase: 'load', loaded: size, total: size });
+
+  const result = await page.evaluate(async () => {
+    const params = { messages: [{ role: 'user' as const, content: 'Tell me about the sea.' }], temperature: 0 };
+    const reference = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message.content;
+    const controller = new AbortController();
+    const stream = await window.engine.chat.completions.create({ ...params, max_tokens: 2000, stream: true, signal: controller.signal });
+    let chunks = 0;
+    let afterAbort = 0;
+    let error: { name: string; code: string; isAbortError: boolean } | null = null;
+    const t0 = performance.now();
+    let abortedAt = 0;
+    try {
+      for await (const c of stream) {
+        if (!c.choices[0]?.delta.content) continue;
+        chunks++;
+        if (abortedAt) afterAbort++;
+        if (chunks === 5) {
+          controller.abort();
+          abortedAt = performance.now();
+        }
+      }
+    } catch (e) {
+      const err = e as import('../src/index.ts').HearthError;
+      error = { name: err.name, code: err.code, isAbortError: err instanceof window.hearth.AbortError };
+    }
+    const stoppedMs = performance.now() - abortedAt;
+    const again = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message.content;
+    return { reference, chunks, afterAbort, error, again, stoppedMs, totalMs: performance.now() - t0 };
+  });
+  expect(result.error).toEqual({ name: 'AbortError', code: 'aborted', isAbortError: true });
+  expect(result.chunks).toBe(5);
+  expect(result.afterAbort).toBe(0);
+  expect(result.reference!.length).toBeGreaterThan(10);
+  expect(result.again).toBe(result.reference);
+});
+
+test('streams OpenAI chunks and stops at the end-of-turn token', async ({ page }) => {
+  await openHarness(page);
+  const out = await page.evaluate(async () => {
+    await window.engine.load('/test-models/qwen2-hello.gguf');
+    const stream = await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c);
+    return chunks;
+  });
+  expect(out.map((c) => c.choices[0]!.delta.content ?? '').join('')).toBe('Hello, world!');
+  expect(out[0]!.choices[0]!.delta.role).toBe('assistant');
+  const last = out.at(-1)!;
+  expect(last.choices[0]!.finish_reason).toBe('stop');
+  expect(last.usage!.completion_tokens).toBe(4);
+  expect(last.timings!.prompt_n).toBe(last.usage!.prompt_tokens);
+});
+
+test('bad model sources give a typed ModelLoadError, and a good model loads afterwards', async ({ page }) => {
+  await openHarness(page);
+  const results = await page.evaluate(async () => {
+    const small = await window.hearth.createEngine({ maxModelBytes: 20e6 });
+    const good = await (await fetch('/test-models/qwen2-hello.gguf')).blob();
+    const attempts: Array<[string, () => Promise<unknown>]> = [
+      ['not a GGUF', () => window.engine.load(new Blob(['just some text, not a model'.repeat(20)]))],
+      ['truncated', () => window.engine.load(good.slice(0, good.size - 1000))],
+      ['404', () => window.engine.load('/test-models/no-such-model.gguf')],
+      ['too large', () => small.load('/test-models/qwen2-tiny.gguf')], // 26 MB > 20 MB limit
+      ['bad hf source', () => window.engine.load({ hf: { repo: 'not a repo', file: 'x.gguf' } })],
+    ];
+    const out: Record<string, { name: string; code: string; message: string; typed: boolean }> = {};
+    for (const [label, attempt] of attempts) {
+      try {
+        await attempt();
+        out[label] = { name: 'none', code: '', message: 'loaded', typed: false };
+      } catch (e) {
+        const err = e as import('../src/index.ts').ModelLoadError;
+        out[label] = { name: err.name, code: err.code, message: err.message, typed: err instanceof window.hearth.ModelLoadError };
+      }
+    }
+    small.terminate();
+    await window.engine.load(good);
+    const answer = (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+    return { out, answer };
+  });
+  const expected: Record<string, [string, RegExp]> = {
+    'not a GGUF': ['not_gguf', /not a GGUF model/],
+    truncated: ['truncated', /truncated/],
+    '404': ['http_error', /HTTP 404/],
+    'too large': ['too_large', /is [\d.]+ MiB; this engine holds models up to 19\.1 MiB/],
+    'bad hf source': ['invalid_source', /owner\/name/],
+  };
+  for (const [label, [code, message]] of Object.entries(expected)) {
+    expect(results.out[label], label).toMatchObject({ name: 'ModelLoadError', code, typed: true });
+    expect(results.out[label]!.message, label).toMatch(message);
+  }
+  expect(results.answer).toBe('Hello, world!');
+});
+
+test('loads { hf: { repo, file } } from huggingface.co (fake Hugging Face server: no internet here)', async ({ page }) => {
+  const body = readFileSync(modelPath('qwen2-hello'));
+  let requested = '';
+  await page.route('https://huggingface.co/**', (route) => {
+    requested = route.request().url();
+    return route.fulfill({
+      body, contentType: 'application/octet-stream',
+      headers: { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' },
+    });
+  });
+  await openHarness(page);
+  const answer = await page.evaluate(async () => {
+    await window.engine.load({ hf: { repo: 'hearth-test/qwen2-hello-GGUF', file: 'qwen2-hello.gguf' } });
+    return (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+  });
+  expect(requested).toBe('https://huggingface.co/hearth-test/qwen2-hello-GGUF/resolve/main/qwen2-hello.gguf');
+  expect(answer).toBe('Hello, world!');
+});

@@ -1,0 +1,6 @@
+// Hearth's public API for the page. See README.md for an example.
+export { createEngine, defaultThreads, type HearthClient } from './client/client.ts';
+export {
+  AbortError, CacheError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError,
+} from './errors.ts';
+export type * from './types.ts';
