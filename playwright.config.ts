@@ -10,7 +10,9 @@ export default defineConfig({
   timeout: 180_000,
   expect: { timeout: 60_000 },
   workers: 1, // the engine's threads need the machine's cores
-  reporter: process.env.CI ? [['list'], ['json', { outputFile: 'test-results/e2e.json' }]] : [['list']],
+  outputDir: '.cache/playwright',
+  // CI counts results from the JSON file (.ci/run).
+  reporter: process.env.CI ? [['list'], ['json', { outputFile: '.cache/reports/e2e.json' }]] : [['list']],
   use: {
     trace: 'retain-on-failure',
     launchOptions: {

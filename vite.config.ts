@@ -47,8 +47,9 @@ function engineWorker(): Plugin {
   return {
     name: 'hearth-engine-worker',
     apply: 'serve',
-    async configureServer() {
-      await build(workerBuildConfig({ watch: true }));
+    async configureServer(server) {
+      const watcher = await build(workerBuildConfig({ watch: true }));
+      server.httpServer?.once('close', () => void (watcher as { close?: () => unknown }).close?.());
     },
   };
 }

@@ -8,5 +8,7 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 120_000,
     hookTimeout: 300_000,
+    // CI counts results from this file (.ci/run).
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/reports/unit.json' }]] : ['default'],
   },
 });

@@ -4,6 +4,7 @@ import { build } from 'vite';
 import { join } from 'node:path';
 import { root } from './llama-source.mjs';
 
+/** @returns {import('vite').InlineConfig} */
 export function workerBuildConfig({ watch = false } = {}) {
   return {
     configFile: false,

@@ -2,8 +2,7 @@
 import { EngineError, toWire } from '../errors.ts';
 import type { ChunkReceiver, EngineHostApi, HostInit, Result, WireLoadOptions, WireParams } from '../protocol.ts';
 import type { EngineInfo, ModelInfo, ModelSource, Progress } from '../types.ts';
-import { Engine } from './engine.ts';
-import type { ModuleLoader } from './llama/module.ts';
+import type { Engine } from './engine.ts';
 
 // Chunks sent to the page before waiting for its acknowledgement: enough to hide the message round trip, few
 // enough that a page that stops reading soon stops the decoding too.
@@ -21,7 +20,7 @@ export class EngineHost implements EngineHostApi {
   private engine: Engine | null = null;
   private controllers = new Map<number, AbortController>();
 
-  constructor(private readonly makeLoader: (opts: HostInit) => ModuleLoader) {}
+  constructor(private readonly makeEngine: (opts: HostInit) => Engine) {}
 
   private get ready(): Engine {
     if (!this.engine) throw new EngineError('the engine worker was not initialised', 'not_initialised');
@@ -30,7 +29,7 @@ export class EngineHost implements EngineHostApi {
 
   init(opts: HostInit): Promise<Result<EngineInfo>> {
     return result(async () => {
-      this.engine ??= new Engine({ loader: this.makeLoader(opts), maxModelBytes: opts.maxModelBytes });
+      this.engine ??= this.makeEngine(opts);
       await this.engine.init();
       return this.engine.info();
     });

@@ -1,0 +1,87 @@
+// The browser half of the benchmarks: Hearth (through its public API) and @wllama/wllama 3.8.1 on the same model
+// Blob, timed the same way, from the caller's side: prefill = prompt tokens / time to the first generated token;
+// decode = (generated tokens - 1) / time from the first to the last.
+import { Wllama } from '@wllama/wllama';
+import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
+import { createEngine, type ChatMessage, type HearthClient } from '../src/index.ts';
+import { ChatTemplate } from '../src/engine/chat/template.ts';
+
+export interface RunResult {
+  promptTokens: number;
+  genTokens: number;
+  ttftMs: number;
+  decodeMs: number;
+}
+
+let model: Blob | null = null;
+let hearth: HearthClient | null = null;
+let wllama: Wllama | null = null;
+
+async function modelBlob(url: string): Promise<Blob> {
+  model ??= await (await fetch(url)).blob();
+  return model;
+}
+
+const bench = {
+  async loadHearth(url: string, threads: number, nCtx: number) {
+    hearth?.terminate();
+    hearth = await createEngine({ threads });
+    await hearth.load(await modelBlob(url), { nCtx });
+    return hearth.info();
+  },
+
+  async runHearth(messages: ChatMessage[], maxTokens: number): Promise<RunResult> {
+    const t0 = performance.now();
+    let tFirst = 0;
+    let tLast = 0;
+    let usage = { prompt_tokens: 0, completion_tokens: 0 };
+    const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true });
+    for await (const c of stream) {
+      if (c.choices[0]?.delta.content && !tFirst) tFirst = performance.now();
+      if (c.usage) usage = c.usage;
+      tLast = performance.now();
+    }
+    return { promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst };
+  },
+
+  /** The prompt exactly as Hearth renders it, for engines that take raw text. */
+  async renderPrompt(messages: ChatMessage[]): Promise<string> {
+    const m = (await hearth!.info()).model!;
+    // The benchmark model has Qwen2.5's template, which uses neither bos_token nor eos_token.
+    return new ChatTemplate(m.chatTemplate, { bos: '', eos: '' }).render(messages);
+  },
+
+  async loadWllama(url: string, threads: number, nCtx: number) {
+    await wllama?.exit();
+    wllama = new Wllama({ default: wllamaWasm }, { suppressNativeLog: true });
+    wllama.setCompat(null); // never fetch its compat build from a CDN
+    await wllama.loadModel([await modelBlob(url)], { n_threads: threads, n_ctx: nCtx, n_batch: 512, n_gpu_layers: 0 });
+    return { version: Wllama.getLibllamaVersion(), threads };
+  },
+
+  async runWllama(prompt: string, maxTokens: number): Promise<RunResult> {
+    const t0 = performance.now();
+    let tFirst = 0;
+    let tLast = 0;
+    let usage = { prompt_tokens: 0, completion_tokens: 0 };
+    // cache_prompt false: every run prefills the whole prompt, as Hearth's does.
+    const stream = await wllama!.createCompletion({ prompt, max_tokens: maxTokens, temperature: 0, stream: true, cache_prompt: false } as never) as unknown as AsyncIterable<{ choices: Array<{ text: string }>; usage?: typeof usage | null }>;
+    for await (const c of stream) {
+      if (c.choices[0]?.text && !tFirst) tFirst = performance.now();
+      if (c.usage) usage = c.usage;
+      tLast = performance.now();
+    }
+    return { promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst };
+  },
+
+  async unload() {
+    hearth?.terminate();
+    hearth = null;
+    await wllama?.exit();
+    wllama = null;
+  },
+};
+
+(window as unknown as { bench: typeof bench; benchReady: boolean }).bench = bench;
+(window as unknown as { benchReady: boolean }).benchReady = true;
+export type Bench = typeof bench;

@@ -1,0 +1,34 @@
+// npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2]
+// Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
+// issue asks for (e.g. decode: the 2-thread row).
+import { decode } from './scenarios/decode.ts';
+
+export interface ScenarioOptions {
+  json: boolean;
+  reps: number;
+  threads: number[] | null;
+  log: (line: string) => void;
+}
+
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode };
+
+const args = process.argv.slice(2);
+const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));
+const flag = (f: string) => {
+  const i = args.indexOf(f);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+if (!name || !scenarios[name]) {
+  console.error(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2]`);
+  process.exit(2);
+}
+const json = args.includes('--json');
+const opts: ScenarioOptions = {
+  json,
+  reps: Math.max(1, Number(flag('--reps') ?? 3)),
+  threads: flag('--threads')?.split(',').map(Number) ?? null,
+  log: (line) => (json ? console.error(line) : console.log(line)),
+};
+const rows = await scenarios[name]!(opts);
+if (json) for (const row of rows) console.log(JSON.stringify(row));
+process.exit(0);

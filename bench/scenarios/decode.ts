@@ -1,0 +1,80 @@
+// npm run bench -- decode [--json] [--reps N] [--threads 1,2]
+// Prefill and decode speed of Hearth vs @wllama/wllama 3.8.1 (CPU) vs native llama.cpp (node-llama-cpp), on the
+// benchmark-size model (Qwen2.5-0.5B shapes, Q8_0), same prompt (~128 tokens), 64 generated tokens, same threads.
+// Engines run in rotating order, repeated; each figure is the median over the repetitions.
+import { ensureModel } from '../../test/fixtures/models.ts';
+import { openBenchPage } from '../browser.ts';
+import { NativeRunner } from '../native.ts';
+import type { RunResult } from '../page.ts';
+import { median, rotate, round } from '../stats.ts';
+import type { ScenarioOptions } from '../run.ts';
+
+const N_CTX = 1024;
+const GEN = 64;
+const ENGINES = ['hearth', 'wllama', 'native'] as const;
+type EngineName = (typeof ENGINES)[number];
+
+// About 128 tokens once Qwen2.5's template has wrapped it (checked by the scenario: it prints the count).
+const messages = [{
+  role: 'user' as const,
+  content: 'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
+    'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
+    'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
+    'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
+}];
+
+const tps = (tokens: number, ms: number) => (ms > 0 ? (tokens / ms) * 1000 : 0);
+
+export async function decode(opts: ScenarioOptions) {
+  const modelPath = await ensureModel('bench-qwen2.5-0.5b');
+  const url = '/test-models/bench-qwen2.5-0.5b.gguf';
+  const threadCounts = opts.threads ?? [1, 2];
+  const b = await openBenchPage();
+  const rows: Array<Record<string, number>> = [];
+  try {
+    for (const threads of threadCounts) {
+      const info = await b.call('loadHearth', url, threads, N_CTX);
+      const prompt = await b.call('renderPrompt', messages);
+      const wl = await b.call('loadWllama', url, threads, N_CTX);
+      const native = await NativeRunner.load(modelPath, threads, N_CTX);
+      opts.log(`threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild}), wllama (llama.cpp ${wl.version}), native (llama.cpp ${native.version})`);
+      const run = (e: EngineName): Promise<RunResult> =>
+        e === 'hearth' ? b.call('runHearth', messages, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
+      for (const e of ENGINES) await run(e); // warm-up: first-use allocations, page faults
+      const results: Record<EngineName, RunResult[]> = { hearth: [], wllama: [], native: [] };
+      for (let rep = 0; rep < opts.reps; rep++) {
+        for (const e of rotate([...ENGINES], rep)) {
+          await pause(300); // let the previous engine's spinning threads go to sleep
+          results[e].push(await run(e));
+        }
+      }
+      await native.dispose();
+      await b.call('unload');
+      const row: Record<string, number> = { threads };
+      for (const e of ENGINES) {
+        const rs = results[e];
+        row[`${e}_prefill_tps`] = round(median(rs.map((r) => tps(r.promptTokens, r.ttftMs))));
+        row[`${e}_decode_tps`] = round(median(rs.map((r) => tps(r.genTokens - 1, r.decodeMs))));
+        row[`${e}_prompt_tokens`] = rs[0]!.promptTokens;
+        row[`${e}_gen_tokens`] = rs[0]!.genTokens;
+      }
+      row.decode_ratio_vs_wllama = round(row.hearth_decode_tps! / row.wllama_decode_tps!);
+      row.prefill_ratio_vs_wllama = round(row.hearth_prefill_tps! / row.wllama_prefill_tps!);
+      row.decode_ratio_vs_native = round(row.hearth_decode_tps! / row.native_decode_tps!);
+      row.prefill_ratio_vs_native = round(row.hearth_prefill_tps! / row.native_prefill_tps!);
+      row.reps = opts.reps;
+      for (const e of ENGINES) {
+        opts.log(`  ${e.padEnd(7)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_prompt_tokens`]} tokens)` +
+          `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_gen_tokens`]} tokens)`);
+      }
+      opts.log(`  hearth/wllama: prefill ${row.prefill_ratio_vs_wllama}x, decode ${row.decode_ratio_vs_wllama}x;` +
+        ` hearth/native: prefill ${row.prefill_ratio_vs_native}x, decode ${row.decode_ratio_vs_native}x`);
+      rows.push(row);
+    }
+  } finally {
+    await b.close();
+  }
+  return rows;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
