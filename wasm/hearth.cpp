@@ -5,9 +5,9 @@
 
 #include <emscripten.h>
 
-#include <algorithm>
+#include <malloc.h>
+
 #include <cstdint>
-#include <cstring>
 #include <new>
 
 #include "ggml-cpu.h"
@@ -45,6 +45,9 @@ EMSCRIPTEN_KEEPALIVE void hearth_init() {
 EMSCRIPTEN_KEEPALIVE const char * hearth_llama_build() { return HEARTH_LLAMA_BUILD; }
 
 EMSCRIPTEN_KEEPALIVE const char * hearth_system_info() { return llama_print_system_info(); }
+
+// Bytes currently allocated with malloc: lets tests check that the binding frees what it allocates.
+EMSCRIPTEN_KEEPALIVE double hearth_heap_in_use() { return (double) mallinfo().uordblks; }
 
 // 1 when ggml-cpu was compiled with its wasm SIMD kernels (the generic fallback is ~4x slower).
 EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(); }

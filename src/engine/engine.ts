@@ -74,12 +74,8 @@ export class Engine implements HearthEngine {
     let release!: () => void;
     const turn = new Promise<void>((r) => (release = r));
     this.queue = prev.then(() => turn);
-    const abortWait = new Promise<never>((_, reject) => {
-      if (signal?.aborted) reject(new AbortError());
-      signal?.addEventListener('abort', () => reject(new AbortError()), { once: true });
-    });
     const run = (async () => {
-      await Promise.race([prev, abortWait]);
+      await untilOrAbort(prev, signal);
       return fn();
     })();
     run.then(release, release);
@@ -327,6 +323,20 @@ export class Engine implements HearthEngine {
       if (this.llama) sampler.free();
     }
   }
+}
+
+/** Resolves with `p`, or rejects with AbortError as soon as `signal` aborts (without leaving a listener behind). */
+function untilOrAbort(p: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return p.then(() => {});
+  if (signal.aborted) return Promise.reject(new AbortError());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new AbortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());

@@ -69,6 +69,11 @@ export class Llama {
     return this.mod._hearth_has_wasm_simd() === 1;
   }
 
+  /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
+  get heapInUse(): number {
+    return this.mod._hearth_heap_in_use();
+  }
+
   malloc(size: number): number {
     const p = this.mod._malloc(Math.max(1, size));
     if (!p) throw new RangeError(`wasm heap exhausted allocating ${size} bytes`);

@@ -1,0 +1,122 @@
+// The low-level binding the caches and the scheduler build on: batched decode with positions and sequence ids,
+// KV memory operations, and sequence state export/import.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
+import { nodeModuleLoader } from '../src/engine/llama/node.ts';
+import { defaultWasmDir } from '../src/node.ts';
+import { modelsDir } from './fixtures/models.ts';
+
+let llama: Llama;
+let model: LlamaModel;
+let ctx: LlamaContext;
+let prompt: Int32Array;
+
+beforeAll(async () => {
+  llama = new Llama(await nodeModuleLoader({ dir: defaultWasmDir }).load());
+  llama.mod.FS.mkdir('/models');
+  llama.mod.FS.mount(llama.mod.NODEFS, { root: modelsDir }, '/models');
+  model = llama.loadModel('/models/qwen2-tiny.gguf')!;
+  ctx = new LlamaContext(model, {
+    nCtx: 512, nBatch: 128, nUbatch: 128, nSeqMax: 4, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
+  });
+  prompt = model.tokenize('<|im_start|>user\nThe quick brown fox jumps over the lazy dog.<|im_end|>\n<|im_start|>assistant\n', false, true);
+});
+
+afterAll(() => {
+  ctx.free();
+  model.free();
+});
+
+/** Decodes tokens into `seq` from position `from` and returns the logits after the last one. */
+function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Float32Array {
+  const n = tokens.length;
+  const status = ctx.decode(tokens, Array.from({ length: n }, (_, i) => from + i), new Array(n).fill(seq),
+    Array.from({ length: n }, (_, i) => i === n - 1));
+  expect(status).toBe(0);
+  return ctx.logits(n - 1);
+}
+
+const maxDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i]!)), 0);
+const argmax = (a: Float32Array) => a.reduce((best, v, i) => (v > a[best]! ? i : best), 0);
+
+describe('binding', () => {
+  it('decodes two sequences in one batch, each seeing only its own tokens', () => {
+    ctx.clear();
+    const alone = prefill(0, prompt);
+    ctx.clear();
+    // The same prompt in sequence 1 and a different text in sequence 2, interleaved in one llama_decode.
+    const other = model.tokenize('Completely different words here.', false, false);
+    const tokens = [...prompt, ...other];
+    const seq = [...new Array(prompt.length).fill(1), ...new Array(other.length).fill(2)];
+    const pos = [...prompt.keys(), ...other.keys()];
+    const outputs = tokens.map((_, i) => i === prompt.length - 1);
+    expect(ctx.decode(tokens, pos, seq, outputs)).toBe(0);
+    const batched = ctx.logits(prompt.length - 1);
+    // Float noise from a different batch layout, nothing like another sequence's context leaking in.
+    expect(maxDiff(alone, batched)).toBeLessThan(1e-2);
+    expect(argmax(batched)).toBe(argmax(alone));
+    expect(ctx.seqPosMax(1)).toBe(prompt.length - 1);
+    expect(ctx.seqPosMax(2)).toBe(other.length - 1);
+  });
+
+  it('exports a sequence state and imports it into another sequence with identical next-token logits', () => {
+    ctx.clear();
+    const head = prompt.subarray(0, prompt.length - 1);
+    const last = prompt.subarray(prompt.length - 1);
+    prefill(0, head);
+    const state = ctx.stateGet(0);
+    expect(state.length).toBeGreaterThan(1000);
+    const direct = prefill(0, last, head.length);
+    expect(ctx.stateSet(state, 3)).toBe(true);
+    expect(ctx.seqPosMax(3)).toBe(head.length - 1);
+    const restored = prefill(3, last, head.length);
+    expect(maxDiff(direct, restored)).toBe(0);
+  });
+
+  it('rejects a state that does not belong to this context', () => {
+    expect(ctx.stateSet(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]), 2)).toBe(false);
+  });
+
+  it('copies, trims, shifts and drops sequences', () => {
+    ctx.clear();
+    prefill(0, prompt);
+    ctx.seqCp(0, 1);
+    expect(ctx.seqPosMax(1)).toBe(prompt.length - 1);
+    expect(ctx.seqRm(1, 5, -1)).toBe(true); // keep positions 0..4
+    expect(ctx.seqPosMax(1)).toBe(4);
+    expect(ctx.seqPosMax(0)).toBe(prompt.length - 1); // the copy was independent
+    ctx.seqAdd(1, 0, -1, 10);
+    expect(ctx.seqPosMin(1)).toBe(10);
+    expect(ctx.seqPosMax(1)).toBe(14);
+    ctx.seqKeep(1);
+    expect(ctx.seqPosMax(0)).toBe(-1);
+    expect(ctx.seqPosMax(1)).toBe(14);
+  });
+
+  it('trimming at a divergence and decoding the rest equals decoding from scratch (within batch-split noise)', () => {
+    ctx.clear();
+    const cold = prefill(0, prompt);
+    ctx.clear();
+    prefill(1, prompt.subarray(0, 10));
+    prefill(1, model.tokenize(' something else entirely', false, false), 10); // a wrong turn
+    ctx.seqRm(1, 10, -1);
+    const warm = prefill(1, prompt.subarray(10), 10);
+    expect(maxDiff(cold, warm)).toBeLessThan(1e-2);
+    expect(argmax(warm)).toBe(argmax(cold));
+  });
+
+  it('frees everything it allocates, also when a call fails', () => {
+    const calls = () => {
+      model.tokenize('Some text to tokenize, again and again.', false, false);
+      model.tokenBytes(1000, false);
+      ctx.stateSet(new Uint8Array(64), 2); // rejected
+      ctx.clear();
+      prefill(0, prompt);
+      ctx.stateGet(0);
+    };
+    calls(); // llama.cpp allocates some buffers on first use and keeps them
+    const before = llama.heapInUse;
+    for (let i = 0; i < 50; i++) calls();
+    expect(llama.heapInUse).toBe(before);
+  });
+});
