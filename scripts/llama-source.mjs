@@ -1,5 +1,6 @@
-// The llama.cpp source Hearth builds from: the git bundle inside the pinned node-llama-cpp package, cloned once into
-// .cache/. Also the home of the real tokenizers (models/ggml-vocab-*.gguf) and chat templates the test models use.
+// The llama.cpp source Hearth builds from: the git bundle inside node-llama-cpp (pinned in tools/llama/package.json,
+// installed by `npm ci`'s prepare step), cloned once into .cache/. Also the home of the real tokenizers
+// (models/ggml-vocab-*.gguf) and chat templates the test models use.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,13 +9,14 @@ import { fileURLToPath } from 'node:url';
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const cacheDir = join(root, '.cache');
 
-const packageDir = join(root, 'node_modules', 'node-llama-cpp', 'llama');
+export const toolsDir = join(root, 'tools', 'llama');
+const packageDir = join(toolsDir, 'node_modules', 'node-llama-cpp', 'llama');
 
 /** @returns {{ dir: string, commit: string, tag: string }} */
 export function llamaSource() {
   const bundle = join(packageDir, 'gitRelease.bundle');
   if (!existsSync(bundle)) {
-    throw new Error(`llama.cpp source bundle not found at ${bundle}. Run "npm ci" first (node-llama-cpp is pinned in package.json).`);
+    throw new Error(`llama.cpp source bundle not found at ${bundle}. Run "npm ci" (its prepare step installs tools/llama).`);
   }
   const heads = execFileSync('git', ['bundle', 'list-heads', bundle], { encoding: 'utf8' });
   const commit = heads.trim().split(/\s+/)[0];
