@@ -30,7 +30,7 @@ test('chooses the build the page allows and reports it', async ({ page }, testIn
   expect(info.build).toBe(isolated ? 'mt' : 'st');
   expect(info.threads).toBe(isolated ? 2 : 1);
   expect(info.wasmSimd).toBe(true);
-  expect(info.llamaBuild).toMatch(/\+[0-9a-f]{12}$/);
+  expect(info.llamaBuild).toMatch(/\+[0-9a-f]{12}(-[0-9a-f]{8})?$/); // release+commit, then our patches
 });
 
 test('loads with progress, streams a completion, aborts mid-stream, then answers correctly', async ({ page }) => {

@@ -2,14 +2,20 @@
 //   hearth-st.{js,wasm}              single thread, SIMD128: works on any page
 //   hearth-mt.{js,wasm,worker.js}    pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
 // Incremental: CMake rebuilds only what changed; a second run with nothing changed takes seconds.
+// Options (for comparing kernels): [hearth-st|hearth-mt] builds one variant; --no-patches builds llama.cpp as
+// released, without wasm/patches; --out <dir> writes there instead of public/hearth.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, root } from '../scripts/llama-source.mjs';
 import { countSimdDots } from './simd-check.mjs';
 
-const outDir = join(root, 'public', 'hearth');
+const args = process.argv.slice(2);
+const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
+const noPatches = args.includes('--no-patches');
+const outDir = flagValue('--out') ? join(process.cwd(), flagValue('--out')) : join(root, 'public', 'hearth');
+const only = args.find((a) => a.startsWith('hearth-'));
 const wasmDir = join(root, 'wasm');
 
 // Every C/C++ file, llama.cpp's included. -msimd128 everywhere (ggml-cpu adds it only to its own files);
@@ -86,8 +92,36 @@ function run(cmd, args) {
   execFileSync(cmd, args, { stdio: 'inherit', env: emEnv() });
 }
 
+/**
+ * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet), in its own folder named by the
+ * commit and the patches' hash, so changing a patch rebuilds from a fresh, fully patched tree.
+ */
+function patchedSource(source) {
+  const patchDir = join(wasmDir, 'patches');
+  const patches = existsSync(patchDir) ? readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort() : [];
+  if (!patches.length) return source;
+  const hash = createHash('sha256');
+  for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));
+  const dir = `${source.dir}-patched-${hash.digest('hex').slice(0, 8)}`;
+  if (!existsSync(join(dir, 'include', 'llama.h'))) {
+    // Trees patched with older versions of the patches are dead weight (~200 MB each).
+    for (const old of readdirSync(cacheDir).filter((d) => join(cacheDir, d).startsWith(`${source.dir}-patched-`))) {
+      rmSync(join(cacheDir, old), { recursive: true, force: true });
+    }
+    const tmp = `${dir}.partial`;
+    rmSync(tmp, { recursive: true, force: true });
+    execFileSync('git', ['clone', '--quiet', source.dir, tmp], { stdio: 'inherit' });
+    for (const p of patches) {
+      console.log(`[build:wasm] applying ${p}`);
+      execFileSync('git', ['-C', tmp, 'apply', join(patchDir, p)], { stdio: 'inherit' });
+    }
+    renameSync(tmp, dir);
+  }
+  return { ...source, dir, patches };
+}
+
 function buildVariant(variant, source, emRoot) {
-  const buildDir = join(cacheDir, 'wasm-build', variant.name);
+  const buildDir = join(cacheDir, 'wasm-build', variant.name + (noPatches ? '-unpatched' : ''));
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
     CMAKE_TOOLCHAIN_FILE: join(wasmDir, 'toolchain.cmake'),
@@ -97,7 +131,9 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_OUTPUT_DIR: outDir,
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
     HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link].join(' '),
-    HEARTH_LLAMA_BUILD: `${source.tag}+${source.commit.slice(0, 12)}`,
+    HEARTH_LLAMA_BUILD: llamaBuild(source),
+    // The kernel test exercises our patches, so it exists only for the patched single-thread build.
+    HEARTH_KERNELS_TEST: source.patches && variant.name === 'hearth-st' ? 'ON' : 'OFF',
     ...variant.cmake,
   };
   // Reconfigure only when the inputs change; CMake then rebuilds just what they touch.
@@ -117,19 +153,25 @@ function buildVariant(variant, source, emRoot) {
     writeFileSync(stampFile, stamp);
   }
   const jobs = String(Math.max(1, Number(process.env.HEARTH_BUILD_JOBS) || cpuCount()));
-  run('cmake', ['--build', buildDir, '--target', 'hearth', '--', `-j${jobs}`]);
+  const targets = cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['hearth', 'kernels-test'] : ['hearth'];
+  for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
 }
 
 function cpuCount() {
   return Math.max(1, Number(execFileSync('nproc', { encoding: 'utf8' }).trim()) || 1);
 }
 
+// What hearth_llama_build() reports (and KV cache records will be keyed by): release, commit, our patches.
+function llamaBuild(source) {
+  const base = `${source.tag}+${source.commit.slice(0, 12)}`;
+  return source.patches ? `${base}-${source.dir.split('-patched-')[1]}` : base;
+}
+
 function main() {
   findEmscripten();
-  const source = llamaSource();
+  const source = noPatches ? llamaSource() : patchedSource(llamaSource());
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
-  const only = process.argv[2];
   for (const variant of variants) {
     if (only && variant.name !== only) continue;
     const t0 = Date.now();
@@ -143,7 +185,8 @@ function main() {
   // The emscripten glue is CommonJS-style (module.exports) and this package is "type": "module": tell Node.
   writeFileSync(join(outDir, 'package.json'), '{ "type": "commonjs" }\n');
   writeFileSync(join(outDir, 'build-info.json'), JSON.stringify({
-    llama: `${source.tag}+${source.commit.slice(0, 12)}`,
+    llama: llamaBuild(source),
+    patches: source.patches ?? [],
     compileFlags, linkFlags,
   }, null, 2) + '\n');
 }

@@ -56,11 +56,14 @@ EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(
 
 // Reads the GGUF at `path` (a WORKERFS mount of a Blob in the browser, NODEFS in Node): llama.cpp copies tensors
 // chunk by chunk from the file into its own buffers, so the file is never held in the heap as a whole.
-EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int vocab_only) {
+// `repack` lets ggml store weights interleaved for its faster kernels (wasm/patches: Q8_0); tests turn it off to
+// compare both paths.
+EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int vocab_only, int repack) {
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = 0;
   params.load_mode = LLAMA_LOAD_MODE_NONE;  // no mmap in wasm
   params.vocab_only = vocab_only != 0;
+  params.use_extra_bufts = repack != 0;
   params.progress_callback = on_progress;
   return llama_model_load_from_file(path, params);
 }

@@ -125,9 +125,12 @@ export class Llama {
     }
   }
 
-  /** Returns null (and keeps llama.cpp's complaint in `log`) when the file is not a model llama.cpp can load. */
-  loadModel(path: string, opts: { vocabOnly?: boolean } = {}): LlamaModel | null {
-    const ptr = this.withCString(path, (p) => this.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0));
+  /**
+   * Returns null (and keeps llama.cpp's complaint in `log`) when the file is not a model llama.cpp can load.
+   * `repack: false` keeps weights in their file layout instead of ggml's interleaved one (for tests).
+   */
+  loadModel(path: string, opts: { vocabOnly?: boolean; repack?: boolean } = {}): LlamaModel | null {
+    const ptr = this.withCString(path, (p) => this.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1));
     return ptr ? new LlamaModel(this, ptr) : null;
   }
 }

@@ -23,7 +23,7 @@ export interface HearthModule {
   _hearth_has_wasm_simd(): number;
   _hearth_heap_in_use(): number;
 
-  _hearth_model_load(path: Ptr, vocabOnly: number): Ptr;
+  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number): Ptr;
   _hearth_model_free(model: Ptr): void;
   _hearth_model_n_ctx_train(model: Ptr): number;
   _hearth_model_n_embd(model: Ptr): number;

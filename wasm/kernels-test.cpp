@@ -1,0 +1,80 @@
+// Checks Hearth's Q8_0 kernels (wasm/patches) against ggml's own row-at-a-time dot product, on random data of the
+// shapes real models have. Built with the single-thread wasm (wasm/build.mjs) and run by test/kernels.test.ts;
+// prints one JSON object.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml-cpu.h"
+#define GGML_COMMON_DECL_CPP
+#include "ggml-common.h"
+#include "quants.h"
+#include "repack.h"
+
+extern "C" void quantize_row_q8_0(const float * x, void * y, int64_t k);
+
+static std::mt19937 rng(1234);
+
+static std::vector<block_q8_0> random_rows(int rows, int n, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> f(n);
+  std::vector<block_q8_0> q((size_t) rows * n / QK8_0);
+  for (int r = 0; r < rows; r++) {
+    for (auto & v : f) v = dist(rng);
+    quantize_row_q8_0(f.data(), &q[(size_t) r * n / QK8_0], n);
+  }
+  return q;
+}
+
+// Four rows interleaved eight bytes at a time, as ggml's repack (make_block_q8_0x4) lays them out.
+static std::vector<block_q8_0x4> interleave(const std::vector<block_q8_0> & q, int rows, int nb) {
+  std::vector<block_q8_0x4> out((size_t) rows / 4 * nb);
+  for (int g = 0; g < rows / 4; g++) {
+    for (int l = 0; l < nb; l++) {
+      block_q8_0x4 & o = out[(size_t) g * nb + l];
+      for (int i = 0; i < 4; i++) o.d[i] = q[(size_t) (g * 4 + i) * nb + l].d;
+      for (int i = 0; i < 16; i++) memcpy(&o.qs[i * 8], &q[(size_t) (g * 4 + i % 4) * nb + l].qs[(i / 4) * 8], 8);
+    }
+  }
+  return out;
+}
+
+int main() {
+  ggml_cpu_init();
+  double x4_max_abs = 0, gemv_max_rel = 0, gemm_max_rel = 0;
+  int cases = 0;
+  for (int n : {64, 896, 4864}) {
+    for (int rows : {4, 12, 20}) {
+      const int nb = n / QK8_0;
+      const auto x = random_rows(rows, n, 0.5f);
+      const auto xp = interleave(x, rows, nb);
+      for (int ny : {4, 8}) {
+        const auto y = random_rows(ny, n, 3.0f);
+        const auto yp = interleave(y, ny, nb);
+        std::vector<float> ref((size_t) ny * rows), got((size_t) ny * rows);
+        for (int m = 0; m < ny; m++) {
+          for (int r = 0; r < rows; r++) {
+            ggml_vec_dot_q8_0_q8_0(n, &ref[(size_t) m * rows + r], 0, &x[(size_t) r * nb], 0, &y[(size_t) m * nb], 0, 1);
+          }
+          // Four rows per call: the same arithmetic in the same order, so the same bits.
+          for (int r = 0; r + 4 <= rows; r += 4) {
+            float s[4];
+            ggml_vec_dot_q8_0_q8_0_x4(n, s, &x[(size_t) r * nb], sizeof(block_q8_0) * nb, &y[(size_t) m * nb]);
+            for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[(size_t) m * rows + r + k]));
+          }
+          ggml_gemv_q8_0_4x8_q8_0(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
+        }
+        double scale = 0;
+        for (float v : ref) scale = std::fmax(scale, std::fabs(v));
+        for (size_t i = 0; i < ref.size(); i++) gemv_max_rel = std::fmax(gemv_max_rel, std::fabs(got[i] - ref[i]) / scale);
+        ggml_gemm_q8_0_4x8_q8_0(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
+        for (size_t i = 0; i < ref.size(); i++) gemm_max_rel = std::fmax(gemm_max_rel, std::fabs(got[i] - ref[i]) / scale);
+        cases++;
+      }
+    }
+  }
+  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g}\n", cases, x4_max_abs, gemv_max_rel, gemm_max_rel);
+  return 0;
+}
