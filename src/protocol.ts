@@ -3,7 +3,9 @@
 // each call carries a request id and the page forwards an abort as abort(id).
 import type { WireError } from './errors.ts';
 import type { BuildVariant } from './engine/llama/module.ts';
-import type { ChatCompletionChunk, ChatCompletionCreateParams, EngineInfo, LoadOptions, ModelInfo, ModelSource, Progress } from './types.ts';
+import type {
+  CacheOptions, CacheStats, ChatCompletionChunk, ChatCompletionCreateParams, EngineInfo, LoadOptions, ModelInfo, ModelSource, Progress,
+} from './types.ts';
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: WireError };
 
@@ -13,10 +15,11 @@ export interface HostInit {
   /** Absolute URL of the folder with hearth-*.js/.wasm. */
   assetsUrl: string;
   maxModelBytes?: number;
+  cache?: CacheOptions;
 }
 
 export type WireLoadOptions = Omit<LoadOptions, 'signal' | 'onProgress'>;
-export type WireParams = Omit<ChatCompletionCreateParams, 'signal'>;
+export type WireParams = Omit<ChatCompletionCreateParams, 'signal' | 'onProgress'>;
 
 /** Receives the chunks of a completion; its promise resolves when the page has room for more. */
 export type ChunkReceiver = (chunk: ChatCompletionChunk) => Promise<void>;
@@ -24,8 +27,11 @@ export type ChunkReceiver = (chunk: ChatCompletionChunk) => Promise<void>;
 export interface EngineHostApi {
   init(opts: HostInit): Promise<Result<EngineInfo>>;
   load(id: number, source: ModelSource, options: WireLoadOptions, onProgress?: (p: Progress) => void): Promise<Result<ModelInfo>>;
-  complete(id: number, params: WireParams, receive: ChunkReceiver): Promise<Result<void>>;
+  complete(id: number, params: WireParams, receive: ChunkReceiver, onProgress?: (p: Progress) => void): Promise<Result<void>>;
   abort(id: number): void;
   info(): Promise<Result<EngineInfo>>;
   unload(): Promise<Result<void>>;
+  cacheStats(): Promise<Result<CacheStats>>;
+  cacheClear(conversationId?: string): Promise<Result<void>>;
+  cacheFlush(): Promise<Result<void>>;
 }

@@ -16,11 +16,39 @@ export interface EngineOptions {
 }
 
 export interface CacheOptions {
+  /** Keep KV state in IndexedDB so it survives a reload. Default true. */
   persistent?: boolean;
+  /** Cache the state of the rendered system prompt (and tools). Default true. */
   systemPrompt?: boolean;
+  /** Keep each conversation's state and extend it turn by turn. Default true. */
   conversations?: boolean;
+  /** Prefixes shorter than this (in tokens) are not cached or matched by tokens. Default 100. */
   minTokens?: number;
+  /** Bytes of IndexedDB the cache may use; least recently used records go first. Default 20% of the storage quota. */
   budgetBytes?: number;
+}
+
+export interface CacheStats {
+  /** Whether saved state goes to IndexedDB. */
+  persistent: boolean;
+  /** Records in IndexedDB (conversations and system prompts), and their bytes. */
+  entries: number;
+  bytes: number;
+  budgetBytes: number;
+  conversations: number;
+  systemPrompts: number;
+  /** What the KV cache in memory holds now. */
+  memory: { slots: number; tokens: number; systemPrompts: number };
+  /** Requests by where their cached prefix came from. */
+  hits: Record<CacheSource, number>;
+}
+
+export interface EngineCache {
+  stats(): Promise<CacheStats>;
+  /** Forgets one conversation's state (memory and IndexedDB), or all cached state. */
+  clear(options?: { conversation_id?: string }): Promise<void>;
+  /** Resolves when every save started so far is in IndexedDB (e.g. before navigating away). */
+  flush(): Promise<void>;
 }
 
 /** A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. */
@@ -30,7 +58,7 @@ export type ProgressPhase = 'download' | 'load' | 'restore' | 'prefill';
 
 export interface Progress {
   phase: ProgressPhase;
-  /** Bytes for 'download' and 'load'; tokens for 'prefill'. */
+  /** Bytes for 'download', 'load' and 'restore'; tokens for 'prefill'. */
   loaded: number;
   total: number;
 }
@@ -95,8 +123,11 @@ export interface ChatCompletionCreateParams {
   response_format?: unknown;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
+  /** Names the conversation: its KV state is kept (and saved) under this id. Without it, conversations are matched by content. */
   conversation_id?: string;
   signal?: AbortSignal;
+  /** Progress of the work before the first token: 'restore' (bytes of saved state) and 'prefill' (prompt tokens). */
+  onProgress?: (p: Progress) => void;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -195,6 +226,7 @@ export interface ChatCompletions {
 export interface HearthEngine {
   load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
   readonly chat: { readonly completions: ChatCompletions };
+  readonly cache: EngineCache;
   info(): Promise<EngineInfo>;
   unload(): Promise<void>;
 }

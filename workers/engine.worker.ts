@@ -5,4 +5,4 @@ import { Engine } from '../src/engine/engine.ts';
 import { EngineHost } from '../src/engine/host.ts';
 import { browserModuleLoader } from './load-module.ts';
 
-Comlink.expose(new EngineHost((opts) => new Engine({ loader: browserModuleLoader(opts), maxModelBytes: opts.maxModelBytes })));
+Comlink.expose(new EngineHost((opts) => new Engine({ loader: browserModuleLoader(opts), maxModelBytes: opts.maxModelBytes, cache: opts.cache })));

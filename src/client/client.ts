@@ -6,7 +6,7 @@ import { resolveRequest } from '../engine/request.ts';
 import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
 import type { EngineHostApi, Result, WireParams } from '../protocol.ts';
 import type {
-  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineInfo, EngineOptions,
+  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineCache, EngineInfo, EngineOptions,
   HearthEngine, LoadOptions, ModelInfo, ModelSource,
 } from '../types.ts';
 
@@ -44,12 +44,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   const client = new Client(worker, Comlink.wrap<EngineHostApi>(worker));
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
   const variant = isolated && threads > 1 ? 'mt' : 'st';
-  await client.start({ variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes });
+  await client.start({ variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, cache: options.cache });
   return client;
 }
 
 class Client implements HearthClient {
   readonly chat: { readonly completions: ChatCompletions };
+  readonly cache: EngineCache;
   private nextId = 1;
   private dead: Error | null = null;
   private pending = new Set<(err: Error) => void>();
@@ -57,6 +58,11 @@ class Client implements HearthClient {
   constructor(private readonly worker: Worker, private readonly remote: Comlink.Remote<EngineHostApi>) {
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
+    this.cache = {
+      stats: () => this.call(this.remote.cacheStats()),
+      clear: (opts = {}) => this.call(this.remote.cacheClear(opts.conversation_id)),
+      flush: () => this.call(this.remote.cacheFlush()),
+    };
     worker.addEventListener('error', (e) => {
       this.fail(new EngineError(`the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`, 'worker_failed'));
     });
@@ -104,17 +110,18 @@ class Client implements HearthClient {
 
   private async create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     resolveRequest(params); // bad parameters reject here, on the page, before anything is queued
-    const { signal, ...wire } = params;
+    const { signal, onProgress, ...wire } = params;
     const id = this.nextId++;
+    const progress = onProgress ? Comlink.proxy(onProgress) : undefined;
     if (!params.stream) {
       const assembler = new CompletionAssembler();
       const receive = Comlink.proxy(async (c: ChatCompletionChunk) => assembler.add(c));
-      await this.call(this.remote.complete(id, wire as WireParams, receive), { signal, id });
+      await this.call(this.remote.complete(id, wire as WireParams, receive, progress), { signal, id });
       return assembler.result();
     }
     const channel = new Channel<ChatCompletionChunk>(16, () => this.remote.abort(id));
     const receive = Comlink.proxy((c: ChatCompletionChunk) => channel.push(c));
-    this.call(this.remote.complete(id, wire as WireParams, receive), { signal, id }).then(() => channel.end(), (err) => channel.fail(err));
+    this.call(this.remote.complete(id, wire as WireParams, receive, progress), { signal, id }).then(() => channel.end(), (err) => channel.fail(err));
     await channel.ready;
     return channel;
   }

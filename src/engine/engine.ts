@@ -4,9 +4,13 @@
 import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
 import { Channel } from '../channel.ts';
 import type {
-  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineInfo, FinishReason,
-  HearthEngine, LoadOptions, ModelInfo, ModelSource,
+  CacheOptions, CacheSource, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineCache, EngineInfo,
+  FinishReason, HearthEngine, LoadOptions, ModelInfo, ModelSource,
 } from '../types.ts';
+import { hashBytes, hashText } from './cache/hash.ts';
+import { commonPrefix } from './cache/prefix.ts';
+import { type CacheRequest, type Prepared, PromptCache, type Slot, systemKey, type SystemPrefix } from './cache/prompt-cache.ts';
+import { FORMAT_VERSION, KvStore } from './cache/store.ts';
 import { ChatTemplate } from './chat/template.ts';
 import { chunk, CompletionAssembler, newCompletionMeta } from './completion.ts';
 import { Detokenizer } from './detokenizer.ts';
@@ -24,12 +28,18 @@ export interface EngineConfig {
   maxModelBytes?: number;
   openPath?: (path: string) => Promise<ModelFile>;
   fetch?: typeof fetch;
+  cache?: CacheOptions;
+  /** Where saved KV state goes. Default: IndexedDB (idb-keyval) when the platform has it; null turns saving off. */
+  kvStore?: KvStore | null;
 }
 
 export const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
 const DEFAULT_N_CTX = 4096;
 const N_BATCH = 512;
-const SEQ = 0;
+/** Conversations whose KV state stays in memory at once (they share the context's cells). */
+const N_SLOTS = 4;
+/** Cells set aside for the reply when making room for a request without max_tokens. */
+const REPLY_RESERVE = 256;
 
 interface Loaded {
   model: LlamaModel;
@@ -38,6 +48,19 @@ interface Loaded {
   bosText: string;
   eog: Set<number>;
   info: ModelInfo;
+  cache: PromptCache;
+  /** Model fingerprint, llama.cpp build and KV layout: saved state is only restored into the same. */
+  layout: string;
+  templateHash: string;
+}
+
+interface Prefilled {
+  tokens: Int32Array;
+  cacheReq: CacheRequest;
+  prep: Prepared;
+  tStart: number;
+  /** Batch index of the last prompt token's logits. */
+  lastOutput: number;
 }
 
 export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
@@ -47,13 +70,49 @@ export class Engine implements HearthEngine {
   private loaded: Loaded | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly maxModelBytes: number;
+  private store: Promise<KvStore | null> | null = null;
 
   readonly chat: { readonly completions: ChatCompletions };
+  readonly cache: EngineCache;
 
   constructor(private readonly config: EngineConfig) {
     this.maxModelBytes = config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
+    this.cache = {
+      stats: async () => {
+        const l = this.loaded;
+        if (l) return l.cache.stats();
+        const store = await this.getStore();
+        if (store) await store.records().catch(() => {});
+        return emptyStats(store);
+      },
+      clear: async (opts = {}) => {
+        const id = opts.conversation_id;
+        if (this.loaded) return this.loaded.cache.clear(id);
+        const store = await this.getStore();
+        if (store) await (id === undefined ? store.clear() : store.remove(`conversation:id:${id}`));
+      },
+      flush: async () => this.loaded?.cache.flush(),
+    };
+  }
+
+  private get cacheOptions() {
+    const c = this.config.cache ?? {};
+    return {
+      persistent: c.persistent ?? true, systemPrompt: c.systemPrompt ?? true, conversations: c.conversations ?? true,
+      minTokens: Math.max(1, Math.floor(c.minTokens ?? 100)),
+    };
+  }
+
+  /** The IndexedDB store for saved KV state, opened once; null when persistence is off or unavailable. */
+  private getStore(): Promise<KvStore | null> {
+    this.store ??= (async () => {
+      if (this.config.kvStore !== undefined) return this.config.kvStore;
+      if (!this.cacheOptions.persistent) return null;
+      return KvStore.open(this.config.cache?.budgetBytes ?? await defaultBudget());
+    })();
+    return this.store;
   }
 
   /** Instantiates the wasm module (also done lazily by load). */
@@ -104,12 +163,13 @@ export class Engine implements HearthEngine {
         throw err;
       }
       if (signal?.aborted) throw new AbortError('model load aborted');
-      this.loaded = await this.loadChecked(file, options);
+      const fingerprint = await fingerprintFile(file);
+      this.loaded = await this.loadChecked(file, options, fingerprint);
       return this.loaded.info;
     });
   }
 
-  private async loadChecked(file: ModelFile, options: LoadOptions): Promise<Loaded> {
+  private async loadChecked(file: ModelFile, options: LoadOptions, fingerprint: string): Promise<Loaded> {
     const llama = await this.getLlama();
     const mark = llama.log.mark();
     const mounted = file.mount(llama.mod);
@@ -132,10 +192,20 @@ export class Engine implements HearthEngine {
     try {
       const shape = model.shape();
       const nCtx = Math.max(16, Math.min(options.nCtx ?? DEFAULT_N_CTX, shape.nCtxTrain || DEFAULT_N_CTX));
+      const cacheOptions = this.cacheOptions;
+      const nSlots = cacheOptions.conversations ? N_SLOTS : 1;
       const ctx = this.guard(() => new LlamaContext(model!, {
-        nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: 1, threads: this.config.loader.threads,
+        nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: PromptCache.sequencesNeeded(nSlots), threads: this.config.loader.threads,
         typeK: options.cacheTypeK ?? 'f16', typeV: options.cacheTypeV ?? 'f16', flashAttn: -1,
       }));
+      // What decides whether saved state fits this context. n_ctx is not part of it: a sequence's state is its cells
+      // and their positions, and a record is only restored into a context large enough for it.
+      const layout = JSON.stringify({
+        format: FORMAT_VERSION, model: fingerprint, llama: llama.llamaBuild, typeK: ctx.params.typeK, typeV: ctx.params.typeV,
+        flashAttn: ctx.params.flashAttn, unified: true,
+      });
+      const cache = new PromptCache(ctx, cacheOptions, await this.getStore(), layout, nSlots);
+      await cache.init();
       const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model!.tokenBytes(t, true)) : '');
       const template = new ChatTemplate(model.chatTemplate, { bos: text(model.bos), eos: text(model.eos) });
       if (template.warning) console.warn(`[hearth] ${template.warning}`);
@@ -150,7 +220,10 @@ export class Engine implements HearthEngine {
         chatTemplate: model.chatTemplate, metadata,
       };
       options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
-      return { model, ctx, template, bosText: text(model.bos), eog: model.eogTokens, info };
+      return {
+        model, ctx, template, bosText: text(model.bos), eog: model.eogTokens, info, cache, layout,
+        templateHash: hashText(template.source),
+      };
     } catch (err) {
       if (this.llama) model.free();
       if (err instanceof HearthError) throw err;
@@ -200,7 +273,7 @@ export class Engine implements HearthEngine {
       model: l?.info ?? null,
       nCtx: l?.ctx.nCtx ?? 0,
       capabilities: {
-        persistentKv: false,
+        persistentKv: (await this.getStore()) !== null,
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.config.loader.variant === 'mt',
       },
@@ -230,9 +303,11 @@ export class Engine implements HearthEngine {
     return this.exclusive(signal, () => this.generate(req, sink, signal));
   }
 
-  private async generate(req: ResolvedRequest, sink: ChunkSink, signal: AbortSignal | undefined): Promise<void> {
-    const l = this.loaded;
-    if (!l) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
+  /**
+   * Renders and tokenizes the request, takes what the cache has of it and decodes the rest into a slot. The caller
+   * must end with cache.finish(prefilled.slot, …) (or discard), also when this throws after the slot was taken.
+   */
+  private async prefill(l: Loaded, req: ResolvedRequest, signal: AbortSignal | undefined): Promise<Prefilled> {
     const { model, ctx } = l;
     const prompt = l.template.render(req.messages, { tools: req.tools });
     // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
@@ -243,44 +318,107 @@ export class Engine implements HearthEngine {
         `the prompt is ${tokens.length} tokens but the context holds ${ctx.nCtx}: shorten the conversation or load the model with a larger nCtx`,
         { promptTokens: tokens.length, nCtx: ctx.nCtx });
     }
-    const meta = newCompletionMeta(l.info.name);
-    const sampler = this.guard(() => new Sampler(model, req.sampler));
+    const tStart = now();
+    const cacheReq: CacheRequest = {
+      messages: req.messages, tools: req.tools, conversationId: req.conversationId, tokens,
+      system: this.systemPrefix(l, req, prompt, tokens, addSpecial), onProgress: req.onProgress,
+    };
+    const prep = await l.cache.prepare(cacheReq);
+    const { slot } = prep;
+    const done: Prefilled = { tokens, cacheReq, prep, tStart, lastOutput: 0 };
     try {
-      const tStart = now();
-      this.guard(() => ctx.clear());
-      // Penalties look back over the prompt too (as llama.cpp's own tools do).
-      for (const t of tokens.subarray(Math.max(0, tokens.length - req.sampler.repeatLastN))) sampler.accept(t);
-
-      let lastOutput = 0;
-      for (let i = 0; i < tokens.length; i += N_BATCH) {
-        const part = tokens.subarray(i, Math.min(i + N_BATCH, tokens.length));
-        const isLast = i + part.length === tokens.length;
-        const status = this.guard(() => ctx.decode(part, range(i, part.length), fill(part.length, SEQ),
-          Array.from(part, (_, k) => isLast && k === part.length - 1)));
-        if (status !== 0) throw new EngineError(`llama_decode failed with status ${status} during the prompt`, 'decode_failed');
-        lastOutput = part.length - 1;
+      l.cache.makeRoom(slot, tokens.length - prep.cached + Math.min(req.maxTokens ?? REPLY_RESERVE, ctx.nCtx));
+      // Decode what the cache did not have, in batches; one batch ends where a system prompt to cache ends.
+      const systemEnd = prep.buildSystem?.tokens.length ?? -1;
+      let pos = prep.cached;
+      while (pos < tokens.length) {
+        let end = Math.min(pos + N_BATCH, tokens.length);
+        if (pos < systemEnd && systemEnd < end) end = systemEnd;
+        const part = tokens.subarray(pos, end);
+        if (!this.decodeInto(l, slot, part, end === tokens.length)) {
+          throw new ContextFullError(
+            `the prompt is ${tokens.length} tokens but the KV cache has no room for it: load the model with a larger nCtx`,
+            { promptTokens: tokens.length, nCtx: ctx.nCtx });
+        }
+        pos = end;
+        done.lastOutput = part.length - 1;
+        if (pos === systemEnd) l.cache.captureSystem(slot, prep.buildSystem!);
+        req.onProgress?.({ phase: 'prefill', loaded: pos - prep.cached, total: tokens.length - prep.cached });
         await yieldToEventLoop();
         if (signal?.aborted) throw new AbortError();
       }
+      return done;
+    } catch (err) {
+      this.endTurn(l, done, null, err);
+      throw err;
+    }
+  }
+
+  /** Releases the slot: after a completed turn its new cells get saved; after a failure other than abort it is emptied. */
+  private endTurn(l: Loaded, p: Prefilled, reply: string | null, err?: unknown) {
+    if (!this.llama || this.loaded !== l) return;
+    if (err !== undefined && !(err instanceof AbortError)) l.cache.discard(p.prep.slot);
+    l.cache.finish(p.prep.slot, p.cacheReq, reply);
+  }
+
+  /**
+   * The next-token logits after the request's prompt, through the same cache path as a completion (no reply is
+   * generated). For tests that compare cached and cold prompt processing.
+   */
+  promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
+    const req = resolveRequest(params);
+    return this.exclusive(params.signal, async () => {
+      const l = this.requireLoaded();
+      const p = await this.prefill(l, req, params.signal);
+      try {
+        return { logits: l.ctx.logits(p.lastOutput), cached: p.prep.cached, source: p.prep.source };
+      } finally {
+        this.endTurn(l, p, null);
+      }
+    });
+  }
+
+  private requireLoaded(): Loaded {
+    if (!this.loaded) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
+    return this.loaded;
+  }
+
+  private async generate(req: ResolvedRequest, sink: ChunkSink, signal: AbortSignal | undefined): Promise<void> {
+    const l = this.requireLoaded();
+    const { model, ctx } = l;
+    const meta = newCompletionMeta(l.info.name);
+    const p = await this.prefill(l, req, signal);
+    const { tokens, prep, tStart } = p;
+    const { slot } = prep;
+    let reply: string | null = null;
+    let sampler: Sampler | null = null;
+    let failure: unknown;
+    try {
+      sampler = this.guard(() => new Sampler(model, req.sampler));
+      // Penalties look back over the prompt too (as llama.cpp's own tools do).
+      for (const t of tokens.subarray(Math.max(0, tokens.length - req.sampler.repeatLastN))) sampler.accept(t);
+      const tPrompt = now();
 
       await sink(chunk(meta, { role: 'assistant', content: '' }));
       const detok = new Detokenizer((t) => model.tokenBytes(t, false));
       const stops = new StopMatcher(req.stop);
+      let text = '';
       let tFirst = 0;
       let n = 0;
-      let pos = tokens.length;
+      let outIndex = p.lastOutput;
       let finish: FinishReason = 'stop';
       let stoppedByString = false;
-      const emit = async (text: string) => {
-        if (text) await sink(chunk(meta, { content: text }));
+      const emit = async (piece: string) => {
+        text += piece;
+        if (piece) await sink(chunk(meta, { content: piece }));
       };
       for (;;) {
-        const tok = this.guard(() => sampler.sample(ctx, lastOutput));
+        const tok = this.guard(() => sampler!.sample(ctx, outIndex));
         if (n === 0) tFirst = now();
         if (l.eog.has(tok)) break;
         n++;
-        const { emit: text, stopped } = stops.push(detok.push(tok));
-        await emit(text);
+        const { emit: piece, stopped } = stops.push(detok.push(tok));
+        await emit(piece);
         if (stopped) {
           stoppedByString = true;
           break;
@@ -289,18 +427,11 @@ export class Engine implements HearthEngine {
           finish = 'length';
           break;
         }
-        if (pos + 1 > ctx.nCtx) {
+        if (slot.tokens.length + 1 > ctx.nCtx || !this.decodeInto(l, slot, [tok], true)) {
           finish = 'length'; // the context is full
           break;
         }
-        const status = this.guard(() => ctx.decode([tok], [pos], [SEQ], [true]));
-        if (status === 1) {
-          finish = 'length';
-          break;
-        }
-        if (status !== 0) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
-        pos++;
-        lastOutput = 0;
+        outIndex = 0;
         await yieldToEventLoop();
         if (signal?.aborted) throw new AbortError();
       }
@@ -310,18 +441,64 @@ export class Engine implements HearthEngine {
         await emit(tail.emit + (tail.stopped ? '' : stops.flush()));
       }
       const tEnd = now();
+      const promptN = tokens.length - prep.cached;
       const usage = {
         prompt_tokens: tokens.length, completion_tokens: n, total_tokens: tokens.length + n,
-        prompt_tokens_details: { cached_tokens: 0 },
+        prompt_tokens_details: { cached_tokens: prep.cached },
       };
       const timings = {
-        prompt_n: tokens.length, prompt_ms: round(tFirst - tStart), predicted_n: n, predicted_ms: round(tEnd - tFirst),
-        cache_n: 0, cache_source: 'none' as const,
+        prompt_n: promptN, prompt_ms: round(tPrompt - tStart), predicted_n: n, predicted_ms: round(tEnd - (tFirst || tPrompt)),
+        cache_n: prep.cached, cache_source: prep.source,
       };
       await sink(chunk(meta, {}, finish, { usage, timings }));
+      reply = text;
+    } catch (err) {
+      failure = err;
+      throw err;
     } finally {
-      if (this.llama) sampler.free();
+      if (this.llama && this.loaded === l) sampler?.free();
+      this.endTurn(l, p, reply, failure);
     }
+  }
+
+  /**
+   * Decodes `part` at the end of the slot's sequence and records it in slot.tokens; logits only for the last token
+   * when `logitsLast`. When the KV cache is full, idle conversations are evicted and it tries again; false if it
+   * still cannot fit.
+   */
+  private decodeInto(l: Loaded, slot: Slot, part: ArrayLike<number>, logitsLast: boolean): boolean {
+    const start = slot.tokens.length;
+    for (;;) {
+      const status = this.guard(() => l.ctx.decode(part, range(start, part.length), fill(part.length, slot.seq),
+        Array.from(part, (_, k) => logitsLast && k === part.length - 1)));
+      if (status === 0) {
+        for (let i = 0; i < part.length; i++) slot.tokens.push(part[i]!);
+        return true;
+      }
+      if (status !== 1) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
+      if (!l.cache.evictOne(slot)) return false;
+    }
+  }
+
+  /** The rendered system messages (and tools) at the start of the prompt, when long enough to cache on their own. */
+  private systemPrefix(l: Loaded, req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): SystemPrefix | null {
+    const opts = this.cacheOptions;
+    if (!opts.systemPrompt) return null;
+    let lead = 0;
+    while (lead < req.messages.length && (req.messages[lead]!.role === 'system' || req.messages[lead]!.role === 'developer')) lead++;
+    if (lead === 0 || lead === req.messages.length) return null;
+    let text: string;
+    try {
+      text = l.template.render(req.messages.slice(0, lead), { tools: req.tools, addGenerationPrompt: false });
+    } catch {
+      return null; // some templates refuse a conversation without a user message
+    }
+    if (!text || !prompt.startsWith(text)) return null;
+    // The prefix's own tokenization can differ at its end from the whole prompt's: keep the part they share.
+    const n = commonPrefix(this.guard(() => l.model.tokenize(text, addSpecial, true)), tokens);
+    if (n < opts.minTokens || n >= tokens.length) return null;
+    const own = tokens.slice(0, n);
+    return { key: systemKey(l.layout, l.templateHash, own), tokens: own };
   }
 }
 
@@ -344,3 +521,32 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
 const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
 const range = (start: number, n: number) => Array.from({ length: n }, (_, k) => start + k);
 const fill = (n: number, v: number) => new Array<number>(n).fill(v);
+
+/** Identifies a model file without reading all of it: its size, its header (metadata) and the end of its weights. */
+async function fingerprintFile(file: ModelFile): Promise<string> {
+  const span = Math.min(file.size, 1 << 20);
+  const head = await file.read(0, span);
+  const tail = await file.read(file.size - span, span);
+  return `${file.size}-${hashBytes(head)}-${hashBytes(tail)}`;
+}
+
+/** A fifth of what the browser lets this origin store (1 GiB where it cannot tell). */
+async function defaultBudget(): Promise<number> {
+  try {
+    const quota = (await globalThis.navigator?.storage?.estimate?.())?.quota;
+    if (quota) return Math.floor(quota / 5);
+  } catch {
+    // fall through
+  }
+  return 1024 ** 3;
+}
+
+function emptyStats(store: KvStore | null) {
+  const records = [...(store?.loadedOrNull()?.values() ?? [])];
+  return {
+    persistent: store !== null, entries: records.length, bytes: store?.bytes ?? 0, budgetBytes: store?.budgetBytes ?? 0,
+    conversations: records.filter((m) => m.kind === 'conversation').length,
+    systemPrompts: records.filter((m) => m.kind === 'system').length,
+    memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
+  };
+}

@@ -1,7 +1,7 @@
 // The worker side of the protocol: wraps an Engine, maps request ids to AbortControllers and errors to Results.
 import { EngineError, toWire } from '../errors.ts';
 import type { ChunkReceiver, EngineHostApi, HostInit, Result, WireLoadOptions, WireParams } from '../protocol.ts';
-import type { EngineInfo, ModelInfo, ModelSource, Progress } from '../types.ts';
+import type { CacheStats, EngineInfo, ModelInfo, ModelSource, Progress } from '../types.ts';
 import type { Engine } from './engine.ts';
 
 // Chunks sent to the page before waiting for its acknowledgement: enough to hide the message round trip, few
@@ -39,10 +39,10 @@ export class EngineHost implements EngineHostApi {
     return this.withSignal(id, (signal) => this.ready.load(source, { ...options, signal, onProgress }));
   }
 
-  complete(id: number, params: WireParams, receive: ChunkReceiver): Promise<Result<void>> {
+  complete(id: number, params: WireParams, receive: ChunkReceiver, onProgress?: (p: Progress) => void): Promise<Result<void>> {
     return this.withSignal(id, async (signal) => {
       const inFlight: Promise<void>[] = [];
-      await this.ready.complete(params, async (chunk) => {
+      await this.ready.complete({ ...params, onProgress }, async (chunk) => {
         inFlight.push(receive(chunk));
         if (inFlight.length >= IN_FLIGHT) await inFlight.shift();
       }, signal);
@@ -60,6 +60,18 @@ export class EngineHost implements EngineHostApi {
 
   unload(): Promise<Result<void>> {
     return result(() => this.ready.unload());
+  }
+
+  cacheStats(): Promise<Result<CacheStats>> {
+    return result(() => this.ready.cache.stats());
+  }
+
+  cacheClear(conversationId?: string): Promise<Result<void>> {
+    return result(() => this.ready.cache.clear({ conversation_id: conversationId }));
+  }
+
+  cacheFlush(): Promise<Result<void>> {
+    return result(() => this.ready.cache.flush());
   }
 
   private async withSignal<T>(id: number, fn: (signal: AbortSignal) => Promise<T>): Promise<Result<T>> {

@@ -1,7 +1,7 @@
 // Checks a chat.completions request and fills in defaults. Every problem is an InvalidRequestError that names the
 // parameter and says what is allowed, thrown before the request is queued.
 import { InvalidRequestError } from '../errors.ts';
-import type { ChatCompletionCreateParams, ChatMessage, Tool } from '../types.ts';
+import type { ChatCompletionCreateParams, ChatMessage, Progress, Tool } from '../types.ts';
 import type { SamplerParams } from './llama/binding.ts';
 
 export interface ResolvedRequest {
@@ -13,6 +13,7 @@ export interface ResolvedRequest {
   stream: boolean;
   sampler: SamplerParams;
   conversationId: string | undefined;
+  onProgress: ((p: Progress) => void) | undefined;
 }
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
@@ -85,6 +86,7 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     stop,
     stream: p.stream === true,
     conversationId: p.conversation_id,
+    onProgress: typeof p.onProgress === 'function' ? p.onProgress : undefined,
     sampler: {
       temperature: num(p, 'temperature', 0, 5, d.temperature),
       topK: num(p, 'top_k', 0, 1e6, d.topK, true),

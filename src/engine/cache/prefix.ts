@@ -1,0 +1,18 @@
+// Token and message helpers shared by the cache's matching steps.
+import type { ChatMessage, Tool } from '../../types.ts';
+import { hashText } from './hash.ts';
+
+/** Length of the longest common prefix of two token lists. */
+export function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Hash of a conversation's first messages (and the tools, which the template renders too). */
+export function hashMessages(messages: ChatMessage[], tools: Tool[] | undefined): string {
+  const norm = messages.map((m) => [m.role, Array.isArray(m.content) ? m.content.map((p) => p.text).join('') : (m.content ?? ''),
+    m.name ?? null, m.tool_calls ?? null, m.tool_call_id ?? null]);
+  return hashText(JSON.stringify([tools ?? null, norm]));
+}

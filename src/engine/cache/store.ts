@@ -1,0 +1,197 @@
+// KV state records in IndexedDB (idb-keyval, one object store). A record is a token list plus the chunks of
+// llama_state_seq_get_data output that rebuild those tokens' KV cells: chunk k holds cells [start, end). A
+// conversation gains one chunk per turn, so a save costs the turn's new tokens, not the whole history.
+//
+// Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob. A record and its chunks are written in one
+// transaction, so a save cut short by a reload leaves either the old record or the new one, never a half.
+import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+import { hashBytes } from './hash.ts';
+
+/** Bump when the record layout changes: older records are deleted, never read. */
+export const FORMAT_VERSION = 1;
+
+export interface ChunkMeta {
+  id: string;
+  /** First and one-past-last position this chunk restores (the state may hold more cells; they are trimmed). */
+  start: number;
+  end: number;
+  bytes: number;
+  /** hashBytes of the chunk's bytes. */
+  sum: string;
+}
+
+export interface RecordMeta {
+  v: number;
+  key: string;
+  kind: 'conversation' | 'system';
+  /** Model fingerprint, llama.cpp build and KV layout: a record restores only into the same. */
+  layout: string;
+  tokens: Int32Array;
+  chunks: ChunkMeta[];
+  /** Conversation records: hash of the messages the tokens render (including the generated reply). */
+  msgHash: string | null;
+  msgCount: number;
+  bytes: number;
+  lastUsed: number;
+}
+
+export interface NewChunk {
+  chunk: ChunkMeta;
+  data: Uint8Array;
+}
+
+const META = 'm:';
+const CHUNK = 'c:';
+
+export class KvStore {
+  private index: Map<string, RecordMeta> | null = null;
+  private loading: Promise<Map<string, RecordMeta>> | null = null;
+
+  constructor(private readonly idb: UseStore, readonly budgetBytes: number) {}
+
+  static open(budgetBytes: number, dbName = 'hearth-kv'): KvStore | null {
+    if (typeof indexedDB === 'undefined') return null;
+    return new KvStore(createStore(dbName, 'records'), budgetBytes);
+  }
+
+  /** All records, read once from IndexedDB; records of an older format and chunks nobody references are deleted. */
+  records(): Promise<Map<string, RecordMeta>> {
+    if (this.index) return Promise.resolve(this.index);
+    this.loading ??= this.load().then((m) => (this.index = m));
+    return this.loading;
+  }
+
+  loadedOrNull(): Map<string, RecordMeta> | null {
+    return this.index;
+  }
+
+  /** The index; records() must have resolved before. */
+  loaded(): Map<string, RecordMeta> {
+    if (!this.index) throw new Error('the KV store index is not loaded yet');
+    return this.index;
+  }
+
+  private async load(): Promise<Map<string, RecordMeta>> {
+    const keys = await this.idb('readonly', (s) => promisifyRequest(s.getAllKeys())) as string[];
+    const metaKeys = keys.filter((k) => typeof k === 'string' && k.startsWith(META));
+    const metas = await this.idb('readonly', (s) => Promise.all(metaKeys.map((k) => promisifyRequest(s.get(k))))) as unknown[];
+    const index = new Map<string, RecordMeta>();
+    const stale: string[] = [];
+    metaKeys.forEach((k, i) => {
+      const m = metas[i] as RecordMeta | undefined;
+      if (isMeta(m) && META + m.key === k) index.set(m.key, m);
+      else stale.push(k);
+    });
+    const used = new Set([...index.values()].flatMap((m) => m.chunks.map((c) => CHUNK + c.id)));
+    for (const k of keys) if (typeof k === 'string' && k.startsWith(CHUNK) && !used.has(k)) stale.push(k);
+    if (stale.length) await this.idb('readwrite', (s) => tx(s, () => stale.forEach((k) => s.delete(k))));
+    return index;
+  }
+
+  get bytes(): number {
+    let n = 0;
+    for (const m of this.index?.values() ?? []) n += m.bytes;
+    return n;
+  }
+
+  /** The chunks of `meta`, checked against their checksums; null (and the record deleted) if any is missing or damaged. */
+  async read(meta: RecordMeta): Promise<Uint8Array[] | null> {
+    const blobs = await this.idb('readonly', (s) => Promise.all(meta.chunks.map((c) => promisifyRequest(s.get(CHUNK + c.id))))) as unknown[];
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < meta.chunks.length; i++) {
+      const b = blobs[i];
+      const data = b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b instanceof Uint8Array ? b : null;
+      const c = meta.chunks[i]!;
+      if (!data || data.length !== c.bytes || hashBytes(data) !== c.sum) {
+        await this.remove(meta.key);
+        return null;
+      }
+      out.push(data);
+    }
+    return out;
+  }
+
+  /**
+   * Writes `meta` with its new chunks and deletes the chunks it no longer uses, in one transaction. Keeps the
+   * budget by evicting least recently used records first; on QuotaExceededError evicts and retries once. Returns
+   * false when the record was not stored (too large for the budget, or storage refused it).
+   */
+  async write(meta: RecordMeta, added: NewChunk[], dropped: string[]): Promise<boolean> {
+    const index = await this.records();
+    if (meta.bytes > this.budgetBytes) return false;
+    const others = this.bytes - (index.get(meta.key)?.bytes ?? 0);
+    await this.evict(others + meta.bytes - this.budgetBytes, meta.key);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.idb('readwrite', (s) => tx(s, () => {
+          for (const { chunk, data } of added) s.put(new Blob([data as Uint8Array<ArrayBuffer>]), CHUNK + chunk.id);
+          s.put(meta, META + meta.key);
+          for (const id of dropped) s.delete(CHUNK + id);
+        }));
+        index.set(meta.key, meta);
+        return true;
+      } catch (err) {
+        if ((err as Error)?.name !== 'QuotaExceededError' || attempt > 0) return false;
+        // The browser's quota is below our budget: make room for twice this write and try once more.
+        if (!await this.evict(2 * added.reduce((n, a) => n + a.data.length, 0), meta.key, true)) return false;
+      }
+    }
+  }
+
+  /** Records that the record was used now (for LRU eviction). */
+  async touch(key: string): Promise<void> {
+    const m = this.index?.get(key);
+    if (!m) return;
+    m.lastUsed = Date.now();
+    await this.idb('readwrite', (s) => tx(s, () => s.put(m, META + key))).catch(() => {});
+  }
+
+  async remove(key: string): Promise<void> {
+    const index = await this.records();
+    const m = index.get(key);
+    index.delete(key);
+    await this.idb('readwrite', (s) => tx(s, () => {
+      s.delete(META + key);
+      for (const c of m?.chunks ?? []) s.delete(CHUNK + c.id);
+    })).catch(() => {});
+  }
+
+  async clear(filter: (m: RecordMeta) => boolean = () => true): Promise<void> {
+    const index = await this.records();
+    for (const m of [...index.values()]) if (filter(m)) await this.remove(m.key);
+  }
+
+  /**
+   * Deletes least recently used records (never `keep`) until `excess` bytes are freed. With `force`, frees at least
+   * one record. Returns whether anything was deleted.
+   */
+  private async evict(excess: number, keep: string, force = false): Promise<boolean> {
+    const index = this.index!;
+    const lru = [...index.values()].filter((m) => m.key !== keep).sort((a, b) => a.lastUsed - b.lastUsed);
+    const doomed: string[] = [];
+    let freed = 0;
+    for (const m of lru) {
+      if (freed >= excess && !(force && !doomed.length)) break;
+      freed += m.bytes;
+      doomed.push(m.key);
+    }
+    for (const key of doomed) await this.remove(key);
+    return doomed.length > 0;
+  }
+}
+
+/** Runs `fill` on the store and resolves when its transaction commits (rejects if it aborts, e.g. quota). */
+function tx(s: IDBObjectStore, fill: () => void): Promise<void> {
+  fill();
+  return promisifyRequest(s.transaction);
+}
+
+function isMeta(m: RecordMeta | undefined): m is RecordMeta {
+  return !!m && m.v === FORMAT_VERSION && typeof m.key === 'string' && m.tokens instanceof Int32Array &&
+    Array.isArray(m.chunks) && typeof m.layout === 'string';
+}
+
+let chunkCounter = 0;
+export function newChunkId(): string {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}-${++chunkCounter}`;
+}

@@ -1,0 +1,156 @@
+// The KV cache in memory: multi-turn conversations prefill only what is new, the system prompt is decoded once,
+// and whatever the cache supplies gives the same answer as decoding everything.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/engine/engine.ts';
+import { AbortError } from '../src/errors.ts';
+import type { PromptCache } from '../src/engine/cache/prompt-cache.ts';
+import type { ChatMessage } from '../src/types.ts';
+import { ask, cachedEngine, coldEngine, maxDiff, promptTokens, reply, splitLogits, SYSTEM, systemPrefixLength } from './cache-helpers.ts';
+import type { ModelName } from './fixtures/models.ts';
+
+const QUESTIONS = ['Name a bread.', 'And a river?', 'Which star is brightest?', 'Draw me a map.'];
+
+const engines: Engine[] = [];
+const track = async (p: Promise<Engine>) => {
+  const e = await p;
+  engines.push(e);
+  return e;
+};
+afterAll(async () => {
+  for (const e of engines) await e.unload();
+});
+
+describe.each([
+  ['qwen2-hello', 'ChatML (Qwen2.5)'],
+  ['llama3-hello', 'Llama 3.2'],
+] as [ModelName, string][])('conversation cache in memory, %s (%s template)', (model) => {
+  let warm: Engine;
+  let cold: Engine;
+  beforeAll(async () => {
+    [warm, cold] = await Promise.all([track(cachedEngine(model, { db: null })), track(coldEngine(model))]);
+  });
+
+  it('prefills only the new message each turn and answers exactly as an engine without cache', async () => {
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }];
+    let previousPrompt = 0;
+    for (const [turn, q] of QUESTIONS.entries()) {
+      messages.push({ role: 'user', content: q });
+      const [w, c] = [await ask(warm, messages), await ask(cold, messages)];
+      expect(reply(w)).toBe(reply(c));
+      expect(reply(w)).toBe('Hello, world!');
+      expect(w.usage.prompt_tokens).toBe(c.usage.prompt_tokens);
+      expect(c.usage.prompt_tokens_details.cached_tokens).toBe(0);
+      if (turn === 0) {
+        expect(w.timings.cache_source).toBe('none');
+      } else {
+        // Everything the previous turn read and wrote is reused; only the new user message and headers are decoded.
+        expect(w.timings.cache_source).toBe('memory');
+        expect(w.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(previousPrompt);
+        expect(w.timings.prompt_n).toBe(w.usage.prompt_tokens - w.usage.prompt_tokens_details.cached_tokens);
+        expect(w.timings.prompt_n).toBeLessThan(30);
+      }
+      expect(w.timings.cache_n).toBe(w.usage.prompt_tokens_details.cached_tokens);
+      previousPrompt = w.usage.prompt_tokens;
+      messages.push({ role: 'assistant', content: reply(w) });
+    }
+  });
+
+  it('rebuilds from the divergence point when an earlier message is edited', async () => {
+    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const first = await ask(warm, base);
+    const edited: ChatMessage[] = [
+      { role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a cake instead.' },
+      { role: 'assistant', content: reply(first) }, { role: 'user', content: QUESTIONS[1]! },
+    ];
+    const [w, c] = [await ask(warm, edited), await ask(cold, edited)];
+    expect(reply(w)).toBe(reply(c));
+    // The system prompt is still reused; the edited question and everything after it are decoded again.
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(systemPrefixLength(warm, edited));
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBeLessThan(first.usage.prompt_tokens);
+  });
+
+  it('decodes a shared system prompt once for different conversations', async () => {
+    const a = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' }]);
+    const b = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A second, unrelated one.' }]);
+    expect(reply(a)).toBe('Hello, world!');
+    expect(reply(b)).toBe('Hello, world!');
+    expect(b.timings.cache_source).toBe('memory');
+    expect(b.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(systemPrefixLength(warm, [{ role: 'system', content: SYSTEM },
+      { role: 'user', content: 'A second, unrelated one.' }]));
+    // The first conversation kept its own state: its next turn is still cached in full.
+    const a2 = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' },
+      { role: 'assistant', content: reply(a) }, { role: 'user', content: 'More.' }]);
+    expect(a2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(a.usage.prompt_tokens);
+  });
+});
+
+describe('cached and cold prompts give the same next-token logits (within batch-split noise)', () => {
+  it.each(['qwen2-tiny', 'llama3-tiny'] as ModelName[])('%s, over three turns', async (model) => {
+    const warm = await track(cachedEngine(model, { db: null }));
+    const cold = await track(coldEngine(model));
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const first = await ask(warm, messages, { max_tokens: 6 });
+    messages.push({ role: 'assistant', content: reply(first) }, { role: 'user', content: QUESTIONS[1]! });
+
+    const cached = await warm.promptLogits({ messages });
+    const fresh = await cold.promptLogits({ messages });
+    expect(fresh.cached).toBe(0);
+    expect(cached.source).toBe('memory');
+    expect(cached.cached).toBeGreaterThan(first.usage.prompt_tokens);
+
+    // The warm slot was built in batches: the system prompt (cut there to cache it), the rest of the first prompt,
+    // each generated token alone, then the rest.
+    // Rebuilding that from scratch must give the warm logits bit for bit (the cache holds exactly those tokens at
+    // those positions); the difference to one batch is llama.cpp's own batch-split noise, the bound for cold.
+    const tokens = promptTokens(warm, messages);
+    const p1 = first.usage.prompt_tokens;
+    const system = systemPrefixLength(warm, messages);
+    expect(system).toBeGreaterThan(200);
+    const cuts = [system, p1, ...Array.from({ length: cached.cached - p1 }, (_, k) => p1 + k + 1)];
+    const mirrored = splitLogits(warm, tokens, cuts);
+    const oneBatch = splitLogits(warm, tokens, []);
+    expect(maxDiff(cached.logits, mirrored)).toBe(0);
+    expect(maxDiff(fresh.logits, oneBatch)).toBe(0);
+    const noise = maxDiff(mirrored, oneBatch);
+    console.log(`[noise] ${model}: batch-split ${noise.toExponential(2)}, cached vs cold ${maxDiff(cached.logits, fresh.logits).toExponential(2)}, scale ${fresh.logits.reduce((m, v) => Math.max(m, Math.abs(v)), 0).toFixed(2)}`);
+    const scale = fresh.logits.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    expect(noise).toBeLessThan(0.01 * scale); // small, as measured for f32 layers (DESIGN.md)
+    expect(maxDiff(cached.logits, fresh.logits)).toBeLessThanOrEqual(noise);
+  });
+});
+
+describe('abort and failures', () => {
+  it('keeps a conversation usable after an aborted reply', async () => {
+    const warm = await track(cachedEngine('qwen2-tiny', { db: null }));
+    const cold = await track(coldEngine('qwen2-tiny'));
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const controller = new AbortController();
+    const stream = await warm.chat.completions.create({ messages, temperature: 0, max_tokens: 50, stream: true, signal: controller.signal });
+    let pieces = 0;
+    await expect((async () => {
+      for await (const c of stream) if (c.choices[0]?.delta.content && ++pieces === 3) controller.abort();
+    })()).rejects.toBeInstanceOf(AbortError);
+    // The aborted reply's tokens stay in the slot; the next request reuses the prompt and answers like a cold engine.
+    const again = await ask(warm, messages, { max_tokens: 12 });
+    expect(again.timings.cache_source).toBe('memory');
+    expect(again.usage.prompt_tokens_details.cached_tokens).toBe(again.usage.prompt_tokens - 1);
+    expect(reply(again)).toBe(reply(await ask(cold, messages, { max_tokens: 12 })));
+  });
+});
+
+describe('slots', () => {
+  it('never hands a slot that a request is building on to a second request', async () => {
+    const engine = await track(cachedEngine('qwen2-tiny', { db: null }));
+    const cache = (engine as unknown as { loaded: { cache: PromptCache } }).loaded.cache;
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Hi' }];
+    const req = { messages, tools: undefined, conversationId: undefined, tokens: promptTokens(engine, messages), system: null };
+    const a = await cache.prepare(req);
+    const b = await cache.prepare(req);
+    expect(b.slot).not.toBe(a.slot);
+    cache.finish(a.slot, req, null);
+    cache.finish(b.slot, req, null);
+    const c = await cache.prepare(req);
+    cache.finish(c.slot, req, null);
+    expect([a.slot, b.slot]).toContain(c.slot);
+  });
+});

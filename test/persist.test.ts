@@ -1,0 +1,255 @@
+// KV state in IndexedDB (fake-indexeddb in Node): a new engine on the same database — what a page reload gives —
+// resumes a conversation or a system prompt without decoding it again, and bad records are never used.
+import { del, get, keys, set, type UseStore } from 'idb-keyval';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { Engine } from '../src/engine/engine.ts';
+import type { RecordMeta } from '../src/engine/cache/store.ts';
+import type { ChatMessage } from '../src/types.ts';
+import { ask, cachedEngine, coldEngine, newDb, promptTokens, rawStore, reply, SYSTEM, systemPrefixLength } from './cache-helpers.ts';
+
+const engines: Engine[] = [];
+const track = async (p: Promise<Engine>) => {
+  const e = await p;
+  engines.push(e);
+  return e;
+};
+afterAll(async () => {
+  for (const e of engines) await e.unload();
+});
+
+const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] => [...prev, { role: 'assistant', content: answer }, { role: 'user', content: q }];
+
+/** Two turns on a fresh engine over `db`, saved; returns the messages of the third turn. */
+async function chatTwoTurns(db: string, extra: { conversation_id?: string } = {}, model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
+  const engine = await track(cachedEngine(model, { db }));
+  const r1 = await ask(engine, turn1, extra);
+  const turn2 = next(turn1, reply(r1), 'And a river?');
+  const r2 = await ask(engine, turn2, extra);
+  await engine.cache.flush();
+  return { engine, turn3: next(turn2, reply(r2), 'Which star is brightest?'), r2 };
+}
+
+async function metas(db: string): Promise<RecordMeta[]> {
+  const store = rawStore(db);
+  const all = (await keys(store)) as string[];
+  return Promise.all(all.filter((k) => k.startsWith('m:')).map((k) => get(k, store)));
+}
+
+describe('resume from IndexedDB', () => {
+  it.each([
+    ['by conversation_id', { conversation_id: 'chat-1' }],
+    ['by message history', {}],
+  ])('restores a conversation %s with exactly the logits of the sequence it was saved from', async (_, extra) => {
+    const db = newDb();
+    const { engine, turn3 } = await chatTwoTurns(db, extra);
+    const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
+    const restored = await reloaded.promptLogits({ messages: turn3, ...extra });
+    const inMemory = await engine.promptLogits({ messages: turn3, ...extra });
+    expect(inMemory.source).toBe('memory');
+    expect(restored.source).toBe('indexeddb');
+    expect(restored.cached).toBe(inMemory.cached);
+    expect(restored.cached).toBeGreaterThan(0.9 * promptTokens(engine, turn3).length);
+    // A restored state is bit-exact: same cells, same positions, same numbers.
+    expect(restored.logits).toEqual(inMemory.logits);
+  });
+
+  it('saves each turn as a chunk of its new tokens only, and answers after a reload like a cold engine', async () => {
+    const db = newDb();
+    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'c' }, 'qwen2-hello');
+    const [meta] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    expect(meta!.chunks).toHaveLength(2);
+    const [c1, c2] = meta!.chunks;
+    expect(c2!.start).toBe(c1!.end);
+    expect(c2!.end).toBe(meta!.tokens.length);
+    // Bytes per token are the same for both chunks: the second turn wrote its own cells, not the history again.
+    const perToken = (c: typeof c1) => c!.bytes / (c!.end - c!.start);
+    expect(perToken(c2) / perToken(c1)).toBeGreaterThan(0.9);
+    expect(perToken(c2) / perToken(c1)).toBeLessThan(1.1);
+    expect(c2!.bytes).toBeLessThan(c1!.bytes / 5);
+
+    const reloaded = await track(cachedEngine('qwen2-hello', { db }));
+    const cold = await track(coldEngine('qwen2-hello'));
+    const r = await ask(reloaded, turn3, { conversation_id: 'c' });
+    expect(r.timings.cache_source).toBe('indexeddb');
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0.9 * r.usage.prompt_tokens);
+    expect(reply(r)).toBe(reply(await ask(cold, turn3)));
+    expect((await reloaded.cache.stats()).hits.indexeddb).toBe(1);
+  });
+
+  it('restores a saved system prompt for a new conversation after a reload', async () => {
+    const db = newDb();
+    const first = await track(cachedEngine('qwen2-hello', { db }));
+    await ask(first, turn1);
+    await first.cache.flush();
+    const reloaded = await track(cachedEngine('qwen2-hello', { db }));
+    const other: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Something else entirely.' }];
+    const progress: string[] = [];
+    const r = await reloaded.chat.completions.create({ messages: other, temperature: 0, max_tokens: 8, onProgress: (p) => progress.push(p.phase) });
+    expect(r.timings.cache_source).toBe('indexeddb');
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(reloaded, other));
+    expect(progress).toContain('restore');
+    expect(progress.at(-1)).toBe('prefill');
+    expect(reply(r)).toBe('Hello, world!');
+  });
+
+  it('keeps an unrelated conversation in memory and on disk when another one shares its system prompt', async () => {
+    const db = newDb();
+    const engine = await track(cachedEngine('qwen2-tiny', { db }));
+    const a1 = await ask(engine, turn1);
+    const b: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A different question.' }];
+    await ask(engine, b);
+    await engine.cache.flush();
+    expect((await metas(db)).filter((m) => m.kind === 'conversation')).toHaveLength(2);
+    const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
+    const a2 = await ask(reloaded, next(turn1, reply(a1), 'More?'));
+    expect(a2.timings.cache_source).toBe('indexeddb');
+    expect(a2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(a1.usage.prompt_tokens);
+  });
+});
+
+describe('a record that does not match is deleted and the prompt recomputed', () => {
+  async function expectRecomputed(db: string, turn3: ChatMessage[], model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
+    const reloaded = await track(cachedEngine(model, { db }));
+    const cold = await track(coldEngine(model));
+    const r = await ask(reloaded, turn3, { conversation_id: 'x' });
+    // At most the (intact) system prompt record is used; the conversation is decoded again.
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBeLessThanOrEqual(systemPrefixLength(reloaded, turn3));
+    expect(reply(r)).toBe(reply(await ask(cold, turn3)));
+    return reloaded;
+  }
+
+  it('a damaged chunk (checksum)', async () => {
+    const db = newDb();
+    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'x' });
+    const store = rawStore(db);
+    const [meta] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    const key = `c:${meta!.chunks[1]!.id}`;
+    const bytes = new Uint8Array(await ((await get(key, store)) as Blob).arrayBuffer());
+    bytes[bytes.length >> 1]! ^= 0xff;
+    await set(key, new Blob([bytes]), store);
+    const engine = await expectRecomputed(db, turn3);
+    await engine.cache.flush();
+    // The damaged record is gone; the conversation was saved again from scratch.
+    const [again] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    expect(again!.chunks.map((c) => c.id)).not.toContain(meta!.chunks[1]!.id);
+    expect(again!.chunks[0]!.start).toBe(0);
+  });
+
+  it('a record written for another model', async () => {
+    const db = newDb();
+    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'x' }, 'qwen2-hello');
+    // qwen2-tiny has the same tokenizer, template and shapes as qwen2-hello; only the weights differ.
+    await expectRecomputed(db, turn3, 'qwen2-tiny');
+  });
+
+  it('a record of an older format version', async () => {
+    const db = newDb();
+    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'x' });
+    const store = rawStore(db);
+    const old = await metas(db);
+    for (const m of old) await set(`m:${m.key}`, { ...m, v: 0 }, store);
+    const engine = await expectRecomputed(db, turn3);
+    await engine.cache.flush();
+    // The old records and their chunks are gone; what is there now was written again.
+    const oldChunks = old.flatMap((m) => m.chunks.map((c) => `c:${c.id}`));
+    const now = (await keys(store)) as string[];
+    expect(now.filter((k) => oldChunks.includes(k))).toEqual([]);
+    expect((await metas(db)).every((m) => m.v === 1)).toBe(true);
+  });
+
+  it('a missing chunk (a save that never completed)', async () => {
+    const db = newDb();
+    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'x' });
+    const [meta] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    await del(`c:${meta!.chunks[0]!.id}`, rawStore(db));
+    await expectRecomputed(db, turn3);
+  });
+});
+
+describe('storage limits', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('still answers when storage refuses every write (QuotaExceededError, simulated)', async () => {
+    const db = newDb();
+    const failing = (store: UseStore): UseStore => (mode, cb) =>
+      mode === 'readwrite' ? Promise.reject(new DOMException('quota', 'QuotaExceededError')) : store(mode, cb);
+    const engine = await track(cachedEngine('qwen2-hello', { db, wrap: failing }));
+    const r1 = await ask(engine, turn1);
+    const r2 = await ask(engine, next(turn1, reply(r1), 'More?'));
+    await engine.cache.flush();
+    expect(reply(r2)).toBe('Hello, world!');
+    expect(r2.timings.cache_source).toBe('memory'); // the in-memory cache still works
+    expect(await metas(db)).toHaveLength(0);
+    expect((await engine.cache.stats()).entries).toBe(0);
+  });
+
+  it('evicts the least recently used records to stay within budgetBytes', async () => {
+    const db = newDb();
+    const probe = await track(cachedEngine('qwen2-hello', { db: newDb() }));
+    await ask(probe, turn1);
+    await probe.cache.flush();
+    const one = (await probe.cache.stats()).bytes;
+    // Room for about three conversations' records (each also has the shared system prompt record).
+    const budgetBytes = Math.floor(one * 2.5);
+    const engine = await track(cachedEngine('qwen2-hello', { db, budgetBytes }));
+    for (let i = 0; i < 5; i++) {
+      await ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Conversation number ${i}.` }], { conversation_id: `c${i}` });
+      await engine.cache.flush();
+      expect((await engine.cache.stats()).bytes).toBeLessThanOrEqual(budgetBytes);
+    }
+    const kept = (await metas(db)).map((m) => m.key);
+    expect(kept).toContain('conversation:id:c4');
+    expect(kept).not.toContain('conversation:id:c0');
+  });
+
+  it('clears one conversation, or everything', async () => {
+    const db = newDb();
+    const engine = await track(cachedEngine('qwen2-hello', { db }));
+    const a1 = await ask(engine, turn1, { conversation_id: 'a' });
+    await ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Other.' }], { conversation_id: 'b' });
+    await engine.cache.flush();
+    expect((await engine.cache.stats()).conversations).toBe(2);
+    await engine.cache.clear({ conversation_id: 'a' });
+    expect((await metas(db)).map((m) => m.key)).not.toContain('conversation:id:a');
+    expect((await engine.cache.stats()).conversations).toBe(1);
+    const turn2 = next(turn1, 'Hello, world!', 'More?');
+    const again = await ask(engine, turn2, { conversation_id: 'a' });
+    // What conversation b shares with it (the system prompt) is reused, nothing of a's own turn.
+    expect(again.usage.prompt_tokens_details.cached_tokens).toBeLessThan(a1.usage.prompt_tokens - 3);
+    await engine.cache.clear();
+    await engine.cache.flush();
+    expect(await metas(db)).toHaveLength(0);
+  });
+
+  it('keeps nothing in IndexedDB with cache.persistent = false', async () => {
+    const engine = await track(cachedEngine('qwen2-hello', { db: null, persistent: false }));
+    await ask(engine, turn1);
+    const stats = await engine.cache.stats();
+    expect(stats.persistent).toBe(false);
+    expect((await engine.info()).capabilities.persistentKv).toBe(false);
+  });
+});
+
+describe('templates that render a changing value', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('Llama 3 writes today\'s date into the system header: a new day still answers correctly', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const db = newDb();
+    vi.setSystemTime(new Date('2026-11-22T12:00:00Z'));
+    const engine = await track(cachedEngine('llama3-hello', { db, minTokens: 8 }));
+    const r1 = await ask(engine, turn1);
+    await engine.cache.flush();
+    vi.setSystemTime(new Date('2026-11-23T12:00:00Z'));
+    const turn2 = next(turn1, reply(r1), 'And tomorrow?');
+    const reloaded = await track(cachedEngine('llama3-hello', { db, minTokens: 8 }));
+    const r2 = await ask(reloaded, turn2);
+    const cold = await track(coldEngine('llama3-hello'));
+    expect(reply(r2)).toBe(reply(await ask(cold, turn2)));
+    // Only the tokens before the date were reusable; the rest was decoded again.
+    const cached = r2.usage.prompt_tokens_details.cached_tokens;
+    expect(cached).toBeGreaterThan(8);
+    expect(cached).toBeLessThan(40);
+  });
+});
