@@ -41,3 +41,46 @@ test('load a model, stream an answer, stop a long one, ask again', async ({ page
   await expect(page.locator('.msg.assistant').last().locator('.note')).toHaveText('stopped');
   expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
 });
+
+test('after a reload the conversation is back and the next answer starts from the state saved in IndexedDB', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#engine-status')).toContainText('llama.cpp');
+  await expect(page.locator('#source-kind')).toHaveValue('test');
+  await page.click('#load');
+  await expect(page.locator('#load-status')).toContainText('Ready');
+  // Long enough to be worth saving (the cache keeps prompts of 100 tokens and more).
+  const long = 'Here is what I need help with today. ' + 'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12);
+  await page.fill('#prompt', long);
+  await page.press('#prompt', 'Enter');
+  await expect(page.locator('.msg.assistant').last()).toHaveText('Hello, world!');
+  await expect(page.locator('#stats')).not.toContainText('cached');
+  // The save runs after the answer, in the background: wait until IndexedDB has the conversation.
+  await expect.poll(() => page.evaluate(savedConversations)).toBe(1);
+
+  await page.reload();
+  await expect(page.locator('.msg.user')).toHaveText([long]);
+  await expect(page.locator('.msg.assistant')).toHaveText(['Hello, world!']);
+  await expect(page.locator('#engine-status')).toContainText('llama.cpp');
+  await page.click('#load');
+  await expect(page.locator('#load-status')).toContainText('Ready');
+  await page.fill('#prompt', 'And now?');
+  await page.press('#prompt', 'Enter');
+  await expect(page.locator('.msg.assistant')).toHaveCount(2);
+  await expect(page.locator('.msg.assistant').last()).toHaveText('Hello, world!');
+  await expect(page.locator('#stats')).toContainText(/\d+ cached \(restored from IndexedDB\)/);
+});
+
+/** Conversation records in Hearth's IndexedDB store (runs in the page). */
+function savedConversations(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open('hearth-kv');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      if (!db.objectStoreNames.contains('records')) return resolve(0);
+      const req = db.transaction('records').objectStore('records').getAllKeys();
+      req.onsuccess = () => resolve(req.result.filter((k) => String(k).startsWith('m:conversation')).length);
+      req.onerror = () => reject(req.error);
+    };
+  });
+}

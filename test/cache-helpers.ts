@@ -39,9 +39,7 @@ export function coldEngine(model: ModelName): Promise<Engine> {
 /** The raw idb-keyval store behind a test database, to inspect or damage records. */
 export const rawStore = (db: string) => createStore(db, 'records');
 
-// About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
-export const SYSTEM = 'You are Hearth, a careful assistant that lives in a web page. ' + Array.from({ length: 25 },
-  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ');
+export { SYSTEM } from './helpers.ts';
 
 export async function ask(engine: Engine, messages: ChatMessage[], extra: { conversation_id?: string; max_tokens?: number } = {}):
   Promise<ChatCompletion> {

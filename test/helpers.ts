@@ -22,3 +22,7 @@ export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promi
   for await (const c of stream) chunks.push(c);
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
 }
+
+// About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
+export const SYSTEM = 'You are Hearth, a careful assistant that lives in a web page. ' + Array.from({ length: 25 },
+  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ');

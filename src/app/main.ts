@@ -1,4 +1,6 @@
-// The demo chat page: pick a GGUF, watch it load, chat with streaming, stop, ask again.
+// The demo chat page: pick a GGUF, watch it load, chat with streaming, stop, ask again. The conversation and the
+// model choice are kept in localStorage and the model's KV state in IndexedDB (by Hearth), so after a reload the
+// next answer starts without reading the conversation again.
 // Model output is untrusted: it only ever reaches the page through textContent.
 import { createEngine, type ChatMessage, type HearthClient, type ModelSource, type Progress } from '../index.ts';
 
@@ -13,8 +15,11 @@ const ui = {
 };
 
 const TEST_MODEL = '/test-models/qwen2-hello.gguf';
+const SAVED = 'hearth-demo';
 let engine: HearthClient | null = null;
 let messages: ChatMessage[] = [];
+let conversationId = newId();
+let readyText = '';
 let generating: AbortController | null = null;
 let loading: AbortController | null = null;
 let modelReady = false;
@@ -49,11 +54,45 @@ function note(el: HTMLElement, text: string) {
 
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
+function newId(): string {
+  return globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+}
+
+/** Keeps the conversation and the model choice (not a local file: it cannot be reopened) for the next visit. */
+function save() {
+  const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value };
+  try {
+    localStorage.setItem(SAVED, JSON.stringify({ messages, conversationId, model }));
+  } catch {
+    // storage full or disabled: the chat still works, it just is not kept
+  }
+}
+
+function restore() {
+  let saved: { messages?: ChatMessage[]; conversationId?: string; model?: Record<string, string> } = {};
+  try {
+    saved = JSON.parse(localStorage.getItem(SAVED) ?? '{}');
+  } catch {
+    return;
+  }
+  if (Array.isArray(saved.messages)) messages = saved.messages;
+  if (saved.conversationId) conversationId = saved.conversationId;
+  for (const m of messages) bubble(m.role === 'user' ? 'user' : 'assistant', typeof m.content === 'string' ? m.content : '');
+  const model = saved.model ?? {};
+  if (model.kind && model.kind !== 'file' && [...ui.kind.options].some((o) => o.value === model.kind && !o.hidden)) ui.kind.value = model.kind;
+  if (model.hfRepo) ui.hfRepo.value = model.hfRepo;
+  if (model.hfFile) ui.hfFile.value = model.hfFile;
+  if (model.url) ui.url.value = model.url;
+  showKind();
+}
+
 function onProgress(p: Progress) {
   ui.progress.hidden = false;
   ui.progress.value = p.total ? p.loaded / p.total : 0;
-  const what = p.phase === 'download' ? 'Downloading' : p.phase === 'load' ? 'Loading into llama.cpp' : p.phase;
-  ui.loadStatus.textContent = `${what}: ${mb(p.loaded)}${p.total ? ` of ${mb(p.total)}` : ''}`;
+  const what = p.phase === 'download' ? 'Downloading' : p.phase === 'load' ? 'Loading into llama.cpp'
+    : p.phase === 'restore' ? 'Restoring the conversation' : 'Reading the prompt';
+  const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${mb(p.loaded)}${p.total ? ` of ${mb(p.total)}` : ''}`;
+  ui.loadStatus.textContent = `${what}: ${amount}`;
 }
 
 function chosenSource(): ModelSource | null {
@@ -69,7 +108,7 @@ async function loadModel() {
   if (loading) return loading.abort();
   const source = chosenSource();
   if (!engine || !source) {
-    ui.loadStatus.textContent = 'Choose a model first.';
+    ui.loadStatus.textContent = engine ? 'Choose a model first.' : 'The engine is still starting; try again in a moment.';
     return;
   }
   generating?.abort();
@@ -79,7 +118,8 @@ async function loadModel() {
   try {
     const info = await engine.load(source, { onProgress, signal: loading.signal });
     modelReady = true;
-    ui.loadStatus.textContent = `Ready: ${info.name} (${info.description}), context ${(await engine.info()).nCtx} tokens.`;
+    readyText = `Ready: ${info.name} (${info.description}), context ${(await engine.info()).nCtx} tokens.`;
+    ui.loadStatus.textContent = readyText;
     ui.prompt.focus();
   } catch (err) {
     ui.loadStatus.textContent = `Could not load the model: ${(err as Error).message}`;
@@ -102,7 +142,10 @@ async function send(text: string) {
   let ttft = 0;
   let answer = '';
   try {
-    const stream = await engine.chat.completions.create({ messages, stream: true, signal: generating.signal });
+    const stream = await engine.chat.completions.create({
+      messages, stream: true, signal: generating.signal, conversation_id: conversationId, onProgress,
+    });
+    ui.progress.hidden = true;
     for await (const chunk of stream) {
       const piece = chunk.choices[0]?.delta.content ?? '';
       if (piece && !ttft) ttft = performance.now() - t0;
@@ -111,7 +154,9 @@ async function send(text: string) {
       if (chunk.timings) {
         const t = chunk.timings;
         const tps = t.predicted_ms > 0 ? (t.predicted_n / t.predicted_ms) * 1000 : 0;
-        ui.stats.textContent = `TTFT ${Math.round(ttft)} ms · ${tps.toFixed(1)} tokens/s · prompt ${t.prompt_n} tokens in ${Math.round(t.prompt_ms)} ms`;
+        const cached = t.cache_n ? ` · ${t.cache_n} cached (${t.cache_source === 'indexeddb' ? 'restored from IndexedDB' : 'in memory'})` : '';
+        ui.stats.textContent = `TTFT ${Math.round(ttft)} ms · ${tps.toFixed(1)} tokens/s · prompt ${t.prompt_n} tokens in ` +
+          `${Math.round(t.prompt_ms)} ms${cached}`;
       }
     }
     messages.push({ role: 'assistant', content: answer });
@@ -127,6 +172,9 @@ async function send(text: string) {
     }
   } finally {
     generating = null;
+    ui.progress.hidden = true;
+    ui.loadStatus.textContent = readyText;
+    save();
     setBusy();
   }
 }
@@ -147,7 +195,9 @@ ui.stop.addEventListener('click', () => generating?.abort());
 ui.newChat.addEventListener('click', () => {
   generating?.abort();
   messages = [];
+  conversationId = newId();
   ui.chat.replaceChildren();
+  save();
 });
 
 async function main() {
@@ -160,6 +210,7 @@ async function main() {
     ui.kind.value = 'test';
     showKind();
   }
+  restore();
   try {
     engine = await createEngine();
     const info = await engine.info();
