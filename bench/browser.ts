@@ -8,6 +8,8 @@ export interface BenchBrowser {
   origin: string;
   /** Runs one method of window.bench in the page. */
   call<K extends keyof Bench>(name: K, ...args: Parameters<Bench[K]>): Promise<Awaited<ReturnType<Bench[K]>>>;
+  /** Reloads the page (IndexedDB and the HTTP cache stay, like a user's reload). */
+  reload(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,14 +28,19 @@ export async function openBenchPage(): Promise<BenchBrowser> {
   });
   const page = await browser.newPage();
   page.on('pageerror', (e) => console.error('[page error]', e.message));
+  const ready = () => page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, null, { timeout: 120_000 });
   await page.goto(`${origin}/bench/page.html`);
-  await page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, null, { timeout: 120_000 });
+  await ready();
   if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page is not cross-origin isolated');
   return {
     page,
     origin,
     call: (name, ...args) =>
       page.evaluate(([n, a]) => (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n as string]!(...(a as unknown[])), [name, args] as const) as never,
+    async reload() {
+      await page.reload();
+      await ready();
+    },
     async close() {
       await browser.close();
       await server.close();

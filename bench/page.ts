@@ -3,7 +3,7 @@
 // decode = (generated tokens - 1) / time from the first to the last.
 import { Wllama } from '@wllama/wllama';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import { createEngine, type ChatMessage, type HearthClient } from '../src/index.ts';
+import { createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient } from '../src/index.ts';
 import { ChatTemplate } from '../src/engine/chat/template.ts';
 
 export interface RunResult {
@@ -11,7 +11,15 @@ export interface RunResult {
   genTokens: number;
   ttftMs: number;
   decodeMs: number;
+  /** Hearth only: prompt tokens taken from the cache, from where, and how long restoring saved state took. */
+  cachedTokens?: number;
+  cacheSource?: string;
+  restoreMs?: number;
+  text?: string;
 }
+
+/** The decode benchmark measures prompt processing: nothing may come from a cache. */
+const NO_CACHE: CacheOptions = { persistent: false, conversations: false, systemPrompt: false };
 
 let model: Blob | null = null;
 let hearth: HearthClient | null = null;
@@ -23,25 +31,54 @@ async function modelBlob(url: string): Promise<Blob> {
 }
 
 const bench = {
-  async loadHearth(url: string, threads: number, nCtx: number) {
+  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE) {
     hearth?.terminate();
-    hearth = await createEngine({ threads });
+    hearth = await createEngine({ threads, cache });
     await hearth.load(await modelBlob(url), { nCtx });
     return hearth.info();
   },
 
-  async runHearth(messages: ChatMessage[], maxTokens: number): Promise<RunResult> {
+  async runHearth(messages: ChatMessage[], maxTokens: number, conversationId?: string): Promise<RunResult> {
     const t0 = performance.now();
     let tFirst = 0;
     let tLast = 0;
-    let usage = { prompt_tokens: 0, completion_tokens: 0 };
-    const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true });
+    let restoreStart = 0;
+    let restoreEnd = 0;
+    let text = '';
+    let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
+    let source = 'none';
+    const stream = await hearth!.chat.completions.create({
+      messages, max_tokens: maxTokens, temperature: 0, stream: true, conversation_id: conversationId,
+      onProgress: (p) => {
+        if (p.phase !== 'restore') return;
+        if (p.loaded === 0) restoreStart = performance.now();
+        else restoreEnd = performance.now();
+      },
+    });
     for await (const c of stream) {
-      if (c.choices[0]?.delta.content && !tFirst) tFirst = performance.now();
+      const piece = c.choices[0]?.delta.content;
+      if (piece && !tFirst) tFirst = performance.now();
+      text += piece ?? '';
       if (c.usage) usage = c.usage;
+      if (c.timings) source = c.timings.cache_source;
       tLast = performance.now();
     }
-    return { promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst };
+    return {
+      promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst,
+      cachedTokens: usage.prompt_tokens_details.cached_tokens, cacheSource: source,
+      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, text,
+    };
+  },
+
+  /** Waits for Hearth's background saves; returns how long that took and the cache's figures afterwards. */
+  async flushHearth(): Promise<{ ms: number; stats: CacheStats }> {
+    const t0 = performance.now();
+    await hearth!.cache.flush();
+    return { ms: performance.now() - t0, stats: await hearth!.cache.stats() };
+  },
+
+  async hearthStats(): Promise<CacheStats> {
+    return hearth!.cache.stats();
   },
 
   /** The prompt exactly as Hearth renders it, for engines that take raw text. */

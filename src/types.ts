@@ -71,6 +71,8 @@ export interface LoadOptions {
   /** KV cache size in tokens. Default: min(4096, the model's training context). */
   nCtx?: number;
   nParallel?: number;
+  /** KV cache element types. Default f32 (fastest in wasm) when the cache stays under 512 MiB, else f16. Quantized
+   * types (q8_0, q4_0) save memory but need llama.cpp's flash-attention kernel, which is slow in wasm. */
   cacheTypeK?: GgmlType;
   cacheTypeV?: GgmlType;
 }

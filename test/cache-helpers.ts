@@ -56,10 +56,9 @@ export const argmax = (a: Float32Array) => a.reduce((best, v, i) => (v > a[best]
  * at `cuts`. Measures llama.cpp's batch-split noise for this model and prompt.
  */
 export function splitLogits(engine: Engine, tokens: ArrayLike<number>, cuts: number[]): Float32Array {
-  const model = (engine as unknown as { loaded: { model: ConstructorParameters<typeof LlamaContext>[0] } }).loaded.model;
-  const ctx = new LlamaContext(model, {
-    nCtx: 2048, nBatch: 512, nUbatch: 512, nSeqMax: 1, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
-  });
+  const { model, ctx: engineCtx } = (engine as unknown as { loaded: { model: ConstructorParameters<typeof LlamaContext>[0]; ctx: LlamaContext } }).loaded;
+  // The engine's own KV types and attention kernel, one sequence.
+  const ctx = new LlamaContext(model, { ...engineCtx.params, nSeqMax: 1 });
   try {
     const ends = [...cuts.filter((c) => c > 0 && c < tokens.length), tokens.length];
     let start = 0;

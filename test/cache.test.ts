@@ -85,7 +85,7 @@ describe.each([
 });
 
 describe('cached and cold prompts give the same next-token logits (within batch-split noise)', () => {
-  it.each(['qwen2-tiny', 'llama3-tiny'] as ModelName[])('%s, over three turns', async (model) => {
+  it.each(['qwen2-tiny', 'llama3-tiny', 'qwen2-hello-q8'] as ModelName[])('%s, over three turns', async (model) => {
     const warm = await track(cachedEngine(model, { db: null }));
     const cold = await track(coldEngine(model));
     const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
@@ -152,5 +152,25 @@ describe('slots', () => {
     const c = await cache.prepare(req);
     cache.finish(c.slot, req, null);
     expect([a.slot, b.slot]).toContain(c.slot);
+  });
+});
+
+describe('KV cells are shared by the conversations in memory', () => {
+  it('evicts the least recently used conversation when a new one needs the room, and all still answer correctly', async () => {
+    // 1,024 cells hold three of these ~300-token conversations, not four.
+    const engine = await track(cachedEngine('qwen2-hello', { db: null, nCtx: 1024 }));
+    const convo = (i: number): ChatMessage[] => [{ role: 'system', content: `Desk ${i}. ${SYSTEM}` }, { role: 'user', content: `Question ${i}` }];
+    const firsts = [];
+    for (let i = 0; i < 4; i++) firsts.push(await ask(engine, convo(i), { max_tokens: 8 }));
+    expect(firsts.map(reply)).toEqual(new Array(4).fill('Hello, world!'));
+    const stats = await engine.cache.stats();
+    expect(stats.memory.tokens).toBeLessThanOrEqual(1024);
+    expect(stats.memory.slots).toBe(3);
+    // The most recent conversation is still in memory; the oldest was evicted and is decoded again.
+    const latest = await ask(engine, [...convo(3), { role: 'assistant', content: 'Hello, world!' }, { role: 'user', content: 'More?' }]);
+    expect(latest.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(firsts[3]!.usage.prompt_tokens);
+    const oldest = await ask(engine, [...convo(0), { role: 'assistant', content: 'Hello, world!' }, { role: 'user', content: 'More?' }]);
+    expect(oldest.usage.prompt_tokens_details.cached_tokens).toBeLessThan(firsts[0]!.usage.prompt_tokens);
+    expect(reply(oldest)).toBe('Hello, world!');
   });
 });
