@@ -15,6 +15,7 @@ export interface RunResult {
   cachedTokens?: number;
   cacheSource?: string;
   restoreMs?: number;
+  restoreBytes?: number;
   text?: string;
 }
 
@@ -44,6 +45,7 @@ const bench = {
     let tLast = 0;
     let restoreStart = 0;
     let restoreEnd = 0;
+    let restoreBytes = 0;
     let text = '';
     let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
     let source = 'none';
@@ -53,6 +55,7 @@ const bench = {
         if (p.phase !== 'restore') return;
         if (p.loaded === 0) restoreStart = performance.now();
         else restoreEnd = performance.now();
+        restoreBytes = p.total;
       },
     });
     for await (const c of stream) {
@@ -66,7 +69,7 @@ const bench = {
     return {
       promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst,
       cachedTokens: usage.prompt_tokens_details.cached_tokens, cacheSource: source,
-      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, text,
+      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, restoreBytes, text,
     };
   },
 

@@ -215,6 +215,8 @@ export interface EngineInfo {
   wasmSimd: boolean;
   model: ModelInfo | null;
   nCtx: number;
+  /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
+  kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   capabilities: { persistentKv: boolean; webgpu: boolean; threads: boolean };
 }
 

@@ -34,7 +34,8 @@ export async function resume(opts: ScenarioOptions) {
   try {
     const cache = { persistent: true, budgetBytes: 2 ** 30 };
     const info = await b.call('loadHearth', url, THREADS, N_CTX, cache);
-    opts.log(`hearth ${info.build} build, ${info.threads} threads, n_ctx ${info.nCtx}, llama.cpp ${info.llamaBuild}`);
+    opts.log(`hearth ${info.build} build, ${info.threads} threads, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}/${info.kvCache!.typeV}, ` +
+      `llama.cpp ${info.llamaBuild}`);
 
     // Build the conversation: memory-cached turns, each saved before the next.
     const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }];
@@ -78,11 +79,12 @@ export async function resume(opts: ScenarioOptions) {
     const later = turns.slice(1);
     const memory = median(later.map((t) => t.ttftMs));
     const saves = later.map((t) => t.savedBytes);
-    // KV bytes per token of this model with an f16 cache: K and V rows of every layer.
+    // KV bytes per token of this model and cache types: a K row and a V row in every layer.
     const m = info.model!;
-    const kvPerToken = m.nLayer * 2 * (m.nEmbd / m.nHead) * m.nHeadKv * 2;
+    const rowBytes = (t: string) => (m.nEmbd / m.nHead) * m.nHeadKv * ({ f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 }[t] ?? 2);
+    const kvPerToken = m.nLayer * (rowBytes(info.kvCache!.typeK) + rowBytes(info.kvCache!.typeV));
     const deltaKv = median(later.map((t) => t.newTokens * kvPerToken));
-    const restoredBytes = stats.bytes;
+    const restoredBytes = restored.restoreBytes!;
     const row = {
       threads: THREADS,
       prompt_tokens: restored.promptTokens,
@@ -101,7 +103,8 @@ export async function resume(opts: ScenarioOptions) {
       save_ms_per_turn: round(median(later.map((t) => t.saveMs))),
       restore_ms: round(restored.restoreMs!),
       restore_mb_per_s: round(restoredBytes / 1e6 / (restored.restoreMs! / 1000)),
-      stored_bytes: restoredBytes,
+      restored_bytes: restoredBytes,
+      stored_bytes: stats.bytes,
       kv_bytes_per_token: kvPerToken,
       saved_bytes_per_token: round(median(later.map((t) => t.savedBytes / t.newTokens))),
       reps: opts.reps,

@@ -272,6 +272,7 @@ export class Engine implements HearthEngine {
       wasmSimd: llama.wasmSimd,
       model: l?.info ?? null,
       nCtx: l?.ctx.nCtx ?? 0,
+      kvCache: l ? { typeK: l.ctx.params.typeK, typeV: l.ctx.params.typeV, flashAttention: l.ctx.params.flashAttn === 1 } : null,
       capabilities: {
         persistentKv: (await this.getStore()) !== null,
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
