@@ -41,6 +41,8 @@ export interface CacheStats {
   memory: { slots: number; tokens: number; systemPrompts: number };
   /** Requests by where their cached prefix came from. */
   hits: Record<CacheSource, number>;
+  /** Saves to IndexedDB so far: how many, bytes written, and milliseconds spent (export from llama.cpp + write). */
+  saves: { count: number; bytes: number; ms: number };
 }
 
 export interface EngineCache {

@@ -56,8 +56,12 @@ describe('resume from IndexedDB', () => {
 
   it('saves each turn as a chunk of its new tokens only, and answers after a reload like a cold engine', async () => {
     const db = newDb();
-    const { turn3 } = await chatTwoTurns(db, { conversation_id: 'c' }, 'qwen2-hello');
+    const { turn3, engine } = await chatTwoTurns(db, { conversation_id: 'c' }, 'qwen2-hello');
     const [meta] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    // Two conversation turns and the system prompt, all counted with their bytes.
+    const { saves } = await engine.cache.stats();
+    expect(saves.count).toBe(3);
+    expect(saves.bytes).toBe(meta!.bytes + (await metas(db)).filter((m) => m.kind === 'system')[0]!.bytes);
     expect(meta!.chunks).toHaveLength(2);
     const [c1, c2] = meta!.chunks;
     expect(c2!.start).toBe(c1!.end);

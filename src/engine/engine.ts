@@ -568,5 +568,6 @@ function emptyStats(store: KvStore | null) {
     conversations: records.filter((m) => m.kind === 'conversation').length,
     systemPrompts: records.filter((m) => m.kind === 'system').length,
     memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
+    saves: { count: 0, bytes: 0, ms: 0 },
   };
 }

@@ -72,6 +72,7 @@ export class PromptCache {
   private readonly systemStates = new Map<string, { tokens: Int32Array; data: Uint8Array }>();
   private readonly saves = new Map<string, Promise<void>>();
   private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
+  private readonly saveTotals = { count: 0, bytes: 0, ms: 0 };
 
   constructor(
     private readonly ctx: LlamaContext,
@@ -235,8 +236,7 @@ export class PromptCache {
     const chunks = await this.store!.read(meta);
     if (!chunks) return false; // damaged: read() deleted it
     const cells: CellChunk[] = chunks.map((data, i) => ({ data, end: meta.chunks[i]!.end }));
-    this.makeRoom(slot, meta.tokens.length);
-    if (!importCells(this.ctx, slot.seq, this.scratch, cells)) {
+    if (!this.importInto(slot, cells, meta.tokens.length)) {
       await this.store!.remove(meta.key);
       return false;
     }
@@ -268,8 +268,7 @@ export class PromptCache {
     }
     if (!state || commonPrefix(state.tokens, system.tokens) !== system.tokens.length) return null;
     this.reset(slot);
-    this.makeRoom(slot, system.tokens.length);
-    if (!importCells(this.ctx, slot.seq, this.scratch, [{ data: state.data, end: system.tokens.length }])) {
+    if (!this.importInto(slot, [{ data: state.data, end: system.tokens.length }], system.tokens.length)) {
       this.systemStates.delete(system.key);
       return null;
     }
@@ -277,11 +276,25 @@ export class PromptCache {
     return source;
   }
 
+  /**
+   * Imports saved cells into `slot`. llama.cpp needs a contiguous run of free cells for each chunk: when the other
+   * conversations in memory leave none, they are dropped and it tries once more.
+   */
+  private importInto(slot: Slot, cells: CellChunk[], n: number): boolean {
+    this.makeRoom(slot, n);
+    if (importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
+    let evicted = false;
+    while (this.evictOne(slot)) evicted = true;
+    return evicted && importCells(this.ctx, slot.seq, this.scratch, cells);
+  }
+
   /** Called by the engine once `slot` holds the system prefix's tokens: keeps their state for later requests. */
   captureSystem(slot: Slot, system: SystemPrefix): void {
     const n = system.tokens.length;
     if (slot.tokens.length < n || commonPrefix(slot.tokens, system.tokens) !== n) return;
+    const t0 = now();
     const data = exportCells(this.ctx, slot.seq, this.scratch, 0, n);
+    const exportMs = now() - t0;
     const state = { tokens: system.tokens, data };
     this.keepSystem(system.key, state);
     if (!this.persistent) return;
@@ -291,7 +304,8 @@ export class PromptCache {
         v: FORMAT_VERSION, key: system.key, kind: 'system', layout: this.layout, tokens: system.tokens,
         chunks: [chunk], msgHash: null, msgCount: 0, bytes: data.length, lastUsed: Date.now(),
       };
-      await this.store!.write(meta, [{ chunk, data }], []);
+      const t1 = now();
+      if (await this.store!.write(meta, [{ chunk, data }], [])) this.countSave(data.length, exportMs + now() - t1);
     });
   }
 
@@ -332,7 +346,9 @@ export class PromptCache {
     const kept = (same?.chunks ?? []).filter((c) => c.start < lcp).map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
     const dropped = (meta?.chunks ?? []).filter((c) => !kept.some((k) => k.id === c.id)).map((c) => c.id);
     const from = kept.at(-1)?.end ?? 0;
+    const t0 = now();
     const data = from < tokens.length ? exportCells(this.ctx, slot.seq, this.scratch, from) : null;
+    const exportMs = now() - t0;
     this.queueSave(key, async () => {
       const added = data ? [{ chunk: { id: newChunkId(), start: from, end: tokens.length, bytes: data.length, sum: hashBytes(data) }, data }] : [];
       const chunks = [...kept, ...added.map((a) => a.chunk)];
@@ -340,8 +356,15 @@ export class PromptCache {
         v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash, msgCount,
         bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
       };
-      await this.store!.write(next, added, dropped);
+      const t1 = now();
+      if (await this.store!.write(next, added, dropped)) this.countSave(data?.length ?? 0, exportMs + now() - t1);
     });
+  }
+
+  private countSave(bytes: number, ms: number) {
+    this.saveTotals.count++;
+    this.saveTotals.bytes += bytes;
+    this.saveTotals.ms += ms;
   }
 
   /** Empties a slot whose cells may no longer match its tokens (a failed decode). */
@@ -428,6 +451,7 @@ export class PromptCache {
         systemPrompts: this.systemStates.size,
       },
       hits: { ...this.hits },
+      saves: { ...this.saveTotals, ms: Math.round(this.saveTotals.ms * 100) / 100 },
     };
   }
 
@@ -453,6 +477,8 @@ const conversationKey = (id: string) => ID_PREFIX + id;
 export function systemKey(layout: string, templateHash: string, tokens: Int32Array): string {
   return `system:${hashTokens([...new TextEncoder().encode(layout)])}:${templateHash}:${hashTokens(tokens)}`;
 }
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 function emptySlot(seq: number): Slot {
   return { seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false };
