@@ -188,6 +188,71 @@ describe('storage limits', () => {
     expect((await engine.cache.stats()).entries).toBe(0);
   });
 
+  /**
+   * A slow disk: writes wait until open() is called. `failFirstConversation` aborts the first transaction that
+   * writes a conversation record (a refused write, simulated).
+   */
+  function slowDisk(failFirstConversation: boolean) {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let failures = failFirstConversation ? 1 : 0;
+    const wrap = (store: UseStore): UseStore => (mode, cb) => {
+      if (mode !== 'readwrite') return store(mode, cb);
+      return gate.then(() => store(mode, (s) => {
+        let conversation = false;
+        const spy = new Proxy(s, {
+          get(target, prop) {
+            if (prop === 'put') {
+              return (value: unknown, key: IDBValidKey) => {
+                if (String(key).startsWith('m:conversation')) conversation = true;
+                return target.put(value, key);
+              };
+            }
+            const v = Reflect.get(target, prop);
+            return typeof v === 'function' ? v.bind(target) : v;
+          },
+        });
+        const result = cb(spy);
+        if (conversation && failures-- > 0) s.transaction.abort();
+        return result;
+      }));
+    };
+    return { wrap, open: () => open() };
+  }
+
+  it.each([
+    ['saves queued behind a slow disk still write only each turn\'s new cells', false],
+    ['a queued save that builds on a failed one is dropped, and the next turn saves everything', true],
+  ])('%s (simulated)', async (_, fail) => {
+    const db = newDb();
+    const disk = slowDisk(fail);
+    const engine = await track(cachedEngine('qwen2-tiny', { db, wrap: disk.wrap }));
+    const r1 = await ask(engine, turn1, { conversation_id: 'q' });
+    const turn2 = next(turn1, reply(r1), 'And a river?');
+    const r2 = await ask(engine, turn2, { conversation_id: 'q' });
+    disk.open(); // both turns' saves were queued before anything was written
+    await engine.cache.flush();
+    let convs = (await metas(db)).filter((m) => m.kind === 'conversation');
+    let turn3 = next(turn2, reply(r2), 'Which star?');
+    if (fail) {
+      expect(convs).toHaveLength(0); // turn 2's chunk alone would be useless: not written
+      const r3 = await ask(engine, turn3, { conversation_id: 'q' });
+      await engine.cache.flush();
+      convs = (await metas(db)).filter((m) => m.kind === 'conversation');
+      expect(convs[0]!.chunks.map((c) => c.start)).toEqual([0]);
+      turn3 = next(turn3, reply(r3), 'And a map?');
+    } else {
+      expect(convs[0]!.chunks).toHaveLength(2);
+      expect(convs[0]!.chunks[1]!.bytes).toBeLessThan(convs[0]!.chunks[0]!.bytes / 5);
+    }
+    const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
+    const restored = await reloaded.promptLogits({ messages: turn3, conversation_id: 'q' });
+    const inMemory = await engine.promptLogits({ messages: turn3, conversation_id: 'q' });
+    expect(restored.source).toBe('indexeddb');
+    expect(restored.cached).toBe(inMemory.cached);
+    expect(restored.logits).toEqual(inMemory.logits);
+  });
+
   it('evicts the least recently used records to stay within budgetBytes', async () => {
     const db = newDb();
     const probe = await track(cachedEngine('qwen2-hello', { db: newDb() }));

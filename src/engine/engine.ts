@@ -189,12 +189,13 @@ export class Engine implements HearthEngine {
       const why = llama.log.since(mark, true).filter((l) => l.startsWith('error')).join(' | ') || 'no reason logged';
       throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log: llama.log.since(mark) });
     }
+    let ctx: LlamaContext | null = null;
     try {
       const shape = model.shape();
       const nCtx = Math.max(16, Math.min(options.nCtx ?? DEFAULT_N_CTX, shape.nCtxTrain || DEFAULT_N_CTX));
       const cacheOptions = this.cacheOptions;
       const nSlots = cacheOptions.conversations ? N_SLOTS : 1;
-      const ctx = this.guard(() => new LlamaContext(model!, {
+      ctx = this.guard(() => new LlamaContext(model!, {
         nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: PromptCache.sequencesNeeded(nSlots), threads: this.config.loader.threads,
         ...kvLayout(shape, nCtx, options),
       }));
@@ -225,7 +226,10 @@ export class Engine implements HearthEngine {
         templateHash: hashText(template.source),
       };
     } catch (err) {
-      if (this.llama) model.free();
+      if (this.llama) {
+        ctx?.free();
+        model.free();
+      }
       if (err instanceof HearthError) throw err;
       throw new ModelLoadError(`could not set up ${file.name}: ${(err as Error).message}`, 'context_failed');
     }

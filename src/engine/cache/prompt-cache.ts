@@ -15,7 +15,7 @@ import type { LlamaContext } from '../llama/binding.ts';
 import { hashBytes, hashTokens } from './hash.ts';
 import { exportCells, importCells, type CellChunk } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
-import { FORMAT_VERSION, type KvStore, newChunkId, type RecordMeta } from './store.ts';
+import { type ChunkMeta, FORMAT_VERSION, type KvStore, newChunkId, type RecordMeta } from './store.ts';
 
 export interface CacheConfig {
   persistent: boolean;
@@ -63,7 +63,9 @@ export interface Prepared {
   buildSystem: SystemPrefix | null;
 }
 
+/** System prompt states kept in memory (the worker's JS heap), newest first out last. */
 const MAX_SYSTEM_BUFFERS = 4;
+const MAX_SYSTEM_BYTES = 256 * 1024 ** 2;
 
 export class PromptCache {
   readonly slots: Slot[];
@@ -71,6 +73,8 @@ export class PromptCache {
   readonly scratch: number;
   private readonly systemStates = new Map<string, { tokens: Int32Array; data: Uint8Array }>();
   private readonly saves = new Map<string, Promise<void>>();
+  /** Conversation records as the saves queued so far will leave them (null: start the record over). */
+  private readonly planned = new Map<string, RecordMeta | null>();
   private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
   private readonly saveTotals = { count: 0, bytes: 0, ms: 0 };
 
@@ -180,7 +184,8 @@ export class PromptCache {
     }
     this.reset(slot);
     this.assign(slot, null, conversationId, null);
-    if (donor && donorLcp > 0) {
+    // (A failed restore may have evicted the donor to make room.)
+    if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
       // Unified KV cache: the copy shares the donor's cells, it does not duplicate them.
       this.ctx.seqCp(donor.seq, slot.seq, 0, donorLcp);
       slot.tokens = donor.tokens.slice(0, donorLcp);
@@ -205,12 +210,13 @@ export class PromptCache {
     const records = await this.store!.records();
     const check = async (meta: RecordMeta | undefined) => {
       if (!meta || meta.kind !== 'conversation') return false;
-      if (meta.layout !== this.layout || meta.tokens.length > this.ctx.nCtx) {
+      if (meta.layout !== this.layout) {
         // Written by another model, llama.cpp build or KV layout: never restored.
         await this.store!.remove(meta.key);
         return false;
       }
-      return true;
+      return meta.tokens.length < this.ctx.nCtx; // kept for a larger context
+
     };
     if (req.conversationId !== undefined) {
       const meta = records.get(conversationKey(req.conversationId));
@@ -312,7 +318,10 @@ export class PromptCache {
   private keepSystem(key: string, state: { tokens: Int32Array; data: Uint8Array }) {
     this.systemStates.delete(key);
     this.systemStates.set(key, state);
-    while (this.systemStates.size > MAX_SYSTEM_BUFFERS) this.systemStates.delete(this.systemStates.keys().next().value!);
+    const bytes = () => [...this.systemStates.values()].reduce((n, st) => n + st.data.length, 0);
+    while (this.systemStates.size > MAX_SYSTEM_BUFFERS || (this.systemStates.size > 1 && bytes() > MAX_SYSTEM_BYTES)) {
+      this.systemStates.delete(this.systemStates.keys().next().value!);
+    }
   }
 
   /**
@@ -337,27 +346,41 @@ export class PromptCache {
     slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId) : `conversation:${newChunkId()}`;
     const key = slot.key;
     const tokens = Int32Array.from(slot.tokens);
-    const { msgHash, msgCount } = slot;
-    // Export now, before the next request changes the slot: only the cells past what the saved record already holds.
-    const meta = this.store!.loaded().get(key);
-    const same = meta && meta.layout === this.layout && meta.kind === 'conversation' ? meta : undefined;
+    // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
+    const base = this.planned.has(key) ? this.planned.get(key)! : this.store!.loaded().get(key) ?? null;
+    const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
     const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
-    // Keep the saved chunks below the divergence point (cutting the one it falls in); export from there on.
+    // Keep the saved chunks below the divergence point (cutting the one it falls in); export from there on, now,
+    // before the next request changes the slot.
     const kept = (same?.chunks ?? []).filter((c) => c.start < lcp).map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
-    const dropped = (meta?.chunks ?? []).filter((c) => !kept.some((k) => k.id === c.id)).map((c) => c.id);
     const from = kept.at(-1)?.end ?? 0;
     const t0 = now();
     const data = from < tokens.length ? exportCells(this.ctx, slot.seq, this.scratch, from) : null;
     const exportMs = now() - t0;
+    const chunk: ChunkMeta | null = data ? { id: newChunkId(), start: from, end: tokens.length, bytes: data.length, sum: '' } : null;
+    const chunks = chunk ? [...kept, chunk] : kept;
+    const next: RecordMeta = {
+      v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash: slot.msgHash,
+      msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
+    };
+    this.planned.set(key, next);
     this.queueSave(key, async () => {
-      const added = data ? [{ chunk: { id: newChunkId(), start: from, end: tokens.length, bytes: data.length, sum: hashBytes(data) }, data }] : [];
-      const chunks = [...kept, ...added.map((a) => a.chunk)];
-      const next: RecordMeta = {
-        v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash, msgCount,
-        bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
-      };
+      const current = this.store!.loaded().get(key);
+      if (same && chunkIds(current) !== chunkIds(same)) {
+        // The save this one extends did not happen (storage refused it, or the record was evicted): the chunk
+        // exported here is not enough on its own. The next turn saves the whole conversation again.
+        this.planned.set(key, null);
+        return;
+      }
+      if (chunk) chunk.sum = hashBytes(data!);
+      const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
       const t1 = now();
-      if (await this.store!.write(next, added, dropped)) this.countSave(data?.length ?? 0, exportMs + now() - t1);
+      if (await this.store!.write(next, chunk ? [{ chunk, data: data! }] : [], dropped)) {
+        this.countSave(data?.length ?? 0, exportMs + now() - t1);
+        if (this.planned.get(key) === next) this.planned.delete(key);
+      } else {
+        this.planned.set(key, null);
+      }
     });
   }
 
@@ -464,7 +487,12 @@ export class PromptCache {
       s.key = null;
       s.conversationId = null;
     }
-    if (conversationId === undefined) this.systemStates.clear();
+    if (conversationId === undefined) {
+      this.systemStates.clear();
+      this.planned.clear();
+    } else {
+      this.planned.delete(conversationKey(conversationId));
+    }
     if (!this.persistent) return;
     if (conversationId === undefined) await this.store!.clear();
     else await this.store!.remove(conversationKey(conversationId));
@@ -477,6 +505,8 @@ const conversationKey = (id: string) => ID_PREFIX + id;
 export function systemKey(layout: string, templateHash: string, tokens: Int32Array): string {
   return `system:${hashTokens([...new TextEncoder().encode(layout)])}:${templateHash}:${hashTokens(tokens)}`;
 }
+
+const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
