@@ -7,10 +7,12 @@ import type {
   CacheOptions, CacheSource, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineCache, EngineInfo,
   FinishReason, HearthEngine, LoadOptions, ModelInfo, ModelSource,
 } from '../types.ts';
-import { hashBytes, hashText } from './cache/hash.ts';
+import { hashText } from './cache/hash.ts';
 import { commonPrefix } from './cache/prefix.ts';
 import { type CacheRequest, type Prepared, PromptCache, type Slot, systemKey, type SystemPrefix } from './cache/prompt-cache.ts';
-import { FORMAT_VERSION, KvStore } from './cache/store.ts';
+import { fingerprintFile, layoutKey } from './cache/identity.ts';
+import { defaultBudget, KvStore, storeStats } from './cache/store.ts';
+import { kvLayout } from './kv-layout.ts';
 import { ChatTemplate } from './chat/template.ts';
 import { chunk, CompletionAssembler, newCompletionMeta } from './completion.ts';
 import { Detokenizer } from './detokenizer.ts';
@@ -85,7 +87,7 @@ export class Engine implements HearthEngine {
         if (l) return l.cache.stats();
         const store = await this.getStore();
         if (store) await store.records().catch(() => {});
-        return emptyStats(store);
+        return storeStats(store);
       },
       clear: async (opts = {}) => {
         const id = opts.conversation_id;
@@ -199,12 +201,7 @@ export class Engine implements HearthEngine {
         nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: PromptCache.sequencesNeeded(nSlots), threads: this.config.loader.threads,
         ...kvLayout(shape, nCtx, options),
       }));
-      // What decides whether saved state fits this context. n_ctx is not part of it: a sequence's state is its cells
-      // and their positions, and a record is only restored into a context large enough for it.
-      const layout = JSON.stringify({
-        format: FORMAT_VERSION, model: fingerprint, llama: llama.llamaBuild, typeK: ctx.params.typeK, typeV: ctx.params.typeV,
-        flashAttn: ctx.params.flashAttn, unified: true,
-      });
+      const layout = layoutKey(fingerprint, llama.llamaBuild, ctx.params);
       const cache = new PromptCache(ctx, cacheOptions, await this.getStore(), layout, nSlots);
       await cache.init();
       const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model!.tokenBytes(t, true)) : '');
@@ -526,52 +523,3 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
 const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
 const range = (start: number, n: number) => Array.from({ length: n }, (_, k) => start + k);
 const fill = (n: number, v: number) => new Array<number>(n).fill(v);
-
-/** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
-const F32_KV_LIMIT = 512 * 1024 ** 2;
-
-/**
- * KV cache types and attention kernel. On wasm, llama.cpp's flash-attention kernel is far slower than its plain
- * attention (matrix products), and f32 K/V avoid converting every cached value from f16 on each step. Measured on
- * the benchmark model (Qwen2.5-0.5B shapes, 1 thread), 48 prompt tokens after 1,200 / 2,300 cached ones:
- * f16 + flash attention 6.9 / 12.1 s, f16 plain 3.6 / 5.5 s, f32 plain 2.0 / 2.5 s; one decode step at 2,300:
- * 281 ms vs 71 ms. Quantized caches need flash attention (llama.cpp's rule).
- */
-function kvLayout(shape: { nLayer: number; nEmbd: number; nHead: number; nHeadKv: number }, nCtx: number, options: LoadOptions) {
-  const f32Bytes = nCtx * shape.nLayer * 2 * (shape.nEmbd / Math.max(1, shape.nHead)) * shape.nHeadKv * 4;
-  const fallback = f32Bytes <= F32_KV_LIMIT ? 'f32' : 'f16';
-  const typeK = options.cacheTypeK ?? options.cacheTypeV ?? fallback;
-  const typeV = options.cacheTypeV ?? typeK;
-  const quantized = (t: string) => t !== 'f32' && t !== 'f16';
-  return { typeK, typeV, flashAttn: quantized(typeK) || quantized(typeV) ? 1 : 0 } as const;
-}
-
-/** Identifies a model file without reading all of it: its size, its header (metadata) and the end of its weights. */
-async function fingerprintFile(file: ModelFile): Promise<string> {
-  const span = Math.min(file.size, 1 << 20);
-  const head = await file.read(0, span);
-  const tail = await file.read(file.size - span, span);
-  return `${file.size}-${hashBytes(head)}-${hashBytes(tail)}`;
-}
-
-/** A fifth of what the browser lets this origin store (1 GiB where it cannot tell). */
-async function defaultBudget(): Promise<number> {
-  try {
-    const quota = (await globalThis.navigator?.storage?.estimate?.())?.quota;
-    if (quota) return Math.floor(quota / 5);
-  } catch {
-    // fall through
-  }
-  return 1024 ** 3;
-}
-
-function emptyStats(store: KvStore | null) {
-  const records = [...(store?.loadedOrNull()?.values() ?? [])];
-  return {
-    persistent: store !== null, entries: records.length, bytes: store?.bytes ?? 0, budgetBytes: store?.budgetBytes ?? 0,
-    conversations: records.filter((m) => m.kind === 'conversation').length,
-    systemPrompts: records.filter((m) => m.kind === 'system').length,
-    memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
-    saves: { count: 0, bytes: 0, ms: 0 },
-  };
-}

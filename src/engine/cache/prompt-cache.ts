@@ -15,7 +15,9 @@ import type { LlamaContext } from '../llama/binding.ts';
 import { hashBytes, hashTokens } from './hash.ts';
 import { exportCells, importCells, type CellChunk } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
+import { SaveQueue } from './save-queue.ts';
 import { type ChunkMeta, FORMAT_VERSION, type KvStore, newChunkId, type RecordMeta } from './store.ts';
+import { SystemStates } from './system-states.ts';
 
 export interface CacheConfig {
   persistent: boolean;
@@ -63,20 +65,15 @@ export interface Prepared {
   buildSystem: SystemPrefix | null;
 }
 
-/** System prompt states kept in memory (the worker's JS heap), newest first out last. */
-const MAX_SYSTEM_BUFFERS = 4;
-const MAX_SYSTEM_BYTES = 256 * 1024 ** 2;
-
 export class PromptCache {
   readonly slots: Slot[];
   /** Sequence used to carve position ranges out of a slot and to stage imported chunks. */
   readonly scratch: number;
-  private readonly systemStates = new Map<string, { tokens: Int32Array; data: Uint8Array }>();
-  private readonly saves = new Map<string, Promise<void>>();
+  private readonly systemStates = new SystemStates();
+  private readonly saves = new SaveQueue();
   /** Conversation records as the saves queued so far will leave them (null: start the record over). */
   private readonly planned = new Map<string, RecordMeta | null>();
   private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
-  private readonly saveTotals = { count: 0, bytes: 0, ms: 0 };
 
   constructor(
     private readonly ctx: LlamaContext,
@@ -263,7 +260,7 @@ export class PromptCache {
         const chunks = await this.store!.read(meta);
         if (chunks) {
           state = { tokens: meta.tokens, data: chunks[0]! };
-          this.keepSystem(system.key, state);
+          this.systemStates.keep(system.key, state);
           source = 'indexeddb';
           onProgress?.({ phase: 'restore', loaded: meta.bytes, total: meta.bytes });
           void this.store!.touch(meta.key);
@@ -302,26 +299,17 @@ export class PromptCache {
     const data = exportCells(this.ctx, slot.seq, this.scratch, 0, n);
     const exportMs = now() - t0;
     const state = { tokens: system.tokens, data };
-    this.keepSystem(system.key, state);
+    this.systemStates.keep(system.key, state);
     if (!this.persistent) return;
-    this.queueSave(system.key, async () => {
+    this.saves.add(system.key, async () => {
       const chunk = { id: newChunkId(), start: 0, end: n, bytes: data.length, sum: hashBytes(data) };
       const meta: RecordMeta = {
         v: FORMAT_VERSION, key: system.key, kind: 'system', layout: this.layout, tokens: system.tokens,
         chunks: [chunk], msgHash: null, msgCount: 0, bytes: data.length, lastUsed: Date.now(),
       };
       const t1 = now();
-      if (await this.store!.write(meta, [{ chunk, data }], [])) this.countSave(data.length, exportMs + now() - t1);
+      if (await this.store!.write(meta, [{ chunk, data }], [])) this.saves.count(data.length, exportMs + now() - t1);
     });
-  }
-
-  private keepSystem(key: string, state: { tokens: Int32Array; data: Uint8Array }) {
-    this.systemStates.delete(key);
-    this.systemStates.set(key, state);
-    const bytes = () => [...this.systemStates.values()].reduce((n, st) => n + st.data.length, 0);
-    while (this.systemStates.size > MAX_SYSTEM_BUFFERS || (this.systemStates.size > 1 && bytes() > MAX_SYSTEM_BYTES)) {
-      this.systemStates.delete(this.systemStates.keys().next().value!);
-    }
   }
 
   /**
@@ -364,7 +352,7 @@ export class PromptCache {
       msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
     };
     this.planned.set(key, next);
-    this.queueSave(key, async () => {
+    this.saves.add(key, async () => {
       const current = this.store!.loaded().get(key);
       if (same && chunkIds(current) !== chunkIds(same)) {
         // The save this one extends did not happen (storage refused it, or the record was evicted): the chunk
@@ -376,7 +364,7 @@ export class PromptCache {
       const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
       const t1 = now();
       if (await this.store!.write(next, chunk ? [{ chunk, data: data! }] : [], dropped)) {
-        this.countSave(data?.length ?? 0, exportMs + now() - t1);
+        this.saves.count(data?.length ?? 0, exportMs + now() - t1);
         if (this.planned.get(key) === next) this.planned.delete(key);
       } else {
         this.planned.set(key, null);
@@ -384,29 +372,14 @@ export class PromptCache {
     });
   }
 
-  private countSave(bytes: number, ms: number) {
-    this.saveTotals.count++;
-    this.saveTotals.bytes += bytes;
-    this.saveTotals.ms += ms;
-  }
-
   /** Empties a slot whose cells may no longer match its tokens (a failed decode). */
   discard(slot: Slot): void {
     this.reset(slot);
   }
 
-  private queueSave(key: string, job: () => Promise<void>) {
-    const prev = this.saves.get(key) ?? Promise.resolve();
-    const next = prev.then(job).catch((err) => console.warn(`[hearth] could not save the KV cache: ${(err as Error).message}`));
-    this.saves.set(key, next);
-    void next.then(() => {
-      if (this.saves.get(key) === next) this.saves.delete(key);
-    });
-  }
-
   /** Resolves when every save queued so far is written. */
-  async flush(): Promise<void> {
-    while (this.saves.size) await Promise.all(this.saves.values());
+  flush(): Promise<void> {
+    return this.saves.flush();
   }
 
   /** Frees KV cells for `n` more tokens in `slot` by emptying least recently used idle slots. */
@@ -474,7 +447,7 @@ export class PromptCache {
         systemPrompts: this.systemStates.size,
       },
       hits: { ...this.hits },
-      saves: { ...this.saveTotals, ms: Math.round(this.saveTotals.ms * 100) / 100 },
+      saves: { ...this.saves.totals, ms: Math.round(this.saves.totals.ms * 100) / 100 },
     };
   }
 

@@ -5,6 +5,7 @@
 // Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob. A record and its chunks are written in one
 // transaction, so a save cut short by a reload leaves either the old record or the new one, never a half.
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+import type { CacheStats } from '../../types.ts';
 import { hashBytes } from './hash.ts';
 
 /** Bump when the record layout changes: older records are deleted, never read. */
@@ -194,4 +195,27 @@ function isMeta(m: RecordMeta | undefined): m is RecordMeta {
 let chunkCounter = 0;
 export function newChunkId(): string {
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}-${++chunkCounter}`;
+}
+
+/** A fifth of what the browser lets this origin store (1 GiB where it cannot tell). */
+export async function defaultBudget(): Promise<number> {
+  try {
+    const quota = (await globalThis.navigator?.storage?.estimate?.())?.quota;
+    if (quota) return Math.floor(quota / 5);
+  } catch {
+    // fall through
+  }
+  return 1024 ** 3;
+}
+
+/** Cache figures while no model is loaded: what IndexedDB holds. */
+export function storeStats(store: KvStore | null): CacheStats {
+  const records = [...(store?.loadedOrNull()?.values() ?? [])];
+  return {
+    persistent: store !== null, entries: records.length, bytes: store?.bytes ?? 0, budgetBytes: store?.budgetBytes ?? 0,
+    conversations: records.filter((m) => m.kind === 'conversation').length,
+    systemPrompts: records.filter((m) => m.kind === 'system').length,
+    memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
+    saves: { count: 0, bytes: 0, ms: 0 },
+  };
 }
