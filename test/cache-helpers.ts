@@ -1,6 +1,7 @@
 // Engines with and without the KV cache, over IndexedDB databases of their own (fake-indexeddb in Node: the same
 // idb-keyval code paths as in the browser, minus the browser).
 import 'fake-indexeddb/auto';
+import { afterAll } from 'vitest';
 import { createStore, type UseStore } from 'idb-keyval';
 import type { Engine } from '../src/engine/engine.ts';
 import { LlamaContext } from '../src/engine/llama/binding.ts';
@@ -76,20 +77,36 @@ export function splitLogits(engine: Engine, tokens: ArrayLike<number>, cuts: num
   }
 }
 
-/** The engine's tokenization of a request's prompt (what the cache matches on). */
+// The engine's private prompt rendering and system-prefix detection, reached the way the tests need them.
+type Rendered = { prompt: string; addSpecial: boolean; tokens: Int32Array };
+interface EngineInternals {
+  loaded: unknown;
+  renderPrompt(l: unknown, req: { messages: ChatMessage[]; tools: undefined }): Rendered;
+  systemPrefix(l: unknown, req: unknown, prompt: string, tokens: Int32Array, addSpecial: boolean): { tokens: Int32Array } | null;
+}
+
 /** Length of the system prefix the engine would cache for these messages (0 if none). */
 export function systemPrefixLength(engine: Engine, messages: ChatMessage[]): number {
-  const e = engine as unknown as { loaded: { bosText: string; template: { render(m: ChatMessage[]): string } }; systemPrefix: Function };
-  const prompt = e.loaded.template.render(messages);
-  const tokens = promptTokens(engine, messages);
-  const addSpecial = !(e.loaded.bosText && prompt.startsWith(e.loaded.bosText));
+  const e = engine as unknown as EngineInternals;
+  const { prompt, tokens, addSpecial } = e.renderPrompt(e.loaded, { messages, tools: undefined });
   return e.systemPrefix(e.loaded, resolveRequest({ messages }), prompt, tokens, addSpecial)?.tokens.length ?? 0;
 }
 
+/** The engine's tokenization of a request's prompt (what the cache matches on). */
 export function promptTokens(engine: Engine, messages: ChatMessage[]): Int32Array {
-  const l = (engine as unknown as {
-    loaded: { bosText: string; template: { render(m: ChatMessage[]): string }; model: { tokenize(t: string, a: boolean, s: boolean): Int32Array } };
-  }).loaded;
-  const prompt = l.template.render(messages);
-  return l.model.tokenize(prompt, !(l.bosText && prompt.startsWith(l.bosText)), true);
+  const e = engine as unknown as EngineInternals;
+  return e.renderPrompt(e.loaded, { messages, tools: undefined }).tokens;
+}
+
+/** Engines a test file creates, unloaded after its tests: `const track = trackEngines();` then `await track(…)`. */
+export function trackEngines(): (p: Promise<Engine>) => Promise<Engine> {
+  const engines: Engine[] = [];
+  afterAll(async () => {
+    for (const e of engines) await e.unload();
+  });
+  return async (p) => {
+    const e = await p;
+    engines.push(e);
+    return e;
+  };
 }

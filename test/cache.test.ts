@@ -1,24 +1,16 @@
 // The KV cache in memory: multi-turn conversations prefill only what is new, the system prompt is decoded once,
 // and whatever the cache supplies gives the same answer as decoding everything.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.ts';
 import { AbortError } from '../src/errors.ts';
 import type { PromptCache } from '../src/engine/cache/prompt-cache.ts';
 import type { ChatMessage } from '../src/types.ts';
-import { ask, cachedEngine, coldEngine, maxDiff, promptTokens, reply, splitLogits, SYSTEM, systemPrefixLength } from './cache-helpers.ts';
+import { ask, cachedEngine, coldEngine, maxDiff, promptTokens, reply, splitLogits, SYSTEM, systemPrefixLength, trackEngines } from './cache-helpers.ts';
 import type { ModelName } from './fixtures/models.ts';
 
 const QUESTIONS = ['Name a bread.', 'And a river?', 'Which star is brightest?', 'Draw me a map.'];
 
-const engines: Engine[] = [];
-const track = async (p: Promise<Engine>) => {
-  const e = await p;
-  engines.push(e);
-  return e;
-};
-afterAll(async () => {
-  for (const e of engines) await e.unload();
-});
+const track = trackEngines();
 
 describe.each([
   ['qwen2-hello', 'ChatML (Qwen2.5)'],

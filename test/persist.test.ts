@@ -1,21 +1,12 @@
 // KV state in IndexedDB (fake-indexeddb in Node): a new engine on the same database — what a page reload gives —
 // resumes a conversation or a system prompt without decoding it again, and bad records are never used.
 import { del, get, keys, set, type UseStore } from 'idb-keyval';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { Engine } from '../src/engine/engine.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordMeta } from '../src/engine/cache/store.ts';
 import type { ChatMessage } from '../src/types.ts';
-import { ask, cachedEngine, coldEngine, newDb, promptTokens, rawStore, reply, SYSTEM, systemPrefixLength } from './cache-helpers.ts';
+import { ask, cachedEngine, coldEngine, newDb, promptTokens, rawStore, reply, SYSTEM, systemPrefixLength, trackEngines } from './cache-helpers.ts';
 
-const engines: Engine[] = [];
-const track = async (p: Promise<Engine>) => {
-  const e = await p;
-  engines.push(e);
-  return e;
-};
-afterAll(async () => {
-  for (const e of engines) await e.unload();
-});
+const track = trackEngines();
 
 const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
 const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] => [...prev, { role: 'assistant', content: answer }, { role: 'user', content: q }];

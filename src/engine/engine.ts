@@ -9,7 +9,9 @@ import type {
 } from '../types.ts';
 import { hashText } from './cache/hash.ts';
 import { commonPrefix } from './cache/prefix.ts';
-import { type CacheRequest, type Prepared, PromptCache, type Slot, systemKey, type SystemPrefix } from './cache/prompt-cache.ts';
+import {
+  type CacheRequest, conversationKey, type Prepared, PromptCache, type Slot, systemKey, type SystemPrefix,
+} from './cache/prompt-cache.ts';
 import { fingerprintFile, layoutKey } from './cache/identity.ts';
 import { defaultBudget, KvStore, storeStats } from './cache/store.ts';
 import { kvLayout } from './kv-layout.ts';
@@ -93,7 +95,7 @@ export class Engine implements HearthEngine {
         const id = opts.conversation_id;
         if (this.loaded) return this.loaded.cache.clear(id);
         const store = await this.getStore();
-        if (store) await (id === undefined ? store.clear() : store.remove(`conversation:id:${id}`));
+        if (store) await (id === undefined ? store.clear() : store.remove(conversationKey(id)));
       },
       flush: async () => this.loaded?.cache.flush(),
     };
@@ -310,11 +312,8 @@ export class Engine implements HearthEngine {
    * must end with cache.finish(prefilled.slot, …) (or discard), also when this throws after the slot was taken.
    */
   private async prefill(l: Loaded, req: ResolvedRequest, signal: AbortSignal | undefined): Promise<Prefilled> {
-    const { model, ctx } = l;
-    const prompt = l.template.render(req.messages, { tools: req.tools });
-    // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
-    const addSpecial = !(l.bosText && prompt.startsWith(l.bosText));
-    const tokens = this.guard(() => model.tokenize(prompt, addSpecial, true));
+    const { ctx } = l;
+    const { prompt, addSpecial, tokens } = this.renderPrompt(l, req);
     if (tokens.length + 1 > ctx.nCtx) {
       throw new ContextFullError(
         `the prompt is ${tokens.length} tokens but the context holds ${ctx.nCtx}: shorten the conversation or load the model with a larger nCtx`,
@@ -354,6 +353,14 @@ export class Engine implements HearthEngine {
       this.endTurn(l, done, null, err);
       throw err;
     }
+  }
+
+  /** The request's prompt text and its tokens (control tokens parsed), as the cache matches them. */
+  private renderPrompt(l: Loaded, req: Pick<ResolvedRequest, 'messages' | 'tools'>) {
+    const prompt = l.template.render(req.messages, { tools: req.tools });
+    // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
+    const addSpecial = !(l.bosText && prompt.startsWith(l.bosText));
+    return { prompt, addSpecial, tokens: this.guard(() => l.model.tokenize(prompt, addSpecial, true)) };
   }
 
   /** Releases the slot: after a completed turn its new cells get saved; after a failure other than abort it is emptied. */

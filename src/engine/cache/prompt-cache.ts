@@ -12,7 +12,7 @@
 // After each turn the slot's new cells are exported (a copy, a few ms) and written to IndexedDB in the background.
 import type { CacheSource, CacheStats, ChatMessage, Progress, Tool } from '../../types.ts';
 import type { LlamaContext } from '../llama/binding.ts';
-import { hashBytes, hashTokens } from './hash.ts';
+import { hashBytes, hashText, hashTokens } from './hash.ts';
 import { exportCells, importCells, type CellChunk } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { SaveQueue } from './save-queue.ts';
@@ -473,10 +473,11 @@ export class PromptCache {
 }
 
 const ID_PREFIX = 'conversation:id:';
-const conversationKey = (id: string) => ID_PREFIX + id;
+/** The record key of a conversation named by conversation_id. */
+export const conversationKey = (id: string) => ID_PREFIX + id;
 
 export function systemKey(layout: string, templateHash: string, tokens: Int32Array): string {
-  return `system:${hashTokens([...new TextEncoder().encode(layout)])}:${templateHash}:${hashTokens(tokens)}`;
+  return `system:${hashText(layout)}:${templateHash}:${hashTokens(tokens)}`;
 }
 
 const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');
