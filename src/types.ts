@@ -70,11 +70,17 @@ export type GgmlType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 export interface LoadOptions {
   onProgress?: (p: Progress) => void;
   signal?: AbortSignal;
-  /** KV cache size in tokens. Default: min(4096, the model's training context). */
+  /** A fixed KV cache size in tokens (at most the model's training context). Default: sized from demand — each
+   * request's prompt + max_tokens (1024 without it), rounded up to 1024 — and grown as needed up to
+   * min(training context, kvBudgetBytes / KV bytes per token); see engine.info().context. */
   nCtx?: number;
+  /** Requests decoded together (continuous batching); more wait in FIFO order. Default 4, at most 16. */
   nParallel?: number;
-  /** KV cache element types. Default f32 (fastest in wasm) when the cache stays under 512 MiB, else f16. Quantized
-   * types (q8_0, q4_0) save memory but need llama.cpp's flash-attention kernel, which is slow in wasm. */
+  /** Bytes the KV cache may grow to. Default: 1 GiB, less when the model leaves less of the 4 GiB wasm heap. */
+  kvBudgetBytes?: number;
+  /** KV cache element types. Default f32 (fastest in wasm) when it holds 8192 tokens (or the whole training
+   * context) in 512 MiB, else f16. Quantized types (q8_0, q4_0) save memory but need llama.cpp's flash-attention
+   * kernel, which is slow in wasm. */
   cacheTypeK?: GgmlType;
   cacheTypeV?: GgmlType;
 }
@@ -132,6 +138,11 @@ export interface ChatCompletionCreateParams {
   signal?: AbortSignal;
   /** Progress of the work before the first token: 'restore' (bytes of saved state) and 'prefill' (prompt tokens). */
   onProgress?: (p: Progress) => void;
+  /** When the reply fills the context (and it cannot grow): 'stop' ends it with finish_reason 'length' (default);
+   * 'error' fails it with ContextFullError; 'shift' drops the oldest half of the tokens after n_keep and goes on. */
+  context_overflow?: 'stop' | 'error' | 'shift' | null;
+  /** With 'shift': prompt tokens at the start that are never dropped. Default: the rendered system prompt. */
+  n_keep?: number | null;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -217,6 +228,10 @@ export interface EngineInfo {
   wasmSimd: boolean;
   model: ModelInfo | null;
   nCtx: number;
+  /** How the context is sized: its current and largest size, and the memory budget behind the limit. */
+  context: {
+    nCtx: number; maxCtx: number; dynamic: boolean; nParallel: number; kvBytesPerToken: number; budgetBytes: number;
+  } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   capabilities: { persistentKv: boolean; webgpu: boolean; threads: boolean };

@@ -1,30 +1,27 @@
 // The engine: loads a model into the wasm build of llama.cpp and answers chat completions. It runs wherever the
 // wasm runs — in the browser's Web Worker (workers/engine.worker.ts exposes it to the page) and in Node (tests,
-// benchmarks). One request decodes at a time; others wait in FIFO order.
-import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
+// benchmarks). Requests run through the scheduler (scheduler.ts), up to nParallel of them decoded together.
+import { AbortError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
 import { Channel } from '../channel.ts';
 import type {
   CacheOptions, CacheSource, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineCache, EngineInfo,
-  FinishReason, HearthEngine, LoadOptions, ModelInfo, ModelSource,
+  HearthEngine, LoadOptions, ModelInfo, ModelSource,
 } from '../types.ts';
 import { hashText } from './cache/hash.ts';
 import { commonPrefix } from './cache/prefix.ts';
-import {
-  type CacheRequest, conversationKey, type Prepared, PromptCache, type Slot, systemKey, type SystemPrefix,
-} from './cache/prompt-cache.ts';
+import { type CacheRequest, conversationKey, PromptCache, systemKey, type SystemPrefix } from './cache/prompt-cache.ts';
 import { fingerprintFile, layoutKey } from './cache/identity.ts';
 import { defaultBudget, KvStore, storeStats } from './cache/store.ts';
-import { kvLayout } from './kv-layout.ts';
+import { contextPlan } from './kv-layout.ts';
 import { ChatTemplate } from './chat/template.ts';
-import { chunk, CompletionAssembler, newCompletionMeta } from './completion.ts';
-import { Detokenizer } from './detokenizer.ts';
+import { CompletionAssembler, newCompletionMeta } from './completion.ts';
 import { checkGgufFile, GgufFormatError } from './gguf.ts';
-import { Llama, LlamaContext, type LlamaModel, Sampler } from './llama/binding.ts';
+import { Job, type ChunkSink, type LogitsTrace } from './job.ts';
+import { Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
 import type { ModuleLoader } from './llama/module.ts';
 import { resolveRequest, type ResolvedRequest } from './request.ts';
 import { openSource, type ModelFile } from './source.ts';
-import { StopMatcher } from './stop.ts';
-import { yieldToEventLoop } from './yield.ts';
+import { type Loaded, N_BATCH, Scheduler } from './scheduler.ts';
 
 export interface EngineConfig {
   loader: ModuleLoader;
@@ -38,41 +35,22 @@ export interface EngineConfig {
 }
 
 export const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
-const DEFAULT_N_CTX = 4096;
-const N_BATCH = 512;
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
 const N_SLOTS = 4;
-/** Cells set aside for the reply when making room for a request without max_tokens. */
-const REPLY_RESERVE = 256;
+const DEFAULT_PARALLEL = 4;
+const MAX_PARALLEL = 16;
 
-interface Loaded {
-  model: LlamaModel;
-  ctx: LlamaContext;
-  template: ChatTemplate;
-  bosText: string;
-  eog: Set<number>;
-  info: ModelInfo;
-  cache: PromptCache;
-  /** Model fingerprint, llama.cpp build and KV layout: saved state is only restored into the same. */
-  layout: string;
-  templateHash: string;
-}
-
-interface Prefilled {
-  tokens: Int32Array;
-  cacheReq: CacheRequest;
-  prep: Prepared;
-  tStart: number;
-  /** Batch index of the last prompt token's logits. */
-  lastOutput: number;
-}
-
-export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
+export type { ChunkSink };
 
 export class Engine implements HearthEngine {
   private llama: Llama | null = null;
   private loaded: Loaded | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly scheduler = new Scheduler({
+    loaded: () => this.requireLoaded(),
+    guard: (fn) => this.guard(fn),
+    render: (l, job) => this.cacheRequest(l, job.req),
+  });
   private readonly maxModelBytes: number;
   private store: Promise<KvStore | null> | null = null;
 
@@ -130,10 +108,12 @@ export class Engine implements HearthEngine {
   }
 
   /**
-   * Runs fn after everything queued before it. An abort while waiting rejects at once and the turn is skipped.
+   * Runs fn (a load or unload) after every request and load queued before it; requests queued after it wait for
+   * it. An abort while waiting rejects at once and the turn is skipped.
    */
   private exclusive<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-    const prev = this.queue;
+    const requests = this.scheduler.hold();
+    const prev = this.queue.then(() => requests);
     let release!: () => void;
     const turn = new Promise<void>((r) => (release = r));
     this.queue = prev.then(() => turn);
@@ -141,12 +121,21 @@ export class Engine implements HearthEngine {
       await untilOrAbort(prev, signal);
       return fn();
     })();
-    run.then(release, release);
+    const done = () => {
+      release();
+      this.scheduler.release();
+    };
+    run.then(done, done);
     return run;
   }
 
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     const { signal, onProgress } = options;
+    const n = options.nParallel;
+    if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL)) {
+      throw new InvalidRequestError(`nParallel: expected an integer from 1 to ${MAX_PARALLEL}, got ${JSON.stringify(n)}`,
+        'invalid_parameter', { param: 'nParallel' });
+    }
     return this.exclusive(signal, async () => {
       this.unloadNow();
       const file = await openSource(source, { signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath });
@@ -196,12 +185,15 @@ export class Engine implements HearthEngine {
     let ctx: LlamaContext | null = null;
     try {
       const shape = model.shape();
-      const nCtx = Math.max(16, Math.min(options.nCtx ?? DEFAULT_N_CTX, shape.nCtxTrain || DEFAULT_N_CTX));
+      const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
+      const plan = contextPlan(shape, shape.sizeBytes, options, nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined);
       const cacheOptions = this.cacheOptions;
-      const nSlots = cacheOptions.conversations ? N_SLOTS : 1;
+      const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
+      // Slots hold the running requests and, between requests, the conversations kept in memory.
+      const nSlots = cacheOptions.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
       ctx = this.guard(() => new LlamaContext(model!, {
-        nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: PromptCache.sequencesNeeded(nSlots), threads: this.config.loader.threads,
-        ...kvLayout(shape, nCtx, options),
+        nCtx: plan.initialCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: PromptCache.sequencesNeeded(nSlots),
+        threads: this.config.loader.threads, typeK: plan.typeK, typeV: plan.typeV, flashAttn: plan.flashAttn,
       }));
       const layout = layoutKey(fingerprint, llama.llamaBuild, ctx.params);
       const cache = new PromptCache(ctx, cacheOptions, await this.getStore(), layout, nSlots);
@@ -221,7 +213,7 @@ export class Engine implements HearthEngine {
       };
       options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
       return {
-        model, ctx, template, bosText: text(model.bos), eog: model.eogTokens, info, cache, layout,
+        model, ctx, plan, nParallel, template, bosText: text(model.bos), eog: model.eogTokens, info, cache, layout,
         templateHash: hashText(template.source),
       };
     } catch (err) {
@@ -275,6 +267,10 @@ export class Engine implements HearthEngine {
       wasmSimd: llama.wasmSimd,
       model: l?.info ?? null,
       nCtx: l?.ctx.nCtx ?? 0,
+      context: l ? {
+        nCtx: l.ctx.nCtx, maxCtx: l.plan.maxCtx, dynamic: l.plan.dynamic, nParallel: l.nParallel,
+        kvBytesPerToken: l.plan.kvBytesPerToken, budgetBytes: l.plan.budgetBytes,
+      } : null,
       kvCache: l ? { typeK: l.ctx.params.typeK, typeV: l.ctx.params.typeV, flashAttention: l.ctx.params.flashAttn === 1 } : null,
       capabilities: {
         persistentKv: (await this.getStore()) !== null,
@@ -302,57 +298,19 @@ export class Engine implements HearthEngine {
    * Generates one completion, handing every chunk to `sink` (awaited: a slow sink slows generation). Resolves after
    * the final chunk; rejects with AbortError, ContextFullError (before any chunk) or another HearthError.
    */
-  complete(params: ChatCompletionCreateParams | ResolvedRequest, sink: ChunkSink, signal?: AbortSignal): Promise<void> {
+  complete(params: ChatCompletionCreateParams | ResolvedRequest, sink: ChunkSink, signal?: AbortSignal, trace?: LogitsTrace): Promise<void> {
     const req = 'sampler' in params ? params : resolveRequest(params);
-    return this.exclusive(signal, () => this.generate(req, sink, signal));
+    const model = this.loaded?.info.name ?? '';
+    return this.scheduler.submit(new Job(req, sink, signal, newCompletionMeta(model), false, trace));
   }
 
-  /**
-   * Renders and tokenizes the request, takes what the cache has of it and decodes the rest into a slot. The caller
-   * must end with cache.finish(prefilled.slot, …) (or discard), also when this throws after the slot was taken.
-   */
-  private async prefill(l: Loaded, req: ResolvedRequest, signal: AbortSignal | undefined): Promise<Prefilled> {
-    const { ctx } = l;
+  /** The request's prompt tokens and what the cache matches them by. */
+  private cacheRequest(l: Loaded, req: ResolvedRequest): CacheRequest {
     const { prompt, addSpecial, tokens } = this.renderPrompt(l, req);
-    if (tokens.length + 1 > ctx.nCtx) {
-      throw new ContextFullError(
-        `the prompt is ${tokens.length} tokens but the context holds ${ctx.nCtx}: shorten the conversation or load the model with a larger nCtx`,
-        { promptTokens: tokens.length, nCtx: ctx.nCtx });
-    }
-    const tStart = now();
-    const cacheReq: CacheRequest = {
+    return {
       messages: req.messages, tools: req.tools, conversationId: req.conversationId, tokens,
       system: this.systemPrefix(l, req, prompt, tokens, addSpecial), onProgress: req.onProgress,
     };
-    const prep = await l.cache.prepare(cacheReq);
-    const { slot } = prep;
-    const done: Prefilled = { tokens, cacheReq, prep, tStart, lastOutput: 0 };
-    try {
-      l.cache.makeRoom(slot, tokens.length - prep.cached + Math.min(req.maxTokens ?? REPLY_RESERVE, ctx.nCtx));
-      // Decode what the cache did not have, in batches; one batch ends where a system prompt to cache ends.
-      const systemEnd = prep.buildSystem?.tokens.length ?? -1;
-      let pos = prep.cached;
-      while (pos < tokens.length) {
-        let end = Math.min(pos + N_BATCH, tokens.length);
-        if (pos < systemEnd && systemEnd < end) end = systemEnd;
-        const part = tokens.subarray(pos, end);
-        if (!this.decodeInto(l, slot, part, end === tokens.length)) {
-          throw new ContextFullError(
-            `the prompt is ${tokens.length} tokens but the KV cache has no room for it: load the model with a larger nCtx`,
-            { promptTokens: tokens.length, nCtx: ctx.nCtx });
-        }
-        pos = end;
-        done.lastOutput = part.length - 1;
-        if (pos === systemEnd) l.cache.captureSystem(slot, prep.buildSystem!);
-        req.onProgress?.({ phase: 'prefill', loaded: pos - prep.cached, total: tokens.length - prep.cached });
-        await yieldToEventLoop();
-        if (signal?.aborted) throw new AbortError();
-      }
-      return done;
-    } catch (err) {
-      this.endTurn(l, done, null, err);
-      throw err;
-    }
   }
 
   /** The request's prompt text and its tokens (control tokens parsed), as the cache matches them. */
@@ -363,130 +321,19 @@ export class Engine implements HearthEngine {
     return { prompt, addSpecial, tokens: this.guard(() => l.model.tokenize(prompt, addSpecial, true)) };
   }
 
-  /** Releases the slot: after a completed turn its new cells get saved; after a failure other than abort it is emptied. */
-  private endTurn(l: Loaded, p: Prefilled, reply: string | null, err?: unknown) {
-    if (!this.llama || this.loaded !== l) return;
-    if (err !== undefined && !(err instanceof AbortError)) l.cache.discard(p.prep.slot);
-    l.cache.finish(p.prep.slot, p.cacheReq, reply);
-  }
-
   /**
-   * The next-token logits after the request's prompt, through the same cache path as a completion (no reply is
-   * generated). For tests that compare cached and cold prompt processing.
+   * The next-token logits after the request's prompt, through the same cache path and scheduler as a completion
+   * (no reply is generated). For tests that compare cached and cold prompt processing.
    */
-  promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
-    const req = resolveRequest(params);
-    return this.exclusive(params.signal, async () => {
-      const l = this.requireLoaded();
-      const p = await this.prefill(l, req, params.signal);
-      try {
-        return { logits: l.ctx.logits(p.lastOutput), cached: p.prep.cached, source: p.prep.source };
-      } finally {
-        this.endTurn(l, p, null);
-      }
-    });
+  async promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
+    const job = new Job(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''), true);
+    await this.scheduler.submit(job);
+    return { logits: job.promptLogits!, cached: job.prep.cached, source: job.prep.source };
   }
 
   private requireLoaded(): Loaded {
     if (!this.loaded) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
     return this.loaded;
-  }
-
-  private async generate(req: ResolvedRequest, sink: ChunkSink, signal: AbortSignal | undefined): Promise<void> {
-    const l = this.requireLoaded();
-    const { model, ctx } = l;
-    const meta = newCompletionMeta(l.info.name);
-    const p = await this.prefill(l, req, signal);
-    const { tokens, prep, tStart } = p;
-    const { slot } = prep;
-    let reply: string | null = null;
-    let sampler: Sampler | null = null;
-    let failure: unknown;
-    try {
-      sampler = this.guard(() => new Sampler(model, req.sampler));
-      // Penalties look back over the prompt too (as llama.cpp's own tools do).
-      for (const t of tokens.subarray(Math.max(0, tokens.length - req.sampler.repeatLastN))) sampler.accept(t);
-      const tPrompt = now();
-
-      await sink(chunk(meta, { role: 'assistant', content: '' }));
-      const detok = new Detokenizer((t) => model.tokenBytes(t, false));
-      const stops = new StopMatcher(req.stop);
-      let text = '';
-      let tFirst = 0;
-      let n = 0;
-      let outIndex = p.lastOutput;
-      let finish: FinishReason = 'stop';
-      let stoppedByString = false;
-      const emit = async (piece: string) => {
-        text += piece;
-        if (piece) await sink(chunk(meta, { content: piece }));
-      };
-      for (;;) {
-        const tok = this.guard(() => sampler!.sample(ctx, outIndex));
-        if (n === 0) tFirst = now();
-        if (l.eog.has(tok)) break;
-        n++;
-        const { emit: piece, stopped } = stops.push(detok.push(tok));
-        await emit(piece);
-        if (stopped) {
-          stoppedByString = true;
-          break;
-        }
-        if (req.maxTokens !== null && n >= req.maxTokens) {
-          finish = 'length';
-          break;
-        }
-        if (slot.tokens.length + 1 > ctx.nCtx || !this.decodeInto(l, slot, [tok], true)) {
-          finish = 'length'; // the context is full
-          break;
-        }
-        outIndex = 0;
-        await yieldToEventLoop();
-        if (signal?.aborted) throw new AbortError();
-      }
-      if (!stoppedByString) {
-        // Bytes of an unfinished character, and text held back in case it began a stop string.
-        const tail = stops.push(detok.flush());
-        await emit(tail.emit + (tail.stopped ? '' : stops.flush()));
-      }
-      const tEnd = now();
-      const promptN = tokens.length - prep.cached;
-      const usage = {
-        prompt_tokens: tokens.length, completion_tokens: n, total_tokens: tokens.length + n,
-        prompt_tokens_details: { cached_tokens: prep.cached },
-      };
-      const timings = {
-        prompt_n: promptN, prompt_ms: round(tPrompt - tStart), predicted_n: n, predicted_ms: round(tEnd - (tFirst || tPrompt)),
-        cache_n: prep.cached, cache_source: prep.source,
-      };
-      await sink(chunk(meta, {}, finish, { usage, timings }));
-      reply = text;
-    } catch (err) {
-      failure = err;
-      throw err;
-    } finally {
-      if (this.llama && this.loaded === l) sampler?.free();
-      this.endTurn(l, p, reply, failure);
-    }
-  }
-
-  /**
-   * Decodes `part` at the end of the slot's sequence and records it in slot.tokens; logits only for the last token
-   * when `logitsLast`. When the KV cache is full, idle conversations are evicted and it tries again; false if it
-   * still cannot fit.
-   */
-  private decodeInto(l: Loaded, slot: Slot, part: ArrayLike<number>, logitsLast: boolean): boolean {
-    const start = slot.tokens.length;
-    for (;;) {
-      const status = this.guard(() => l.ctx.decode(part, range(start, part.length), fill(part.length, slot.seq),
-        Array.from(part, (_, k) => logitsLast && k === part.length - 1)));
-      if (status === 0) {
-        for (let i = 0; i < part.length; i++) slot.tokens.push(part[i]!);
-        return true;
-      }
-      if (status !== 1) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
-      if (!l.cache.evictOne(slot)) return false;
-    }
   }
 
   /** The rendered system messages (and tools) at the start of the prompt, when long enough to cache on their own. */

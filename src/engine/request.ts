@@ -13,6 +13,9 @@ export interface ResolvedRequest {
   stream: boolean;
   sampler: SamplerParams;
   conversationId: string | undefined;
+  contextOverflow: 'stop' | 'error' | 'shift';
+  /** null: the system prompt. */
+  nKeep: number | null;
   onProgress: ((p: Progress) => void) | undefined;
 }
 
@@ -75,6 +78,12 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     bad('conversation_id', 'expected a non-empty string');
   }
 
+  const overflow = p.context_overflow ?? 'stop';
+  if (overflow !== 'stop' && overflow !== 'error' && overflow !== 'shift') {
+    bad('context_overflow', `expected "stop", "error" or "shift", got ${JSON.stringify(overflow)}`);
+  }
+  const nKeep = p.n_keep === undefined || p.n_keep === null ? null : num(p, 'n_keep', 0, 2 ** 31, 0, true);
+
   const d = SAMPLING_DEFAULTS;
   const seed = p.seed === undefined || p.seed === null
     ? Math.floor(Math.random() * 2 ** 32)
@@ -86,6 +95,8 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     stop,
     stream: p.stream === true,
     conversationId: p.conversation_id,
+    contextOverflow: overflow,
+    nKeep,
     onProgress: typeof p.onProgress === 'function' ? p.onProgress : undefined,
     sampler: {
       temperature: num(p, 'temperature', 0, 5, d.temperature),

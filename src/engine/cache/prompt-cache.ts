@@ -76,7 +76,7 @@ export class PromptCache {
   private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
 
   constructor(
-    private readonly ctx: LlamaContext,
+    private ctx: LlamaContext,
     private readonly config: CacheConfig,
     private readonly store: KvStore | null,
     private readonly layout: string,
@@ -382,23 +382,54 @@ export class PromptCache {
     return this.saves.flush();
   }
 
+  /** KV cells the slots hold (cells shared by a copied prefix count once per slot: an upper bound). */
+  used(): number {
+    return this.slots.reduce((sum, s) => sum + s.tokens.length, 0);
+  }
+
   /** Frees KV cells for `n` more tokens in `slot` by emptying least recently used idle slots. */
   makeRoom(slot: Slot, n: number): void {
-    const used = () => this.slots.reduce((sum, s) => sum + s.tokens.length, 0);
-    while (used() + n > this.ctx.nCtx) {
+    while (this.used() + n > this.ctx.nCtx) {
       if (!this.evictOne(slot)) return;
     }
   }
 
   /** Empties the least recently used idle slot other than `keep`. False when there is none. */
-  evictOne(keep: Slot): boolean {
+  evictOne(keep?: Slot): boolean {
     const victims = this.slots.filter((s) => s !== keep && !s.pending && s.tokens.length > 0);
     if (!victims.length) return false;
-    const v = lru(victims);
-    this.reset(v);
-    v.key = null;
-    v.conversationId = null;
+    this.evict(lru(victims));
     return true;
+  }
+
+  /** Forgets what an idle slot holds (its conversation stays saved in IndexedDB). */
+  evict(slot: Slot): void {
+    this.reset(slot);
+    slot.key = null;
+    slot.conversationId = null;
+  }
+
+  /** Every slot's cells as state, to carry them into a new context (see adopt). */
+  exportSlots(): Map<number, Uint8Array> {
+    const states = new Map<number, Uint8Array>();
+    for (const s of this.slots) if (s.tokens.length) states.set(s.seq, this.ctx.stateGet(s.seq));
+    return states;
+  }
+
+  /**
+   * Switches to a new context (a larger one, when the engine grows it) and imports the slots' states from
+   * exportSlots into it. A slot whose state is missing or refused is emptied; for a busy slot that is an error.
+   */
+  adopt(ctx: LlamaContext, states: Map<number, Uint8Array>): void {
+    this.ctx = ctx;
+    let lost = false;
+    for (const s of this.slots) {
+      const data = states.get(s.seq);
+      if (data && importCells(ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) continue;
+      if (s.tokens.length && s.pending) lost = true;
+      this.evict(s);
+    }
+    if (lost) throw new Error('a running request\'s KV cells could not be moved into the resized context');
   }
 
   private takeSlot(free: Slot[], avoid: Slot | null): Slot {
@@ -415,7 +446,8 @@ export class PromptCache {
     slot.msgCount = meta?.msgCount ?? 0;
   }
 
-  private trim(slot: Slot, n: number) {
+  /** Keeps only the first `n` tokens' cells of a slot. */
+  trim(slot: Slot, n: number) {
     if (slot.tokens.length > n) {
       this.ctx.seqRm(slot.seq, n);
       slot.tokens.length = n;

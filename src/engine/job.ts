@@ -1,0 +1,159 @@
+// One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
+// how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
+import { AbortError } from '../errors.ts';
+import type { ChatCompletionChunk, FinishReason } from '../types.ts';
+import type { CacheRequest, Prepared } from './cache/prompt-cache.ts';
+import { chunk, type CompletionMeta } from './completion.ts';
+import { Detokenizer } from './detokenizer.ts';
+import type { LlamaModel, Sampler } from './llama/binding.ts';
+import type { ResolvedRequest } from './request.ts';
+import { StopMatcher } from './stop.ts';
+
+export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
+
+/** What a test can watch: the logits each token was sampled from (never set by the public API). */
+export type LogitsTrace = (step: { token: number; logits: Float32Array }) => void;
+
+export class Job {
+  phase: 'queued' | 'prefill' | 'generate' | 'done' = 'queued';
+  tokens: Int32Array = new Int32Array(0);
+  cacheReq!: CacheRequest;
+  prep!: Prepared;
+  /** Cells this request was admitted with: its prompt plus the reply it may write. */
+  demand = 0;
+  sampler: Sampler | null = null;
+  /** The sampled token the next step decodes. */
+  next = -1;
+  /** Batch index of the logits to sample from after this step's decode (-1: none). */
+  outIndex = -1;
+  /** Prompt position where a context shift cut the slot (its cells past it no longer match a cold decode). */
+  shiftedAt: number | null = null;
+  /** The prompt's logits, for promptLogits(). */
+  promptLogits: Float32Array | null = null;
+  readonly tQueued = now();
+  tStart = 0;
+  tPrompt = 0;
+  tFirst = 0;
+  n = 0;
+  finish: FinishReason = 'stop';
+  private text = '';
+  private detok: Detokenizer | null = null;
+  private readonly stops: StopMatcher;
+  /** Chunks handed to the sink and not yet taken: while it is pending the job skips steps (back-pressure). */
+  private sent: Promise<void> = Promise.resolve();
+  private sending = 0;
+  private failed: unknown = null;
+  readonly done: Promise<void>;
+  private settle!: { resolve: () => void; reject: (err: unknown) => void };
+
+  constructor(
+    readonly req: ResolvedRequest,
+    private readonly sink: ChunkSink,
+    readonly signal: AbortSignal | undefined,
+    private readonly meta: CompletionMeta,
+    /** Stop after the prompt: the caller only wants its logits. */
+    readonly logitsOnly = false,
+    readonly trace?: LogitsTrace,
+  ) {
+    this.stops = new StopMatcher(req.stop);
+    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    this.done.catch(() => {});
+  }
+
+  get slot() {
+    return this.prep.slot;
+  }
+
+  /** True while the consumer has not taken the last chunks: decoding more would only pile them up. */
+  get blocked(): boolean {
+    return this.sending > 0;
+  }
+
+  /** Settles when the consumer has taken every chunk handed to it so far. */
+  settled(): Promise<void> {
+    return this.sent;
+  }
+
+  /** The prompt is in the slot: the role chunk opens the stream. */
+  startReply(model: LlamaModel) {
+    this.phase = 'generate';
+    this.tPrompt = now();
+    this.detok = new Detokenizer((t) => model.tokenBytes(t, false));
+    this.emit(chunk(this.meta, { role: 'assistant', content: '' }));
+  }
+
+  /**
+   * Takes a sampled token. Returns true when the reply ended (end-of-generation token, stop string, max_tokens);
+   * otherwise the token is the next one to decode.
+   */
+  take(token: number, isEog: boolean): boolean {
+    if (this.n === 0 && !this.tFirst) this.tFirst = now();
+    if (isEog) return true;
+    this.n++;
+    const { emit: piece, stopped } = this.stops.push(this.detok!.push(token));
+    this.emitText(piece);
+    if (stopped) {
+      this.detok = null; // the stop string ended the text: nothing held back is shown
+      return true;
+    }
+    if (this.req.maxTokens !== null && this.n >= this.req.maxTokens) {
+      this.finish = 'length';
+      return true;
+    }
+    this.next = token;
+    return false;
+  }
+
+  /** The final chunk (flushing held-back text), with usage and timings. Returns the reply text. */
+  complete(): string {
+    if (this.detok) {
+      const tail = this.stops.push(this.detok.flush());
+      this.emitText(tail.emit + (tail.stopped ? '' : this.stops.flush()));
+    }
+    const tEnd = now();
+    const promptTokens = this.tokens.length;
+    const cached = this.prep.cached;
+    this.emit(chunk(this.meta, {}, this.finish, {
+      usage: {
+        prompt_tokens: promptTokens, completion_tokens: this.n, total_tokens: promptTokens + this.n,
+        prompt_tokens_details: { cached_tokens: cached },
+      },
+      timings: {
+        prompt_n: promptTokens - cached, prompt_ms: round(this.tPrompt - this.tStart), predicted_n: this.n,
+        predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
+      },
+    }));
+    return this.text;
+  }
+
+  /** Resolves the request once the consumer has every chunk; or rejects it. */
+  end(err?: unknown) {
+    this.phase = 'done';
+    if (err !== undefined) this.settle.reject(err);
+    else this.sent.then(() => (this.failed ? this.settle.reject(this.failed) : this.settle.resolve()));
+  }
+
+  /** Why the job must stop now, if it must: an abort, or a consumer that failed. */
+  stopReason(): unknown {
+    if (this.failed) return this.failed;
+    return this.signal?.aborted ? new AbortError() : null;
+  }
+
+  private emitText(piece: string) {
+    this.text += piece;
+    if (piece) this.emit(chunk(this.meta, { content: piece }));
+  }
+
+  private emit(c: ChatCompletionChunk) {
+    this.sending++;
+    this.sent = this.sent.then(() => this.sink(c)).then(
+      () => void this.sending--,
+      (err) => {
+        this.sending--;
+        this.failed ??= err;
+      });
+  }
+}
+
+export const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+const round = (ms: number) => Math.round(ms * 100) / 100;
