@@ -32,10 +32,10 @@ async function modelBlob(url: string): Promise<Blob> {
 }
 
 const bench = {
-  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE) {
+  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE, nParallel?: number) {
     hearth?.terminate();
     hearth = await createEngine({ threads, cache });
-    await hearth.load(await modelBlob(url), { nCtx });
+    await hearth.load(await modelBlob(url), { nCtx, nParallel });
     return hearth.info();
   },
 
@@ -71,6 +71,23 @@ const bench = {
       cachedTokens: usage.prompt_tokens_details.cached_tokens, cacheSource: source,
       restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, restoreBytes, text,
     };
+  },
+
+  /**
+   * Starts one streaming request per message list at the same moment and records when each content chunk arrived.
+   * `tokens` is the request's completion_tokens (a chunk can carry more than one token's bytes).
+   */
+  async runHearthConcurrent(requests: ChatMessage[][], maxTokens: number): Promise<Array<{ times: number[]; tokens: number }>> {
+    return Promise.all(requests.map(async (messages) => {
+      const times: number[] = [];
+      let tokens = 0;
+      const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true });
+      for await (const c of stream) {
+        if (c.choices[0]?.delta.content) times.push(performance.now());
+        if (c.usage) tokens = c.usage.completion_tokens;
+      }
+      return { times, tokens };
+    }));
   },
 
   /** Waits for Hearth's background saves; returns how long that took and the cache's figures afterwards. */

@@ -1,6 +1,7 @@
 // npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
+import { batch } from './scenarios/batch.ts';
 import { decode } from './scenarios/decode.ts';
 import { kv } from './scenarios/kv.ts';
 import { resume } from './scenarios/resume.ts';
@@ -12,7 +13,7 @@ export interface ScenarioOptions {
   log: (line: string) => void;
 }
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv };
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch };
 
 const args = process.argv.slice(2);
 const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));

@@ -304,12 +304,14 @@ export class Engine implements HearthEngine {
     return this.scheduler.submit(new Job(req, sink, signal, newCompletionMeta(model), false, trace));
   }
 
-  /** The request's prompt tokens and what the cache matches them by. */
-  private cacheRequest(l: Loaded, req: ResolvedRequest): CacheRequest {
+  /** The request's prompt tokens, what the cache matches them by, and the tokens a context shift keeps. */
+  private cacheRequest(l: Loaded, req: ResolvedRequest): CacheRequest & { keep: number } {
     const { prompt, addSpecial, tokens } = this.renderPrompt(l, req);
+    const system = this.systemPrefix(l, req, prompt, tokens, addSpecial);
+    const keep = req.contextOverflow !== 'shift' ? 0
+      : req.nKeep ?? (system?.tokens.length || this.systemLength(l, req, prompt, tokens, addSpecial) || (l.model.addBos ? 1 : 0));
     return {
-      messages: req.messages, tools: req.tools, conversationId: req.conversationId, tokens,
-      system: this.systemPrefix(l, req, prompt, tokens, addSpecial), onProgress: req.onProgress,
+      messages: req.messages, tools: req.tools, conversationId: req.conversationId, tokens, system, onProgress: req.onProgress, keep,
     };
   }
 
@@ -340,21 +342,26 @@ export class Engine implements HearthEngine {
   private systemPrefix(l: Loaded, req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): SystemPrefix | null {
     const opts = this.cacheOptions;
     if (!opts.systemPrompt) return null;
+    const n = this.systemLength(l, req, prompt, tokens, addSpecial);
+    if (n < opts.minTokens || n >= tokens.length) return null;
+    const own = tokens.slice(0, n);
+    return { key: systemKey(l.layout, l.templateHash, own), tokens: own };
+  }
+
+  /** How many prompt tokens the rendered system messages (and tools) take; 0 when there are none. */
+  private systemLength(l: Loaded, req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): number {
     let lead = 0;
     while (lead < req.messages.length && (req.messages[lead]!.role === 'system' || req.messages[lead]!.role === 'developer')) lead++;
-    if (lead === 0 || lead === req.messages.length) return null;
+    if (lead === 0 || lead === req.messages.length) return 0;
     let text: string;
     try {
       text = l.template.render(req.messages.slice(0, lead), { tools: req.tools, addGenerationPrompt: false });
     } catch {
-      return null; // some templates refuse a conversation without a user message
+      return 0; // some templates refuse a conversation without a user message
     }
-    if (!text || !prompt.startsWith(text)) return null;
+    if (!text || !prompt.startsWith(text)) return 0;
     // The prefix's own tokenization can differ at its end from the whole prompt's: keep the part they share.
-    const n = commonPrefix(this.guard(() => l.model.tokenize(text, addSpecial, true)), tokens);
-    if (n < opts.minTokens || n >= tokens.length) return null;
-    const own = tokens.slice(0, n);
-    return { key: systemKey(l.layout, l.templateHash, own), tokens: own };
+    return commonPrefix(this.guard(() => l.model.tokenize(text, addSpecial, true)), tokens);
   }
 }
 

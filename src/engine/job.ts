@@ -26,6 +26,8 @@ export class Job {
   next = -1;
   /** Batch index of the logits to sample from after this step's decode (-1: none). */
   outIndex = -1;
+  /** Tokens at the start a context shift never drops (n_keep). */
+  keep = 0;
   /** Prompt position where a context shift cut the slot (its cells past it no longer match a cold decode). */
   shiftedAt: number | null = null;
   /** The prompt's logits, for promptLogits(). */

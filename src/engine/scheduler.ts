@@ -40,8 +40,8 @@ export interface SchedulerEnv {
   loaded(): Loaded;
   /** Runs a call into wasm, turning a trap into a typed error (and forgetting the broken module). */
   guard<T>(fn: () => T): T;
-  /** The request's prompt tokens and what the cache matches them by. */
-  render(l: Loaded, job: Job): CacheRequest;
+  /** The request's prompt tokens, what the cache matches them by, and the tokens a context shift keeps. */
+  render(l: Loaded, job: Job): CacheRequest & { keep: number };
 }
 
 /** One llama_decode's inputs, and which job each output belongs to. */
@@ -200,7 +200,9 @@ export class Scheduler {
 
   /** Tokenizes the prompt and checks that it can fit the context at all. */
   private measure(l: Loaded, job: Job) {
-    job.cacheReq = this.env.render(l, job);
+    const { keep, ...cacheReq } = this.env.render(l, job);
+    job.cacheReq = cacheReq;
+    job.keep = keep;
     job.tokens = job.cacheReq.tokens;
     const n = job.tokens.length;
     const limit = l.plan.maxCtx;
@@ -378,7 +380,7 @@ export class Scheduler {
   private shift(l: Loaded, job: Job): boolean {
     const slot = job.slot;
     const len = slot.tokens.length;
-    const keep = Math.min(job.req.nKeep ?? job.cacheReq.system?.tokens.length ?? (l.model.addBos ? 1 : 0), len - 2);
+    const keep = Math.min(job.keep, len - 2);
     const discard = Math.floor((len - keep) / 2);
     if (keep < 0 || discard < 1) return false;
     // Cells this slot shares with another (a copied prefix) must not move under the other one.
