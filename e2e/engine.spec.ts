@@ -98,6 +98,33 @@ test('streams OpenAI chunks and stops at the end-of-turn token', async ({ page }
   expect(last.timings!.prompt_n).toBe(last.usage!.prompt_tokens);
 });
 
+test('streams several requests at once through the worker, each with its own answer; the context grows with demand', async ({ page }) => {
+  await openHarness(page);
+  const out = await page.evaluate(async () => {
+    const info = await window.engine.load('/test-models/qwen2-hello.gguf');
+    const before = (await window.engine.info()).context!;
+    const ask = async (content: string) => {
+      const chunks = [];
+      const stream = await window.engine.chat.completions.create({ messages: [{ role: 'user', content }], stream: true, temperature: 0 });
+      for await (const c of stream) chunks.push(c);
+      return chunks;
+    };
+    // One long prompt (about 1,500 tokens) among short ones: the context must grow while the others stream.
+    const long = Array.from({ length: 500 }, (_, i) => `word${i % 37}`).join(' ');
+    const runs = await Promise.all([ask('Hi'), ask(long), ask('Hello there'), ask('Tell me more')]);
+    const after = (await window.engine.info()).context!;
+    return { name: info.name, before, after, runs };
+  });
+  expect(out.before).toMatchObject({ dynamic: true, nCtx: 1024, nParallel: 4 });
+  expect(out.after.nCtx).toBeGreaterThan(1024);
+  expect(out.after.nCtx).toBeLessThanOrEqual(out.after.maxCtx);
+  for (const chunks of out.runs) {
+    expect(chunks.map((c) => c.choices[0]!.delta.content ?? '').join('')).toBe('Hello, world!');
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
+  }
+  expect(out.runs[1]!.at(-1)!.usage!.prompt_tokens).toBeGreaterThan(1024);
+});
+
 test('bad model sources give a typed ModelLoadError, and a good model loads afterwards', async ({ page }) => {
   await openHarness(page);
   const results = await page.evaluate(async () => {

@@ -164,6 +164,22 @@ describe('continuous batching', () => {
   });
 });
 
+describe('loads between requests', () => {
+  it('a load waits for the requests before it; requests after it run on the new model; none waits forever', async () => {
+    const engine = await plainEngine('qwen2-hello', { nCtx: 1024 });
+    const ask = () => engine.chat.completions.create({ messages: QUESTIONS[0]!, temperature: 0, max_tokens: 12, stream: false });
+    const first = ask();
+    const toLlama = engine.load({ path: modelPath('llama3-hello') }, { nCtx: 1024 });
+    const between = ask();
+    const back = engine.load({ path: modelPath('qwen2-hello') }, { nCtx: 1024 });
+    const last = ask();
+    const [r1, , r2, , r3] = await Promise.all([first, toLlama, between, back, last]);
+    expect(r1.model).toContain('qwen2');
+    expect(r3.model).toContain('qwen2');
+    for (const r of [r1, r2, r3]) expect(r.choices[0]!.message.content).toBe('Hello, world!');
+  });
+});
+
 describe('dynamic context size', () => {
   it('grows the context while a reply is being generated, and the reply is what a large fixed context gives', async () => {
     const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Tell me about bread.' }];

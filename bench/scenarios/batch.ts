@@ -9,6 +9,7 @@
 // its length is the figure. Median over the repetitions; the stream counts alternate order between repetitions.
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
+import { decodeCosts, stepProfile } from './batch-profile.ts';
 import { median, rotate, round } from '../stats.ts';
 import type { ScenarioOptions } from '../run.ts';
 
@@ -87,6 +88,16 @@ export async function batch(opts: ScenarioOptions) {
   } finally {
     await b.close();
   }
+  // Where the time goes (Node, 1 thread): merged into the summary row.
+  const profile = { ...(await stepProfile(opts.reps)), ...(await decodeCosts(opts.reps)) };
+  const p = profile;
+  opts.log(`  step loop, 4 streams: ${p.step_ms_4} ms per step = decode ${p.step_decode_ms_4} + sampling ${p.step_sample_ms_4} + ` +
+    `rest of the step ${p.step_other_ms_4} + between steps ${p.between_steps_ms_4} (1 stream: ${p.step_ms_1} = ${p.step_decode_ms_1} + ` +
+    `${p.step_sample_ms_1} + ${p.step_other_ms_1} + ${p.between_steps_ms_1})`);
+  opts.log(`  llama_decode: 1 token ${p.decode_1_ms} ms (${p.decode_1_no_logits_ms} without logits), 4 sequences ${p.decode_4_ms} ms ` +
+    `(${p.decode_4_no_logits_ms} without logits) → output layer ${p.logits_ms_per_row} ms per sampled row; ` +
+    `a 124-token prompt batch ${p.prompt_ms_per_token} ms per token`);
+  Object.assign(rows.at(-1)!, profile);
   return rows;
 }
 

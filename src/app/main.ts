@@ -118,7 +118,7 @@ async function loadModel() {
   try {
     const info = await engine.load(source, { onProgress, signal: loading.signal });
     modelReady = true;
-    readyText = `Ready: ${info.name} (${info.description}), context ${(await engine.info()).nCtx} tokens.`;
+    readyText = `Ready: ${info.name} (${info.description}), context up to ${(await engine.info()).context?.maxCtx ?? 0} tokens.`;
     ui.loadStatus.textContent = readyText;
     ui.prompt.focus();
   } catch (err) {

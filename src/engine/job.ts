@@ -16,6 +16,8 @@ export type LogitsTrace = (step: { token: number; logits: Float32Array }) => voi
 
 export class Job {
   phase: 'queued' | 'prefill' | 'generate' | 'done' = 'queued';
+  /** Queued behind a load or unload: not started before it. */
+  held = false;
   tokens: Int32Array = new Int32Array(0);
   cacheReq!: CacheRequest;
   prep!: Prepared;

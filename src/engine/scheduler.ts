@@ -71,6 +71,8 @@ class Batch {
 export class Scheduler {
   private readonly waiting: Job[] = [];
   private readonly active: Job[] = [];
+  /** The request being started (its cache lookup may read IndexedDB): neither waiting nor active yet. */
+  private starting: Job | null = null;
   private running = false;
   private wakeUp: (() => void) | null = null;
   /** Loads and unloads waiting for the requests before them: requests after them wait in turn. */
@@ -87,7 +89,7 @@ export class Scheduler {
       job.end(reason);
       return job.done;
     }
-    (job as { held?: boolean }).held = this.holds > 0;
+    job.held = this.holds > 0;
     this.waiting.push(job);
     job.signal?.addEventListener('abort', () => {
       const i = this.waiting.indexOf(job);
@@ -107,18 +109,16 @@ export class Scheduler {
    */
   hold(): Promise<void> {
     this.holds++;
-    const before = [...this.active, ...this.waiting].map((j) => j.done.catch(() => {}));
+    // Requests held by an earlier load run after this one too: waiting for them would wait forever.
+    const before = [...this.active, ...(this.starting ? [this.starting] : []), ...this.waiting.filter((j) => !j.held)]
+      .map((j) => j.done.catch(() => {}));
     return Promise.all(before).then(() => {});
   }
 
   release() {
     this.holds--;
-    if (this.holds === 0) for (const j of this.waiting) (j as { held?: boolean }).held = false;
+    if (this.holds === 0) for (const j of this.waiting) j.held = false;
     this.kick();
-  }
-
-  get busy(): boolean {
-    return this.active.length > 0 || this.waiting.length > 0;
   }
 
   private wake() {
@@ -138,14 +138,14 @@ export class Scheduler {
 
   private admissible(): boolean {
     const next = this.waiting[0];
-    return !!next && !(next as { held?: boolean }).held;
+    return !!next && !next.held;
   }
 
   private async loop(): Promise<void> {
     for (;;) {
       for (const job of [...this.active]) {
         const reason = job.stopReason();
-        if (reason) this.finish(this.env.loaded(), job, reason);
+        if (reason) this.finish(this.safeLoaded(), job, reason);
       }
       await this.admit();
       if (!this.active.length) return;
@@ -186,7 +186,12 @@ export class Scheduler {
       // Wait for running requests to end when this one does not fit next to them (it fits alone: measure()).
       if (this.active.length && running + job.demand > l.plan.maxCtx) return;
       this.waiting.shift();
-      await this.start(l, job, running);
+      this.starting = job;
+      try {
+        await this.start(l, job, running);
+      } finally {
+        this.starting = null;
+      }
     }
   }
 
