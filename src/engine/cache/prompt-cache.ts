@@ -319,7 +319,11 @@ export class PromptCache {
   finish(slot: Slot, req: CacheRequest, reply: string | null): void {
     slot.pending = false;
     slot.lastUsed = Date.now();
-    if (reply === null || !this.config.conversations) {
+    if (!this.config.conversations) {
+      this.reset(slot); // nothing reuses a finished request's cells: free them for the running ones
+      return;
+    }
+    if (reply === null) {
       slot.msgHash = null;
       slot.msgCount = 0;
       return;
