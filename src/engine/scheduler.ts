@@ -268,6 +268,8 @@ export class Scheduler {
       this.overflow(l);
       return true;
     }
+    // Growing the context can fail a request whose cells did not move: build the batch again without it.
+    if (batch.parts.some((p) => !this.active.includes(p.job))) return true;
     const t1 = now();
     const status = this.env.guard(() => l.ctx.decode(batch.tokens, batch.pos, batch.seq, batch.out));
     const t2 = now();
@@ -345,11 +347,19 @@ export class Scheduler {
     } catch (err) {
       // No memory for the larger one: back to the old size, with every slot as it was; this request fails.
       l.ctx = this.env.guard(() => new LlamaContext(l.model, old));
-      l.cache.adopt(l.ctx, states);
+      this.failLost(l, l.cache.adopt(l.ctx, states));
       throw new ContextFullError(`the context could not grow to ${nCtx} tokens (${(err as Error).message}); ` +
         'lower kvBudgetBytes or nParallel', { promptTokens: 0, nCtx: old.nCtx });
     }
-    l.cache.adopt(l.ctx, states);
+    this.failLost(l, l.cache.adopt(l.ctx, states));
+  }
+
+  /** Running requests whose cells llama.cpp refused to take into a new context cannot go on. */
+  private failLost(l: Loaded, lost: Slot[]) {
+    for (const job of this.active.filter((j) => lost.includes(j.slot))) {
+      this.fail(job, new EngineError('the KV cells of this request could not be moved into the resized context',
+        'context_resize_failed', { nCtx: l.ctx.nCtx }));
+    }
   }
 
   /** The context is full and cannot grow: the replies that went past their budget (else all) apply their policy. */

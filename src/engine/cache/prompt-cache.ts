@@ -422,18 +422,19 @@ export class PromptCache {
 
   /**
    * Switches to a new context (a larger one, when the engine grows it) and imports the slots' states from
-   * exportSlots into it. A slot whose state is missing or refused is emptied; for a busy slot that is an error.
+   * exportSlots into it. A slot whose state is missing or refused is emptied; returns the busy ones among them
+   * (their requests cannot go on).
    */
-  adopt(ctx: LlamaContext, states: Map<number, Uint8Array>): void {
+  adopt(ctx: LlamaContext, states: Map<number, Uint8Array>): Slot[] {
     this.ctx = ctx;
-    let lost = false;
+    const lost: Slot[] = [];
     for (const s of this.slots) {
       const data = states.get(s.seq);
       if (data && importCells(ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) continue;
-      if (s.tokens.length && s.pending) lost = true;
+      if (s.tokens.length && s.pending) lost.push(s);
       this.evict(s);
     }
-    if (lost) throw new Error('a running request\'s KV cells could not be moved into the resized context');
+    return lost;
   }
 
   private takeSlot(free: Slot[], avoid: Slot | null): Slot {
