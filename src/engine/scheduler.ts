@@ -225,7 +225,7 @@ export class Scheduler {
     try {
       if (l.plan.dynamic) {
         const want = contextFor(running + job.demand, l.plan);
-        if (want > l.ctx.nCtx) this.resize(l, want);
+        if (want > l.ctx.nCtx) this.resize(l, want, job.tokens.length);
       }
       job.prep = await l.cache.prepare(job.cacheReq);
     } catch (err) {
@@ -282,7 +282,7 @@ export class Scheduler {
     for (const { job, tokens } of batch.parts) {
       for (let k = 0; k < tokens.length; k++) job.slot.tokens.push(tokens[k]!);
     }
-    for (const { job, tokens, logits } of batch.parts) {
+    for (const { job, logits } of batch.parts) {
       if (job.phase === 'prefill') this.prefilled(l, job, logits);
       else this.sample(l, job, logits);
     }
@@ -330,7 +330,12 @@ export class Scheduler {
 
   private grow(l: Loaded, cells: number): boolean {
     if (!l.plan.dynamic || l.ctx.nCtx >= l.plan.maxCtx) return false;
-    this.resize(l, Math.max(contextFor(cells, l.plan), Math.min(l.plan.maxCtx, l.ctx.nCtx + 1)));
+    try {
+      this.resize(l, Math.max(contextFor(cells, l.plan), Math.min(l.plan.maxCtx, l.ctx.nCtx + 1)));
+    } catch (err) {
+      if (err instanceof ContextFullError) return false; // no memory for more: the overflow policies apply
+      throw err;
+    }
     return true;
   }
 
@@ -338,18 +343,19 @@ export class Scheduler {
    * Recreates the context with `nCtx` cells and carries every slot's cells over (state export and import: the
    * same values, no recompute). Logits of the last decode are gone: callers sample before.
    */
-  private resize(l: Loaded, nCtx: number) {
+  private resize(l: Loaded, nCtx: number, promptTokens = 0) {
     const states = l.cache.exportSlots();
     const old = l.ctx.params;
     l.ctx.free();
     try {
       l.ctx = this.env.guard(() => new LlamaContext(l.model, { ...old, nCtx }));
     } catch (err) {
-      // No memory for the larger one: back to the old size, with every slot as it was; this request fails.
+      // No memory for the larger one: back to the old size, with every slot as it was, and that is the limit now.
       l.ctx = this.env.guard(() => new LlamaContext(l.model, old));
+      l.plan.maxCtx = old.nCtx;
       this.failLost(l, l.cache.adopt(l.ctx, states));
       throw new ContextFullError(`the context could not grow to ${nCtx} tokens (${(err as Error).message}); ` +
-        'lower kvBudgetBytes or nParallel', { promptTokens: 0, nCtx: old.nCtx });
+        'lower kvBudgetBytes or nParallel', { promptTokens, nCtx: old.nCtx });
     }
     this.failLost(l, l.cache.adopt(l.ctx, states));
   }
