@@ -84,7 +84,7 @@ const question = (i: number, words: number): ChatMessage[] => [
 const QUESTIONS = [question(1, 5), question(2, 60), question(3, 20), question(4, 140)];
 
 type Internals = { loaded: { ctx: { seqPosMax(seq: number): number }; cache: { slots: Array<{ seq: number; tokens: number[]; pending: boolean }> } };
-  scheduler: { profile: { steps: number; tokens: number } } };
+  scheduler: { profile: { steps: number } } };
 const internals = (e: Engine) => e as unknown as Internals;
 
 describe('continuous batching', () => {

@@ -82,14 +82,16 @@ type Rendered = { prompt: string; addSpecial: boolean; tokens: Int32Array };
 interface EngineInternals {
   loaded: unknown;
   renderPrompt(l: unknown, req: { messages: ChatMessage[]; tools: undefined }): Rendered;
-  systemPrefix(l: unknown, req: unknown, prompt: string, tokens: Int32Array, addSpecial: boolean): { tokens: Int32Array } | null;
+  systemLength(l: unknown, req: unknown, prompt: string, tokens: Int32Array, addSpecial: boolean): number;
+  systemPrefix(l: unknown, n: number, tokens: Int32Array): { tokens: Int32Array } | null;
 }
 
 /** Length of the system prefix the engine would cache for these messages (0 if none). */
 export function systemPrefixLength(engine: Engine, messages: ChatMessage[]): number {
   const e = engine as unknown as EngineInternals;
   const { prompt, tokens, addSpecial } = e.renderPrompt(e.loaded, { messages, tools: undefined });
-  return e.systemPrefix(e.loaded, resolveRequest({ messages }), prompt, tokens, addSpecial)?.tokens.length ?? 0;
+  const n = e.systemLength(e.loaded, resolveRequest({ messages }), prompt, tokens, addSpecial);
+  return e.systemPrefix(e.loaded, n, tokens)?.tokens.length ?? 0;
 }
 
 /** The engine's tokenization of a request's prompt (what the cache matches on). */

@@ -40,8 +40,6 @@ const N_SLOTS = 4;
 const DEFAULT_PARALLEL = 4;
 const MAX_PARALLEL = 16;
 
-export type { ChunkSink };
-
 export class Engine implements HearthEngine {
   private llama: Llama | null = null;
   private loaded: Loaded | null = null;
@@ -307,9 +305,12 @@ export class Engine implements HearthEngine {
   /** The request's prompt tokens, what the cache matches them by, and the tokens a context shift keeps. */
   private cacheRequest(l: Loaded, req: ResolvedRequest): CacheRequest & { keep: number } {
     const { prompt, addSpecial, tokens } = this.renderPrompt(l, req);
-    const system = this.systemPrefix(l, req, prompt, tokens, addSpecial);
-    const keep = req.contextOverflow !== 'shift' ? 0
-      : req.nKeep ?? (system?.tokens.length || this.systemLength(l, req, prompt, tokens, addSpecial) || (l.model.addBos ? 1 : 0));
+    const shift = req.contextOverflow === 'shift';
+    // The system prompt's length (a render and a tokenization) is needed to cache it, or as a shift's default n_keep.
+    const systemN = this.cacheOptions.systemPrompt || (shift && req.nKeep === null)
+      ? this.systemLength(l, req, prompt, tokens, addSpecial) : 0;
+    const system = this.systemPrefix(l, systemN, tokens);
+    const keep = shift ? req.nKeep ?? (systemN || (l.model.addBos ? 1 : 0)) : 0;
     return {
       messages: req.messages, tools: req.tools, conversationId: req.conversationId, tokens, system, onProgress: req.onProgress, keep,
     };
@@ -338,11 +339,10 @@ export class Engine implements HearthEngine {
     return this.loaded;
   }
 
-  /** The rendered system messages (and tools) at the start of the prompt, when long enough to cache on their own. */
-  private systemPrefix(l: Loaded, req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): SystemPrefix | null {
+  /** The first `n` prompt tokens (the rendered system messages and tools), when long enough to cache on their own. */
+  private systemPrefix(l: Loaded, n: number, tokens: Int32Array): SystemPrefix | null {
     const opts = this.cacheOptions;
     if (!opts.systemPrompt) return null;
-    const n = this.systemLength(l, req, prompt, tokens, addSpecial);
     if (n < opts.minTokens || n >= tokens.length) return null;
     const own = tokens.slice(0, n);
     return { key: systemKey(l.layout, l.templateHash, own), tokens: own };
@@ -379,8 +379,4 @@ function untilOrAbort(p: Promise<unknown>, signal: AbortSignal | undefined): Pro
   });
 }
 
-const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-const round = (ms: number) => Math.round(ms * 100) / 100;
 const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
-const range = (start: number, n: number) => Array.from({ length: n }, (_, k) => start + k);
-const fill = (n: number, v: number) => new Array<number>(n).fill(v);

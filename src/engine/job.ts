@@ -3,6 +3,7 @@
 import { AbortError } from '../errors.ts';
 import type { ChatCompletionChunk, FinishReason } from '../types.ts';
 import type { CacheRequest, Prepared } from './cache/prompt-cache.ts';
+import { now } from './clock.ts';
 import { chunk, type CompletionMeta } from './completion.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { LlamaModel, Sampler } from './llama/binding.ts';
@@ -34,7 +35,6 @@ export class Job {
   shiftedAt: number | null = null;
   /** The prompt's logits, for promptLogits(). */
   promptLogits: Float32Array | null = null;
-  readonly tQueued = now();
   tStart = 0;
   tPrompt = 0;
   tFirst = 0;
@@ -159,5 +159,4 @@ export class Job {
   }
 }
 
-export const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const round = (ms: number) => Math.round(ms * 100) / 100;

@@ -13,7 +13,8 @@ import type { ModelInfo } from '../types.ts';
 import { commonPrefix } from './cache/prefix.ts';
 import type { CacheRequest, PromptCache, Slot } from './cache/prompt-cache.ts';
 import type { ChatTemplate } from './chat/template.ts';
-import { Job, now } from './job.ts';
+import { now } from './clock.ts';
+import { Job } from './job.ts';
 import { contextFor, DEFAULT_REPLY_BUDGET, type ContextPlan } from './kv-layout.ts';
 import { LlamaContext, type LlamaModel, Sampler } from './llama/binding.ts';
 import { yieldToEventLoop } from './yield.ts';
@@ -78,7 +79,7 @@ export class Scheduler {
   /** Loads and unloads waiting for the requests before them: requests after them wait in turn. */
   private holds = 0;
   /** Decode steps and the time they took (for the batch benchmark's profile). */
-  readonly profile = { steps: 0, tokens: 0, decodeMs: 0, sampleMs: 0, stepMs: 0 };
+  readonly profile = { steps: 0, decodeMs: 0, sampleMs: 0, stepMs: 0 };
 
   constructor(private readonly env: SchedulerEnv) {}
 
@@ -176,7 +177,7 @@ export class Scheduler {
       let l: Loaded;
       try {
         l = this.env.loaded();
-        if (job.phase === 'queued' && !job.tokens.length) this.measure(l, job);
+        if (!job.tokens.length) this.measure(l, job); // once: a request that waits for room keeps its tokens
       } catch (err) {
         this.waiting.shift();
         job.end(err);
@@ -236,7 +237,7 @@ export class Scheduler {
     this.active.push(job);
     try {
       if (job.stopReason()) return; // aborted while the cache was read: the next step ends it
-      l.cache.makeRoom(job.slot, job.demand - job.prep.cached);
+      l.cache.makeRoom(job.demand - job.prep.cached, job.slot);
       if (job.logitsOnly) return;
       job.sampler = this.env.guard(() => new Sampler(l.model, job.req.sampler));
       // Penalties look back over the prompt too (as llama.cpp's own tools do).
@@ -289,7 +290,6 @@ export class Scheduler {
     const t3 = now();
     const p = this.profile;
     p.steps++;
-    p.tokens += batch.size;
     p.decodeMs += t2 - t1;
     p.sampleMs += t3 - t2;
     p.stepMs += t3 - t0;
@@ -321,8 +321,7 @@ export class Scheduler {
 
   /** Makes room for `n` more cells: idle cached conversations go first, then the context grows. */
   private fit(l: Loaded, n: number): boolean {
-    while (l.cache.used() + n > l.ctx.nCtx) {
-      if (l.cache.evictOne()) continue;
+    while (!l.cache.makeRoom(n)) {
       if (!this.grow(l, l.cache.used() + n)) return false;
     }
     return true;

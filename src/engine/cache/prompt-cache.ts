@@ -13,6 +13,7 @@
 import type { CacheSource, CacheStats, ChatMessage, Progress, Tool } from '../../types.ts';
 import type { LlamaContext } from '../llama/binding.ts';
 import { hashBytes, hashText, hashTokens } from './hash.ts';
+import { now } from '../clock.ts';
 import { exportCells, importCells, type CellChunk } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { SaveQueue } from './save-queue.ts';
@@ -284,7 +285,7 @@ export class PromptCache {
    * conversations in memory leave none, they are dropped and it tries once more.
    */
   private importInto(slot: Slot, cells: CellChunk[], n: number): boolean {
-    this.makeRoom(slot, n);
+    this.makeRoom(n, slot);
     if (importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
     let evicted = false;
     while (this.evictOne(slot)) evicted = true;
@@ -391,11 +392,15 @@ export class PromptCache {
     return this.slots.reduce((sum, s) => sum + s.tokens.length, 0);
   }
 
-  /** Frees KV cells for `n` more tokens in `slot` by emptying least recently used idle slots. */
-  makeRoom(slot: Slot, n: number): void {
+  /**
+   * Frees KV cells for `n` more tokens by emptying least recently used idle slots other than `keep`. False when
+   * they still do not fit.
+   */
+  makeRoom(n: number, keep?: Slot): boolean {
     while (this.used() + n > this.ctx.nCtx) {
-      if (!this.evictOne(slot)) return;
+      if (!this.evictOne(keep)) return false;
     }
+    return true;
   }
 
   /** Empties the least recently used idle slot other than `keep`. False when there is none. */
@@ -519,7 +524,6 @@ export function systemKey(layout: string, templateHash: string, tokens: Int32Arr
 
 const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');
 
-const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 function emptySlot(seq: number): Slot {
   return { seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false };
