@@ -42,7 +42,7 @@ function testModels(): Plugin {
   };
 }
 
-/** In dev, keeps public/hearth/engine.worker.js rebuilt from workers/ and src/ (a classic script, not an ES module). */
+/** In dev, keeps public/hearth/engine.worker.js rebuilt from src/ (a classic script, not an ES module). */
 function engineWorker(): Plugin {
   return {
     name: 'hearth-engine-worker',

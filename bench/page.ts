@@ -4,7 +4,6 @@
 import { Wllama } from '@wllama/wllama';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient } from '../src/index.ts';
-import { ChatTemplate } from '../src/engine/chat/template.ts';
 
 export interface RunResult {
   promptTokens: number;
@@ -99,13 +98,6 @@ const bench = {
 
   async hearthStats(): Promise<CacheStats> {
     return hearth!.cache.stats();
-  },
-
-  /** The prompt exactly as Hearth renders it, for engines that take raw text. */
-  async renderPrompt(messages: ChatMessage[]): Promise<string> {
-    const m = (await hearth!.info()).model!;
-    // The benchmark model has Qwen2.5's template, which uses neither bos_token nor eos_token.
-    return new ChatTemplate(m.chatTemplate, { bos: '', eos: '' }).render(messages);
   },
 
   async loadWllama(url: string, threads: number, nCtx: number) {

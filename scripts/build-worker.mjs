@@ -1,4 +1,4 @@
-// npm run build:worker — bundles workers/engine.worker.ts (with Comlink and the engine) into one classic script,
+// npm run build:worker — bundles src/worker/entry.ts (with Comlink and the engine) into one classic script,
 // public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts. --watch rebuilds on change.
 import { build } from 'vite';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ export function workerBuildConfig({ watch = false } = {}) {
     root,
     logLevel: 'warn',
     build: {
-      lib: { entry: join(root, 'workers/engine.worker.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
+      lib: { entry: join(root, 'src/worker/entry.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
       outDir: join(root, 'public/hearth'),
       emptyOutDir: false, // the wasm builds live there too
       target: 'es2022',

@@ -61,7 +61,6 @@ export class EngineError extends HearthError {
 }
 
 export interface WireError {
-  __hearthError: true;
   name: string;
   code: string;
   message: string;
@@ -79,16 +78,12 @@ const revive: Record<string, (w: WireError) => HearthError> = {
 
 export function toWire(err: unknown): WireError {
   if (err instanceof HearthError) {
-    return { __hearthError: true, name: err.name, code: err.code, message: err.message, details: err.details };
+    return { name: err.name, code: err.code, message: err.message, details: err.details };
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  return { __hearthError: true, name: 'EngineError', code: 'engine_error', message: e.message, details: {} };
+  return { name: 'EngineError', code: 'engine_error', message: e.message, details: {} };
 }
 
 export function fromWire(w: WireError): HearthError {
   return revive[w.name]?.(w) ?? new HearthError(w.message, w.code, w.details);
-}
-
-export function isWireError(x: unknown): x is WireError {
-  return typeof x === 'object' && x !== null && (x as WireError).__hearthError === true;
 }

@@ -1,15 +1,36 @@
-// Hearth in Node: the same Engine as in the browser worker, over the same wasm, reading models from disk.
-// Used by the unit tests and benchmarks; also usable on its own (`import { createNodeEngine } from 'hearth/node'`).
+// Hearth in Node: the same engine as in the browser worker, over the same wasm, reading models from disk, behind the
+// same public API (`import { createNodeEngine } from 'hearth/node'`). The unit tests and benchmarks use it too.
+import { readFileSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EngineApi } from './api/engine-api.ts';
 import { Engine, type EngineConfig } from './engine/engine.ts';
-import { nodeModuleLoader } from './engine/llama/node.ts';
-import type { BuildVariant } from './engine/llama/module.ts';
+import type { ModuleFactory, ModuleLoader } from './engine/llama/module.ts';
 import { unmountDir, type ModelFile } from './engine/source.ts';
 import { ModelLoadError } from './errors.ts';
+import type { BuildVariant } from './types.ts';
 
 export const defaultWasmDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
+
+/** Loads the wasm build in Node (the browser's loader is worker/load-module.ts). */
+export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {
+  const dir = opts.dir ?? defaultWasmDir;
+  const variant = opts.variant ?? 'st';
+  const threads = variant === 'st' ? 1 : Math.max(1, opts.threads ?? 1);
+  const require = createRequire(import.meta.url);
+  return {
+    variant,
+    threads,
+    async load() {
+      const factory = require(join(dir, `hearth-${variant}.js`)) as ModuleFactory;
+      // Handing over the bytes keeps emscripten 3.1.6 from fetch()ing a file path, which Node's fetch rejects.
+      const wasmBinary = readFileSync(join(dir, `hearth-${variant}.wasm`));
+      return factory({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {}, printErr: () => {} });
+    },
+  };
+}
 
 let mounts = 0;
 
@@ -43,15 +64,22 @@ export async function openPath(path: string): Promise<ModelFile> {
   };
 }
 
+/** The public API over an engine in this process; `core` is the engine itself (seams for tests and benchmarks). */
+export class NodeEngine extends EngineApi {
+  constructor(override readonly core: Engine) {
+    super(core);
+  }
+}
+
 export interface NodeEngineOptions extends Partial<Omit<EngineConfig, 'loader'>> {
   wasmDir?: string;
   variant?: BuildVariant;
   threads?: number;
 }
 
-export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<Engine> {
-  const loader = nodeModuleLoader({ dir: opts.wasmDir ?? defaultWasmDir, variant: opts.variant, threads: opts.threads });
+export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<NodeEngine> {
+  const loader = nodeModuleLoader({ dir: opts.wasmDir, variant: opts.variant, threads: opts.threads });
   const engine = new Engine({ ...opts, loader, openPath: opts.openPath ?? openPath });
   await engine.init();
-  return engine;
+  return new NodeEngine(engine);
 }

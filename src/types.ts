@@ -3,6 +3,9 @@
 
 export type Backend = 'auto' | 'wasm' | 'webgpu';
 
+/** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread. */
+export type BuildVariant = 'mt' | 'st';
+
 export interface EngineOptions {
   /** 'auto' (default) and 'wasm' run llama.cpp in WebAssembly. 'webgpu' is not available yet. */
   backend?: Backend;
@@ -221,8 +224,7 @@ export interface ModelInfo {
 
 export interface EngineInfo {
   backend: 'wasm';
-  /** 'mt' = pthreads build (needs cross-origin isolation), 'st' = single-thread build. */
-  build: 'mt' | 'st';
+  build: BuildVariant;
   threads: number;
   llamaBuild: string;
   wasmSimd: boolean;

@@ -2,24 +2,21 @@
 // happens when a reply fills the context. Real wasm, real llama.cpp; greedy decoding compared with the same
 // requests run one at a time.
 import { describe, expect, it } from 'vitest';
+import { resolveRequest } from '../src/api/request.ts';
 import { ContextFullError } from '../src/errors.ts';
-import type { Engine } from '../src/engine/engine.ts';
-import { createNodeEngine } from '../src/node.ts';
-import type { ChatCompletionChunk, ChatMessage, LoadOptions } from '../src/types.ts';
+import type { NodeEngine } from '../src/node.ts';
+import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import { maxDiff, promptTokens, SYSTEM, systemPrefixLength, trackEngines } from './cache-helpers.ts';
-import { collect, modelPath } from './helpers.ts';
+import {
+  collect, maxDiff, modelPath, promptTokens, scale, SYSTEM, systemPrefixLength, testEngine, type TestEngineOptions, top2,
+  trackEngines,
+} from './helpers.ts';
 
 const track = trackEngines();
 
-/** An engine that keeps no cache: every request decodes its prompt from scratch. */
-function plainEngine(model: ModelName, load: LoadOptions, cache = { conversations: false, systemPrompt: false }) {
-  return track((async () => {
-    const engine = await createNodeEngine({ cache: { persistent: false, minTokens: 32, ...cache }, kvStore: null });
-    await engine.load({ path: modelPath(model) }, load);
-    return engine;
-  })());
-}
+/** An engine that keeps no cache (unless asked): every request decodes its prompt from scratch. */
+const plainEngine = (model: ModelName, opts: TestEngineOptions) =>
+  track(testEngine(model, { persistent: false, conversations: false, systemPrompt: false, minTokens: 32, ...opts }));
 
 interface Run {
   tokens: number[];
@@ -29,30 +26,25 @@ interface Run {
 }
 
 /** A greedy completion with the logits every token was sampled from. */
-async function traced(engine: Engine, messages: ChatMessage[], maxTokens: number,
-  opts: { signal?: AbortSignal; onChunk?: (n: number) => void; onToken?: () => void; extra?: object } = {}): Promise<Run> {
+async function traced(engine: NodeEngine, messages: ChatMessage[], maxTokens: number,
+  opts: { signal?: AbortSignal; onChunk?: (n: number) => unknown; onToken?: () => void; extra?: Partial<ChatCompletionCreateParams> } = {}): Promise<Run> {
   const run: Run = { tokens: [], logits: [], text: '', chunks: [] };
-  await engine.complete({ messages, temperature: 0, max_tokens: maxTokens, ...opts.extra }, (c) => {
-    run.chunks.push(c);
-    run.text += c.choices[0]?.delta.content ?? '';
-    opts.onChunk?.(run.chunks.length);
-  }, opts.signal, ({ token, logits }) => {
+  const { onProgress, ...request } = resolveRequest({ messages, temperature: 0, max_tokens: maxTokens, ...opts.extra });
+  await engine.core.complete(request, {
+    signal: opts.signal,
+    onProgress,
+    onChunk: async (c) => {
+      run.chunks.push(c);
+      run.text += c.choices[0]?.delta.content ?? '';
+      await opts.onChunk?.(run.chunks.length);
+    },
+  }, ({ token, logits }) => {
     run.tokens.push(token);
     run.logits.push(logits);
     opts.onToken?.();
   });
   return run;
 }
-
-const top2 = (a: Float32Array) => {
-  let [b1, b2] = [-Infinity, -Infinity];
-  for (const v of a) {
-    if (v > b1) [b1, b2] = [v, b1];
-    else if (v > b2) b2 = v;
-  }
-  return b1 - b2;
-};
-const scale = (a: Float32Array) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
 
 /**
  * Batching moves logits by float noise only (up to ~2% of their scale, measured on Q8_0; see DESIGN.md). Compares a
@@ -83,10 +75,6 @@ const question = (i: number, words: number): ChatMessage[] => [
 ];
 const QUESTIONS = [question(1, 5), question(2, 60), question(3, 20), question(4, 140)];
 
-type Internals = { loaded: { ctx: { seqPosMax(seq: number): number }; cache: { slots: Array<{ seq: number; tokens: number[]; pending: boolean }> } };
-  scheduler: { profile: { steps: number } } };
-const internals = (e: Engine) => e as unknown as Internals;
-
 describe('continuous batching', () => {
   // Fixtures with decisive logits (every step's top-1 margin far above the noise), f32 and Q8_0 weights, and the
   // Llama 3 template.
@@ -112,7 +100,7 @@ describe('continuous batching', () => {
 
   it('shares decode steps between concurrent requests', async () => {
     const engine = await plainEngine('qwen2-tiny', { nParallel: 4, nCtx: 2048 });
-    const { profile } = internals(engine).scheduler;
+    const { profile } = engine.core;
     const before = { ...profile };
     const runs = await Promise.all(QUESTIONS.map((q) => traced(engine, q, 16)));
     const generated = runs.reduce((n, r) => n + r.tokens.length, 0);
@@ -143,12 +131,13 @@ describe('continuous batching', () => {
   it('runs requests beyond nParallel in FIFO order, and one aborted while queued never starts', async () => {
     const engine = await plainEngine('qwen2-tiny', { nParallel: 2, nCtx: 2048 });
     const events: string[] = [];
-    const ask = (name: string, signal?: AbortSignal) => engine.complete(
-      { messages: question(name.length, 10), temperature: 0, max_tokens: 6 },
-      (c) => {
+    const ask = (name: string, signal?: AbortSignal) => engine.chat.completions.create(
+      { messages: question(name.length, 10), temperature: 0, max_tokens: 6, stream: true, signal }).then(async (stream) => {
+      for await (const c of stream) {
         if (c.choices[0]!.delta.role) events.push(`start ${name}`);
         if (c.choices[0]!.finish_reason) events.push(`end ${name}`);
-      }, signal);
+      }
+    });
     const gone = new AbortController();
     const all = [ask('a'), ask('b'), ask('c'), ask('d', gone.signal), ask('e')];
     gone.abort();
@@ -186,8 +175,8 @@ describe('dynamic context size', () => {
   it('grows the context while a reply is being generated, and the reply is what a large fixed context gives', async () => {
     const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Tell me about bread.' }];
     const long = question(9, 700); // ~2,000 tokens: next to the reply it needs a larger context, within 4096
-    const fixed = await plainEngine('qwen2-tiny', { nCtx: 4096 }, { conversations: true, systemPrompt: false });
-    const dynamic = await plainEngine('qwen2-tiny', {}, { conversations: true, systemPrompt: false });
+    const fixed = await plainEngine('qwen2-tiny', { nCtx: 4096, conversations: true });
+    const dynamic = await plainEngine('qwen2-tiny', { conversations: true });
     expect((await dynamic.info()).context).toMatchObject({ dynamic: true, nCtx: 1024, maxCtx: 4096 });
 
     const first = await traced(fixed, turn1, 8);
@@ -199,9 +188,9 @@ describe('dynamic context size', () => {
     let grown!: Promise<Run>;
     let nCtxAtEnd = 0;
     const reply = await traced(dynamic, turn2, 24, {
-      onChunk: (n) => {
+      onChunk: async (n) => {
         if (n === 3) grown = traced(dynamic, long, 4);
-        nCtxAtEnd = (dynamic as unknown as { loaded: { ctx: { nCtx: number } } }).loaded.ctx.nCtx;
+        nCtxAtEnd = (await dynamic.info()).nCtx;
       },
     });
     await grown;
@@ -268,19 +257,18 @@ describe('context overflow', () => {
   });
 
   it('"shift" keeps the system prompt, drops the oldest tokens, and keeps the bookkeeping exact', async () => {
-    const engine = await plainEngine('qwen2-tiny', { nCtx: 512 }, { conversations: true, systemPrompt: false });
-    const cold = await plainEngine('qwen2-tiny', { nCtx: 512 }, { conversations: false, systemPrompt: true });
+    const engine = await plainEngine('qwen2-tiny', { nCtx: 512, conversations: true });
+    const cold = await plainEngine('qwen2-tiny', { nCtx: 512, systemPrompt: true });
     const system = promptTokens(engine, messages).subarray(0, systemPrefixLength(cold, messages));
     expect(system.length).toBeGreaterThan(200);
-    const { loaded } = internals(engine);
     let checked = 0;
     let longest = 0;
     const run = await traced(engine, messages, 700, {
       extra: { context_overflow: 'shift' },
       onToken: () => {
-        const slot = loaded.cache.slots.find((s) => s.pending)!;
+        const slot = engine.core.slots().find((s) => s.pending)!;
         // The cells hold exactly slot.tokens: positions 0..n-1, the system prompt first.
-        expect(loaded.ctx.seqPosMax(slot.seq)).toBe(slot.tokens.length - 1);
+        expect(slot.cells).toBe(slot.tokens.length);
         expect(slot.tokens.slice(0, system.length)).toEqual(Array.from(system));
         longest = Math.max(longest, slot.tokens.length);
         checked++;
@@ -294,9 +282,9 @@ describe('context overflow', () => {
 
     // The system prompt's cells were never moved: the next request reuses them and gets a cold engine's logits.
     const other: ChatMessage[] = [messages[0]!, { role: 'user', content: 'Something else.' }];
-    const warm = await engine.promptLogits({ messages: other });
+    const warm = await engine.core.promptLogits({ messages: other });
     expect(warm.cached).toBe(system.length);
-    const coldLogits = await cold.promptLogits({ messages: other });
+    const coldLogits = await cold.core.promptLogits({ messages: other });
     expect(maxDiff(warm.logits, coldLogits.logits)).toBeLessThanOrEqual(0.02 * scale(coldLogits.logits));
   });
 });

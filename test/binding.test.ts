@@ -1,10 +1,8 @@
 // The low-level binding the caches and the scheduler build on: batched decode with positions and sequence ids,
 // KV memory operations, and sequence state export/import.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
-import { nodeModuleLoader } from '../src/engine/llama/node.ts';
-import { defaultWasmDir } from '../src/node.ts';
-import { modelsDir } from './fixtures/models.ts';
+import { type Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
+import { argmax, maxDiff, openLlama } from './helpers.ts';
 
 let llama: Llama;
 let model: LlamaModel;
@@ -12,9 +10,7 @@ let ctx: LlamaContext;
 let prompt: Int32Array;
 
 beforeAll(async () => {
-  llama = new Llama(await nodeModuleLoader({ dir: defaultWasmDir }).load());
-  llama.mod.FS.mkdir('/models');
-  llama.mod.FS.mount(llama.mod.NODEFS, { root: modelsDir }, '/models');
+  llama = await openLlama();
   model = llama.loadModel('/models/qwen2-tiny.gguf')!;
   ctx = new LlamaContext(model, {
     nCtx: 512, nBatch: 128, nUbatch: 128, nSeqMax: 4, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
@@ -35,9 +31,6 @@ function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Float32Array
   expect(status).toBe(0);
   return ctx.logits(n - 1);
 }
-
-const maxDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i]!)), 0);
-const argmax = (a: Float32Array) => a.reduce((best, v, i) => (v > a[best]! ? i : best), 0);
 
 describe('binding', () => {
   it('decodes two sequences in one batch, each seeing only its own tokens', () => {

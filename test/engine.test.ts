@@ -3,24 +3,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../src/engine/engine.ts';
 import { AbortError, InvalidRequestError } from '../src/errors.ts';
-import { defaultWasmDir } from '../src/node.ts';
+import { defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import type { ChatCompletionCreateParams } from '../src/types.ts';
-import { collect, engineWith, hello } from './helpers.ts';
+import { collect, hello, testEngine } from './helpers.ts';
 
-let tiny: Engine; // random weights: varied gibberish
-let scripted: Engine; // answers "Hello, world!" then <|im_end|>
+let tiny: NodeEngine; // random weights: varied gibberish
+let scripted: NodeEngine; // answers "Hello, world!" then <|im_end|>
 
 beforeAll(async () => {
-  [tiny, scripted] = await Promise.all([engineWith('qwen2-tiny'), engineWith('qwen2-hello')]);
+  [tiny, scripted] = await Promise.all([testEngine('qwen2-tiny', { nCtx: 1024 }), testEngine('qwen2-hello', { nCtx: 1024 })]);
 });
 afterAll(async () => {
   await tiny.unload();
   await scripted.unload();
 });
 
-const text = async (engine: Engine, params: Omit<ChatCompletionCreateParams, 'messages'> & { messages?: ChatCompletionCreateParams['messages'] }) => {
+const text = async (engine: NodeEngine, params: Omit<ChatCompletionCreateParams, 'messages'> & { messages?: ChatCompletionCreateParams['messages'] }) => {
   const res = await engine.chat.completions.create({ messages: hello, ...params, stream: false });
   return res.choices[0]!.message.content!;
 };
@@ -161,8 +160,16 @@ describe('abort', () => {
   });
 
   it('stops generating when the consumer leaves the stream early', async () => {
-    const stream = await scripted.chat.completions.create({ messages: hello, stream: true, max_tokens: 50 });
+    // One request at a time: a reply that went on generating would hold the engine for its 400 tokens.
+    const engine = await testEngine('qwen2-tiny', { nCtx: 1024, nParallel: 1 });
+    const stream = await engine.chat.completions.create({ messages: hello, temperature: 0, stream: true, max_tokens: 400 });
+    const before = engine.core.profile.steps;
     for await (const c of stream) if (c.choices[0]?.delta.content) break;
-    expect(await text(scripted, {})).toBe('Hello, world!');
+    const res = await engine.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 3 });
+    expect(res.usage.completion_tokens).toBe(3);
+    // The abandoned reply stopped within a few steps; the next request then took one step for its prompt and
+    // two for its tokens.
+    expect(engine.core.profile.steps - before).toBeLessThan(20);
+    await engine.unload();
   });
 });

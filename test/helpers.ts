@@ -1,21 +1,153 @@
+// Shared by the unit tests and the benchmarks: engines over the test models (one factory), the wasm module on its own,
+// logits helpers, and the chat messages the tests send.
 import { join } from 'node:path';
-import type { Engine } from '../src/engine/engine.ts';
-import { createNodeEngine } from '../src/node.ts';
-import type { ChatCompletionChunk, ChatMessage } from '../src/types.ts';
+import { createStore, type UseStore } from 'idb-keyval';
+import { afterAll } from 'vitest';
+import { KvStore } from '../src/engine/cache/store.ts';
+import { Llama, LlamaContext } from '../src/engine/llama/binding.ts';
+import { N_BATCH } from '../src/engine/scheduler.ts';
+import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
+import type { CacheOptions, ChatCompletion, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions } from '../src/types.ts';
 import { modelsDir, type ModelName } from './fixtures/models.ts';
 
 export const modelPath = (name: ModelName) => join(modelsDir, `${name}.gguf`);
 
-export async function engineWith(name: ModelName, opts: { nCtx?: number } = {}): Promise<Engine> {
-  const engine = await createNodeEngine();
-  await engine.load({ path: modelPath(name) }, { nCtx: opts.nCtx ?? 1024 });
+// --- engines -------------------------------------------------------------------------------------------------------
+
+export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'signal' | 'onProgress'> {
+  /** An IndexedDB database of the engine's own (in Node: import 'fake-indexeddb/auto' first). Without one, nothing
+   * is saved. */
+  db?: string;
+  /** Wraps the database's idb-keyval store, e.g. to make writes fail. */
+  wrap?: (store: UseStore) => UseStore;
+}
+
+const CACHE_KEYS = ['persistent', 'systemPrompt', 'conversations', 'minTokens', 'budgetBytes'] as const;
+
+/** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
+export async function testEngine(model: ModelName, opts: TestEngineOptions = {}): Promise<NodeEngine> {
+  const { db, wrap, ...rest } = opts;
+  const cache: CacheOptions = {};
+  const load: LoadOptions = {};
+  for (const [key, value] of Object.entries(rest)) {
+    if ((CACHE_KEYS as readonly string[]).includes(key)) Object.assign(cache, { [key]: value });
+    else Object.assign(load, { [key]: value });
+  }
+  const idb = db === undefined ? null : createStore(db, 'records');
+  const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
+  const engine = await createNodeEngine({ cache, kvStore });
+  await engine.load({ path: modelPath(model) }, load);
   return engine;
 }
+
+/** Cache options that keep nothing: every request decodes its whole prompt. */
+export const NO_CACHE: CacheOptions = { persistent: false, conversations: false, systemPrompt: false };
+
+/** An engine that caches nothing, for comparisons with a cached one. */
+export const coldEngine = (model: ModelName) => testEngine(model, { ...NO_CACHE, nCtx: 2048 });
+
+/** The cache tests' engine: prefixes from 32 tokens are cached (the test prompts are short), a 2,048-token context. */
+export const cachedEngine = (model: ModelName, opts: TestEngineOptions = {}) => testEngine(model, { minTokens: 32, nCtx: 2048, ...opts });
+
+/** Engines a test file creates, unloaded after its tests: `const track = trackEngines();` then `await track(…)`. */
+export function trackEngines(): (p: Promise<NodeEngine>) => Promise<NodeEngine> {
+  const engines: NodeEngine[] = [];
+  afterAll(async () => {
+    for (const e of engines) await e.unload();
+  });
+  return async (p) => {
+    const e = await p;
+    engines.push(e);
+    return e;
+  };
+}
+
+let dbCounter = 0;
+/** A fresh IndexedDB database name. */
+export const newDb = () => `hearth-test-${process.pid}-${++dbCounter}`;
+
+/** The raw idb-keyval store behind a test database, to inspect or damage records. */
+export const rawStore = (db: string) => createStore(db, 'records');
+
+/** The engine's tokenization of a request's prompt (what the cache matches on). */
+export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.prompt({ messages }).tokens;
+
+/** Length of the system prefix the engine caches for these messages (0 if none). */
+export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.prompt({ messages }).systemTokens;
+
+// --- the wasm module on its own ------------------------------------------------------------------------------------
+
+/** A fresh wasm module (single-thread build) with host folders mounted (NODEFS), by default the test models at /models. */
+export async function openLlama(mounts: Record<string, string> = { '/models': modelsDir }): Promise<Llama> {
+  const llama = new Llama(await nodeModuleLoader().load());
+  for (const [at, dir] of Object.entries(mounts)) {
+    llama.mod.FS.mkdir(at);
+    llama.mod.FS.mount(llama.mod.NODEFS, { root: dir }, at);
+  }
+  return llama;
+}
+
+let reference: Promise<Llama> | null = null;
+
+/**
+ * Next-token logits of `tokens` decoded from scratch, in batches that end at `cuts`, in a module of its own with the
+ * engine's context settings (`info`: its KV types, attention kernel and size). Measures llama.cpp's batch-split noise
+ * for this model and prompt, and mirrors what a cached engine decoded.
+ */
+export async function splitLogits(model: ModelName, info: EngineInfo, tokens: ArrayLike<number>, cuts: number[]): Promise<Float32Array> {
+  reference ??= openLlama();
+  const llama = await reference;
+  const m = llama.loadModel(`/models/${model}.gguf`)!;
+  const kv = info.kvCache!;
+  const ctx = new LlamaContext(m, {
+    nCtx: info.nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: 1, threads: 1, typeK: kv.typeK, typeV: kv.typeV,
+    flashAttn: kv.flashAttention ? 1 : 0,
+  });
+  try {
+    const ends = [...cuts.filter((c) => c > 0 && c < tokens.length), tokens.length];
+    let start = 0;
+    let last = 0;
+    for (const end of ends) {
+      const part = Array.from({ length: end - start }, (_, k) => tokens[start + k]!);
+      const status = ctx.decode(part, part.map((_, k) => start + k), part.map(() => 0), part.map((_, k) => k === part.length - 1));
+      if (status !== 0) throw new Error(`decode failed: ${status}`);
+      last = part.length - 1;
+      start = end;
+    }
+    return ctx.logits(last);
+  } finally {
+    ctx.free();
+    m.free();
+  }
+}
+
+// --- logits --------------------------------------------------------------------------------------------------------
+
+export const maxDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i]!)), 0);
+export const argmax = (a: Float32Array) => a.reduce((best, v, i) => (v > a[best]! ? i : best), 0);
+/** The largest logit's magnitude: the scale differences are measured against. */
+export const scale = (a: Float32Array) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+export const relDiff = (a: Float32Array, b: Float32Array) => maxDiff(a, b) / scale(a);
+/** How far the most likely token is ahead of the second. */
+export function top2(a: Float32Array): number {
+  let [b1, b2] = [-Infinity, -Infinity];
+  for (const v of a) {
+    if (v > b1) [b1, b2] = [v, b1];
+    else if (v > b2) b2 = v;
+  }
+  return b1 - b2;
+}
+
+// --- chats ---------------------------------------------------------------------------------------------------------
 
 export const hello: ChatMessage[] = [
   { role: 'system', content: 'You are a helpful assistant.' },
   { role: 'user', content: 'Write a short poem about the sea.' },
 ];
+
+// About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
+export const SYSTEM = 'You are Hearth, a careful assistant that lives in a web page. ' + Array.from({ length: 25 },
+  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ');
 
 export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
   const chunks: ChatCompletionChunk[] = [];
@@ -23,6 +155,14 @@ export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promi
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
 }
 
-// About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
-export const SYSTEM = 'You are Hearth, a careful assistant that lives in a web page. ' + Array.from({ length: 25 },
-  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ');
+/** A greedy, non-streamed answer (8 tokens unless asked). */
+export async function ask(engine: NodeEngine, messages: ChatMessage[], extra: { conversation_id?: string; max_tokens?: number } = {}):
+  Promise<ChatCompletion> {
+  return engine.chat.completions.create({ messages, temperature: 0, max_tokens: extra.max_tokens ?? 8, ...extra, stream: false });
+}
+
+export const reply = (r: ChatCompletion) => r.choices[0]!.message.content!;
+
+/** The conversation after `prev`: the answer, then the next question. */
+export const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] =>
+  [...prev, { role: 'assistant', content: answer }, { role: 'user', content: q }];

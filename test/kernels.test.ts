@@ -5,11 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDir } from '../scripts/llama-source.mjs';
-import { Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
-import { nodeModuleLoader } from '../src/engine/llama/node.ts';
-import { defaultWasmDir } from '../src/node.ts';
-import { modelsDir } from './fixtures/models.ts';
-import { engineWith } from './helpers.ts';
+import { type Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
+import { openLlama, relDiff, testEngine } from './helpers.ts';
 
 let llama: Llama;
 const loaded: Array<{ model: LlamaModel; ctx: LlamaContext }> = [];
@@ -33,20 +30,8 @@ function logitsAfter(ctx: LlamaContext, tokens: ArrayLike<number>, from: number)
   return ctx.logits(n - 1);
 }
 
-function relDiff(a: Float32Array, b: Float32Array) {
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(a[i]!));
-  }
-  return diff / scale;
-}
-
 beforeAll(async () => {
-  llama = new Llama(await nodeModuleLoader({ dir: defaultWasmDir }).load());
-  llama.mod.FS.mkdir('/models');
-  llama.mod.FS.mount(llama.mod.NODEFS, { root: modelsDir }, '/models');
+  llama = await openLlama();
 });
 
 afterAll(() => {
@@ -84,7 +69,7 @@ describe('Q8_0 kernels', () => {
   });
 
   it('a Q8_0 model answers exactly like its f16/f32 twin', async () => {
-    const engine = await engineWith('qwen2-hello-q8');
+    const engine = await testEngine('qwen2-hello-q8', { nCtx: 1024 });
     const res = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 });
     expect(res.choices[0]!.message.content).toBe('Hello, world!');
     await engine.unload();

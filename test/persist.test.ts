@@ -1,15 +1,17 @@
 // KV state in IndexedDB (fake-indexeddb in Node): a new engine on the same database — what a page reload gives —
 // resumes a conversation or a system prompt without decoding it again, and bad records are never used.
+import 'fake-indexeddb/auto';
 import { del, get, keys, set, type UseStore } from 'idb-keyval';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordMeta } from '../src/engine/cache/store.ts';
 import type { ChatMessage } from '../src/types.ts';
-import { ask, cachedEngine, coldEngine, newDb, promptTokens, rawStore, reply, SYSTEM, systemPrefixLength, trackEngines } from './cache-helpers.ts';
+import {
+  ask, cachedEngine, coldEngine, newDb, next, promptTokens, rawStore, reply, SYSTEM, systemPrefixLength, trackEngines,
+} from './helpers.ts';
 
 const track = trackEngines();
 
 const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
-const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] => [...prev, { role: 'assistant', content: answer }, { role: 'user', content: q }];
 
 /** Two turns on a fresh engine over `db`, saved; returns the messages of the third turn. */
 async function chatTwoTurns(db: string, extra: { conversation_id?: string } = {}, model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
@@ -35,8 +37,8 @@ describe('resume from IndexedDB', () => {
     const db = newDb();
     const { engine, turn3 } = await chatTwoTurns(db, extra);
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
-    const restored = await reloaded.promptLogits({ messages: turn3, ...extra });
-    const inMemory = await engine.promptLogits({ messages: turn3, ...extra });
+    const restored = await reloaded.core.promptLogits({ messages: turn3, ...extra });
+    const inMemory = await engine.core.promptLogits({ messages: turn3, ...extra });
     expect(inMemory.source).toBe('memory');
     expect(restored.source).toBe('indexeddb');
     expect(restored.cached).toBe(inMemory.cached);
@@ -237,8 +239,8 @@ describe('storage limits', () => {
       expect(convs[0]!.chunks[1]!.bytes).toBeLessThan(convs[0]!.chunks[0]!.bytes / 5);
     }
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
-    const restored = await reloaded.promptLogits({ messages: turn3, conversation_id: 'q' });
-    const inMemory = await engine.promptLogits({ messages: turn3, conversation_id: 'q' });
+    const restored = await reloaded.core.promptLogits({ messages: turn3, conversation_id: 'q' });
+    const inMemory = await engine.core.promptLogits({ messages: turn3, conversation_id: 'q' });
     expect(restored.source).toBe('indexeddb');
     expect(restored.cached).toBe(inMemory.cached);
     expect(restored.logits).toEqual(inMemory.logits);
@@ -283,10 +285,15 @@ describe('storage limits', () => {
   });
 
   it('keeps nothing in IndexedDB with cache.persistent = false', async () => {
-    const engine = await track(cachedEngine('qwen2-hello', { db: null, persistent: false }));
-    await ask(engine, turn1);
+    const db = newDb();
+    const engine = await track(cachedEngine('qwen2-hello', { db, persistent: false }));
+    const r1 = await ask(engine, turn1, { conversation_id: 'p' });
+    const r2 = await ask(engine, next(turn1, reply(r1), 'More?'), { conversation_id: 'p' });
+    await engine.cache.flush();
+    expect(r2.timings.cache_source).toBe('memory'); // the cache in memory still works
+    expect(await metas(db)).toHaveLength(0);
     const stats = await engine.cache.stats();
-    expect(stats.persistent).toBe(false);
+    expect(stats).toMatchObject({ persistent: false, entries: 0, saves: { count: 0 } });
     expect((await engine.info()).capabilities.persistentKv).toBe(false);
   });
 });

@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaSource } from '../scripts/llama-source.mjs';
 import { Detokenizer } from '../src/engine/detokenizer.ts';
-import { Llama, type LlamaModel } from '../src/engine/llama/binding.ts';
-import { nodeModuleLoader } from '../src/engine/llama/node.ts';
-import { defaultWasmDir } from '../src/node.ts';
+import type { Llama, LlamaModel } from '../src/engine/llama/binding.ts';
+import { openLlama } from './helpers.ts';
 
 const vocabDir = join(llamaSource().dir, 'models');
 const SEP = '\n__ggml_vocab_test__\n';
@@ -29,9 +28,7 @@ let llama: Llama;
 const models = new Map<string, LlamaModel>();
 
 beforeAll(async () => {
-  llama = new Llama(await nodeModuleLoader({ dir: defaultWasmDir }).load());
-  llama.mod.FS.mkdir('/vocab');
-  llama.mod.FS.mount(llama.mod.NODEFS, { root: vocabDir }, '/vocab');
+  llama = await openLlama({ '/vocab': vocabDir });
   for (const v of VOCABS) {
     const m = llama.loadModel(`/vocab/ggml-vocab-${v}.gguf`, { vocabOnly: true });
     if (!m) throw new Error(`vocab ${v} did not load: ${llama.log.since(0, true).join('\n')}`);

@@ -44,8 +44,6 @@ EMSCRIPTEN_KEEPALIVE void hearth_init() {
 
 EMSCRIPTEN_KEEPALIVE const char * hearth_llama_build() { return HEARTH_LLAMA_BUILD; }
 
-EMSCRIPTEN_KEEPALIVE const char * hearth_system_info() { return llama_print_system_info(); }
-
 // Bytes currently allocated with malloc: lets tests check that the binding frees what it allocates.
 EMSCRIPTEN_KEEPALIVE double hearth_heap_in_use() { return (double) mallinfo().uordblks; }
 
@@ -97,14 +95,9 @@ EMSCRIPTEN_KEEPALIVE int hearth_model_meta_val(const llama_model * m, int i, cha
 static const llama_vocab * vocab_of(const llama_model * m) { return llama_model_get_vocab(m); }
 
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_n_tokens(const llama_model * m) { return llama_vocab_n_tokens(vocab_of(m)); }
-EMSCRIPTEN_KEEPALIVE int hearth_vocab_type(const llama_model * m) { return llama_vocab_type(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_bos(const llama_model * m) { return llama_vocab_bos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_eos(const llama_model * m) { return llama_vocab_eos(vocab_of(m)); }
-EMSCRIPTEN_KEEPALIVE int hearth_vocab_eot(const llama_model * m) { return llama_vocab_eot(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_bos(const llama_model * m) { return llama_vocab_get_add_bos(vocab_of(m)); }
-EMSCRIPTEN_KEEPALIVE int hearth_vocab_is_control(const llama_model * m, int t) {
-  return llama_vocab_is_control(vocab_of(m), t);
-}
 
 // Writes every end-of-generation token id into `out`; returns how many there are (may exceed `max`).
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_eog_tokens(const llama_model * m, int32_t * out, int max) {
@@ -185,7 +178,6 @@ EMSCRIPTEN_KEEPALIVE void hearth_context_free(hearth_context * h) {
 }
 
 EMSCRIPTEN_KEEPALIVE int hearth_context_n_ctx(hearth_context * h) { return llama_n_ctx(h->ctx); }
-EMSCRIPTEN_KEEPALIVE int hearth_context_n_batch(hearth_context * h) { return h->n_batch; }
 
 // One llama_decode over n tokens, each with its own position and sequence id; want_logits[i] marks the outputs.
 // Returns llama_decode's status (0 ok, 1 no KV slot, 2 aborted, <0 error) or -100 when n exceeds n_batch.

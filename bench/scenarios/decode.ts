@@ -2,6 +2,7 @@
 // Prefill and decode speed of Hearth vs @wllama/wllama 3.8.1 (CPU) vs native llama.cpp (node-llama-cpp), on the
 // benchmark-size model (Qwen2.5-0.5B shapes, Q8_0), same prompt (~128 tokens), 64 generated tokens, same threads.
 // Engines run in rotating order, repeated; each figure is the median over the repetitions.
+import { ChatTemplate } from '../../src/engine/chat/template.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';
@@ -34,7 +35,9 @@ export async function decode(opts: ScenarioOptions) {
   try {
     for (const threads of threadCounts) {
       const info = await b.call('loadHearth', url, threads, N_CTX);
-      const prompt = await b.call('renderPrompt', messages);
+      // The prompt exactly as Hearth renders it, for the engines that take raw text. (The benchmark model has
+      // Qwen2.5's template, which uses neither bos_token nor eos_token.)
+      const prompt = new ChatTemplate(info.model!.chatTemplate, { bos: '', eos: '' }).render(messages);
       const wl = await b.call('loadWllama', url, threads, N_CTX);
       const native = await NativeRunner.load(modelPath, threads, N_CTX);
       opts.log(`threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild}), wllama (llama.cpp ${wl.version}), native (llama.cpp ${native.version})`);

@@ -2,10 +2,9 @@
 // Why Hearth's KV cache defaults to f32 without flash attention: the time to decode 48 new prompt tokens, and one
 // more token, after 124 / 1,200 / 2,300 tokens already in the cache, for each KV type and attention kernel. Node,
 // single-thread build, the benchmark-size model; median of --reps.
-import { Llama, LlamaContext } from '../../src/engine/llama/binding.ts';
-import { nodeModuleLoader } from '../../src/engine/llama/node.ts';
-import { defaultWasmDir } from '../../src/node.ts';
-import { ensureModel, modelsDir } from '../../test/fixtures/models.ts';
+import { LlamaContext } from '../../src/engine/llama/binding.ts';
+import { ensureModel } from '../../test/fixtures/models.ts';
+import { openLlama } from '../../test/helpers.ts';
 import type { GgmlType } from '../../src/types.ts';
 import { median, round } from '../stats.ts';
 import type { ScenarioOptions } from '../run.ts';
@@ -16,9 +15,7 @@ const NEW = 48;
 
 export async function kv(opts: ScenarioOptions) {
   await ensureModel('bench-qwen2.5-0.5b');
-  const llama = new Llama(await nodeModuleLoader({ dir: defaultWasmDir }).load());
-  llama.mod.FS.mkdir('/models');
-  llama.mod.FS.mount(llama.mod.NODEFS, { root: modelsDir }, '/models');
+  const llama = await openLlama();
   const model = llama.loadModel('/models/bench-qwen2.5-0.5b.gguf')!;
   const tokens = Array.from({ length: Math.max(...CONTEXTS) + NEW + 1 }, (_, i) => 1000 + ((i * 7919) % 50000));
   const row: Record<string, number> = { threads: 1, new_tokens: NEW, reps: opts.reps };

@@ -221,8 +221,3 @@ export async function checkGgufFile(read: ByteReader, fileSize: number): Promise
   }
   return header;
 }
-
-export function ggufString(h: GgufHeader, key: string): string | undefined {
-  const v = h.kv.get(key)?.value;
-  return typeof v === 'string' ? v : undefined;
-}

@@ -1,13 +1,14 @@
 // One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
 // how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
+import { chunk, type CompletionMeta } from '../api/completion.ts';
+import type { ResolvedRequest } from '../api/request.ts';
 import { AbortError } from '../errors.ts';
 import type { ChatCompletionChunk, FinishReason } from '../types.ts';
-import type { CacheRequest, Prepared } from './cache/prompt-cache.ts';
+import type { Prepared } from './cache/prompt-cache.ts';
 import { now } from './clock.ts';
-import { chunk, type CompletionMeta } from './completion.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { LlamaModel, Sampler } from './llama/binding.ts';
-import type { ResolvedRequest } from './request.ts';
+import type { PreparedPrompt } from './prompt.ts';
 import { StopMatcher } from './stop.ts';
 
 export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
@@ -17,20 +18,14 @@ export type LogitsTrace = (step: { token: number; logits: Float32Array }) => voi
 
 export class Job {
   phase: 'queued' | 'prefill' | 'generate' | 'done' = 'queued';
-  /** Queued behind a load or unload: not started before it. */
-  held = false;
-  tokens: Int32Array = new Int32Array(0);
-  cacheReq!: CacheRequest;
+  /** The rendered, tokenized prompt (set once the request is first considered for a slot). */
+  prompt: PreparedPrompt | null = null;
   prep!: Prepared;
   /** Cells this request was admitted with: its prompt plus the reply it may write. */
   demand = 0;
   sampler: Sampler | null = null;
   /** The sampled token the next step decodes. */
   next = -1;
-  /** Batch index of the logits to sample from after this step's decode (-1: none). */
-  outIndex = -1;
-  /** Tokens at the start a context shift never drops (n_keep). */
-  keep = 0;
   /** Prompt position where a context shift cut the slot (its cells past it no longer match a cold decode). */
   shiftedAt: number | null = null;
   /** The prompt's logits, for promptLogits(). */
@@ -66,6 +61,10 @@ export class Job {
 
   get slot() {
     return this.prep.slot;
+  }
+
+  get tokens(): Int32Array {
+    return this.prompt!.tokens;
   }
 
   /** True while the consumer has not taken the last chunks: decoding more would only pile them up. */

@@ -1,6 +1,7 @@
-// What a saved state is only valid for: the model file, the llama.cpp build and the KV cache's layout.
-import { hashBytes } from './hash.ts';
+// What a saved state is valid for (the model file, the llama.cpp build, the KV cache's layout) and the keys records
+// are stored under.
 import type { ModelFile } from '../source.ts';
+import { hashText, hashBytes, hashTokens } from './hash.ts';
 import { FORMAT_VERSION } from './store.ts';
 
 /** Identifies a model file without reading all of it: its size, its header (metadata) and the end of its weights. */
@@ -17,4 +18,17 @@ export async function fingerprintFile(file: ModelFile): Promise<string> {
  */
 export function layoutKey(fingerprint: string, llamaBuild: string, kv: { typeK: string; typeV: string; flashAttn: number }): string {
   return JSON.stringify({ format: FORMAT_VERSION, model: fingerprint, llama: llamaBuild, typeK: kv.typeK, typeV: kv.typeV, flashAttn: kv.flashAttn, unified: true });
+}
+
+const NAMED = 'conversation:id:';
+
+/** The record key of a conversation named by conversation_id. */
+export const conversationKey = (id: string) => NAMED + id;
+
+/** Whether a record key is a conversation_id's (else the conversation is matched by its content). */
+export const isNamedConversation = (key: string) => key.startsWith(NAMED);
+
+/** The record key of a rendered system prefix (its tokens under this layout and chat template). */
+export function systemKey(layout: string, templateHash: string, tokens: Int32Array): string {
+  return `system:${hashText(layout)}:${templateHash}:${hashTokens(tokens)}`;
 }

@@ -157,9 +157,9 @@ export class KvStore {
     })).catch(() => {});
   }
 
-  async clear(filter: (m: RecordMeta) => boolean = () => true): Promise<void> {
+  async clear(): Promise<void> {
     const index = await this.records();
-    for (const m of [...index.values()]) if (filter(m)) await this.remove(m.key);
+    for (const m of [...index.values()]) await this.remove(m.key);
   }
 
   /**
@@ -208,14 +208,12 @@ export async function defaultBudget(): Promise<number> {
   return 1024 ** 3;
 }
 
-/** Cache figures while no model is loaded: what IndexedDB holds. */
-export function storeStats(store: KvStore | null): CacheStats {
+/** What IndexedDB holds, for engine.cache.stats() (after records() has read the index). */
+export function storedStats(store: KvStore | null): Pick<CacheStats, 'persistent' | 'entries' | 'bytes' | 'budgetBytes' | 'conversations' | 'systemPrompts'> {
   const records = [...(store?.loadedOrNull()?.values() ?? [])];
   return {
     persistent: store !== null, entries: records.length, bytes: store?.bytes ?? 0, budgetBytes: store?.budgetBytes ?? 0,
     conversations: records.filter((m) => m.kind === 'conversation').length,
     systemPrompts: records.filter((m) => m.kind === 'system').length,
-    memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
-    saves: { count: 0, bytes: 0, ms: 0 },
   };
 }

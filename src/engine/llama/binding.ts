@@ -1,5 +1,7 @@
 // Typed binding over wasm/hearth.cpp. Every pointer it allocates is freed on every path (try/finally); the objects
 // that own native memory (LlamaModel, LlamaContext, Sampler) free it in free(), which is safe to call twice.
+import type { SamplerParams } from '../../api/request.ts';
+import { EngineError } from '../../errors.ts';
 import type { GgmlType } from '../../types.ts';
 import type { HearthModule } from './module.ts';
 
@@ -40,6 +42,8 @@ export class LogTail {
 export class Llama {
   readonly mod: HearthModule;
   readonly log = new LogTail();
+  /** Set when a call trapped (see guard): nothing may call into this module again. */
+  crashed = false;
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
   constructor(mod: HearthModule) {
@@ -57,12 +61,24 @@ export class Llama {
     return this.views;
   }
 
-  get llamaBuild(): string {
-    return this.mod.UTF8ToString(this.mod._hearth_llama_build());
+  /**
+   * Runs a call into wasm. A trap (out of memory, a llama.cpp abort) leaves the module unusable: it is marked
+   * crashed, so the engine creates a fresh one for the next load, and reported as a typed error.
+   */
+  guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError || (err as Error)?.name === 'RuntimeError') {
+        this.crashed = true;
+        throw new EngineError(`llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`, 'wasm_crash');
+      }
+      throw err;
+    }
   }
 
-  get systemInfo(): string {
-    return this.mod.UTF8ToString(this.mod._hearth_system_info());
+  get llamaBuild(): string {
+    return this.mod.UTF8ToString(this.mod._hearth_llama_build());
   }
 
   get wasmSimd(): boolean {
@@ -177,10 +193,6 @@ export class LlamaModel {
       this.eog = new Set(ids);
     }
     return this.eog;
-  }
-
-  isControl(token: number): boolean {
-    return this.llama.mod._hearth_vocab_is_control(this.ptr, token) === 1;
   }
 
   get chatTemplate(): string | null {
@@ -372,18 +384,6 @@ export class LlamaContext {
   stateSet(data: Uint8Array, seq: number): boolean {
     return this.model.llama.withBytes(data, (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq) === len);
   }
-}
-
-export interface SamplerParams {
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  repeatLastN: number;
-  repeatPenalty: number;
-  frequencyPenalty: number;
-  presencePenalty: number;
-  seed: number;
 }
 
 export class Sampler {

@@ -1,5 +1,6 @@
 // The raw emscripten module built from wasm/hearth.cpp, and how each environment gets one.
 // Two builds exist: 'mt' (pthreads + SIMD, needs SharedArrayBuffer) and 'st' (SIMD only).
+import type { BuildVariant } from '../../types.ts';
 
 type Ptr = number;
 
@@ -19,7 +20,6 @@ export interface HearthModule {
 
   _hearth_init(): void;
   _hearth_llama_build(): Ptr;
-  _hearth_system_info(): Ptr;
   _hearth_has_wasm_simd(): number;
   _hearth_heap_in_use(): number;
 
@@ -39,12 +39,9 @@ export interface HearthModule {
   _hearth_model_meta_val(model: Ptr, i: number, buf: Ptr, len: number): number;
 
   _hearth_vocab_n_tokens(model: Ptr): number;
-  _hearth_vocab_type(model: Ptr): number;
   _hearth_vocab_bos(model: Ptr): number;
   _hearth_vocab_eos(model: Ptr): number;
-  _hearth_vocab_eot(model: Ptr): number;
   _hearth_vocab_add_bos(model: Ptr): number;
-  _hearth_vocab_is_control(model: Ptr, token: number): number;
   _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
   _hearth_tokenize(model: Ptr, text: Ptr, len: number, out: Ptr, max: number, addSpecial: number, parseSpecial: number): number;
   _hearth_token_to_piece(model: Ptr, token: number, buf: Ptr, len: number, special: number): number;
@@ -80,7 +77,6 @@ export interface EmscriptenFS {
   mount(type: unknown, opts: Record<string, unknown>, path: string): void;
   unmount(path: string): void;
   rmdir(path: string): void;
-  analyzePath(path: string): { exists: boolean };
 }
 
 /** What the emscripten factory accepts (besides our own hooks). */
@@ -95,8 +91,6 @@ export interface ModuleOverrides {
 }
 
 export type ModuleFactory = (overrides: ModuleOverrides) => Promise<HearthModule>;
-
-export type BuildVariant = 'mt' | 'st';
 
 /** Creates a fresh module instance; the engine calls it again after a fatal wasm error. */
 export interface ModuleLoader {

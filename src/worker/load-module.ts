@@ -1,7 +1,7 @@
 // Loads the emscripten build inside the (classic) engine worker. importScripts is used because emscripten 3.1.6's
 // pthread workers load the same script that way (mainScriptUrlOrBlob); a module worker could not.
-import type { HostInit } from '../src/protocol.ts';
-import type { ModuleFactory, ModuleLoader } from '../src/engine/llama/module.ts';
+import type { ModuleFactory, ModuleLoader } from '../engine/llama/module.ts';
+import type { HostInit } from './protocol.ts';
 
 declare function importScripts(...urls: string[]): void;
 

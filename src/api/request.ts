@@ -2,7 +2,19 @@
 // parameter and says what is allowed, thrown before the request is queued.
 import { InvalidRequestError } from '../errors.ts';
 import type { ChatCompletionCreateParams, ChatMessage, Progress, Tool } from '../types.ts';
-import type { SamplerParams } from './llama/binding.ts';
+
+/** The sampler chain's settings (wasm/hearth.cpp builds llama.cpp's chain from them). */
+export interface SamplerParams {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repeatLastN: number;
+  repeatPenalty: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  seed: number;
+}
 
 export interface ResolvedRequest {
   messages: ChatMessage[];

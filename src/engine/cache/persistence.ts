@@ -1,0 +1,212 @@
+// The KV cache's side in IndexedDB: which saved conversation a request can resume and restoring it into a slot,
+// saved system prompt states, and saving. After each turn a slot's new cells are exported at once (a copy, a few ms,
+// before the next request changes the slot) and written in the background, one queue per record.
+import type { CacheStats, ChatMessage, Progress, Tool } from '../../types.ts';
+import { now } from '../clock.ts';
+import { hashBytes } from './hash.ts';
+import { conversationKey, isNamedConversation } from './identity.ts';
+import { exportCells } from './kv-io.ts';
+import { commonPrefix, hashMessages } from './prefix.ts';
+import { SaveQueue } from './save-queue.ts';
+import type { Slot, Slots } from './slots.ts';
+import { type ChunkMeta, FORMAT_VERSION, type KvStore, newChunkId, type RecordMeta, storedStats } from './store.ts';
+import type { SystemState } from './system-states.ts';
+
+/** What a request offers for matching a saved conversation. */
+export interface RecordQuery {
+  conversationId: string | undefined;
+  messages: ChatMessage[];
+  tools: Tool[] | undefined;
+  tokens: Int32Array;
+}
+
+export interface FoundRecord {
+  meta: RecordMeta;
+  /** Prompt tokens the record can supply. */
+  lcp: number;
+  /** Found by conversation_id or message hash: it continues that conversation (else it only shares tokens). */
+  byHash: boolean;
+}
+
+export class Persistence {
+  private readonly saves = new SaveQueue();
+  /** Conversation records as the saves queued so far will leave them (null: start the record over). */
+  private readonly planned = new Map<string, RecordMeta | null>();
+  private broken = false;
+
+  constructor(
+    private readonly store: KvStore | null,
+    private readonly layout: string,
+    private readonly slots: Slots,
+    private readonly minTokens: number,
+  ) {}
+
+  /** Whether states are saved: a store was given (cache.persistent) and IndexedDB works. */
+  get enabled(): boolean {
+    return this.store !== null && !this.broken;
+  }
+
+  /** Reads the index of saved records (once), so that saving after a turn never waits for IndexedDB. */
+  async init(): Promise<void> {
+    if (!this.store) return;
+    try {
+      await this.store.records();
+    } catch (err) {
+      // Private browsing modes and blocked storage: chat works, only without persistence.
+      console.warn(`[hearth] IndexedDB is not usable (${(err as Error).message}); the KV cache stays in memory`);
+      this.broken = true;
+    }
+  }
+
+  /** The saved conversation that shares the longest prefix with this request: by id, by message hash, by tokens. */
+  async findConversation(req: RecordQuery, usable: (n: number) => number): Promise<FoundRecord | null> {
+    if (!this.enabled) return null;
+    const store = this.store!;
+    const records = await store.records();
+    const check = async (meta: RecordMeta | undefined) => {
+      if (!meta || meta.kind !== 'conversation') return false;
+      if (meta.layout !== this.layout) {
+        // Written by another model, llama.cpp build or KV layout: never restored.
+        await store.remove(meta.key);
+        return false;
+      }
+      return meta.tokens.length < this.slots.ctx.nCtx; // kept for a larger context
+    };
+    if (req.conversationId !== undefined) {
+      const meta = records.get(conversationKey(req.conversationId));
+      if (!(await check(meta))) return null;
+      return { meta: meta!, lcp: usable(commonPrefix(meta!.tokens, req.tokens)), byHash: true };
+    }
+    let best: FoundRecord | null = null;
+    for (const meta of [...records.values()]) {
+      if (meta.kind !== 'conversation' || isNamedConversation(meta.key) || meta.msgCount > req.messages.length) continue;
+      if (this.slots.all.some((s) => s.key === meta.key)) continue; // already in memory
+      const lcp = usable(commonPrefix(meta.tokens, req.tokens));
+      const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
+      if (!byHash && lcp < this.minTokens) continue;
+      if (best && (best.byHash && !byHash || best.lcp >= lcp)) continue;
+      if (await check(meta)) best = { meta, lcp, byHash };
+    }
+    return best;
+  }
+
+  /** Rebuilds a saved conversation's cells in `slot`. False (and the record deleted) when it is damaged or refused. */
+  async restoreConversation(slot: Slot, meta: RecordMeta, onProgress?: (p: Progress) => void): Promise<boolean> {
+    const store = this.store!;
+    const total = meta.bytes;
+    onProgress?.({ phase: 'restore', loaded: 0, total });
+    const chunks = await store.read(meta);
+    if (!chunks) return false; // damaged: read() deleted it
+    const cells = chunks.map((data, i) => ({ data, end: meta.chunks[i]!.end }));
+    if (!this.slots.importInto(slot, cells, meta.tokens.length)) {
+      await store.remove(meta.key);
+      return false;
+    }
+    slot.tokens = Array.from(meta.tokens.subarray(0, meta.chunks.at(-1)?.end ?? 0));
+    onProgress?.({ phase: 'restore', loaded: total, total });
+    void store.touch(meta.key);
+    return true;
+  }
+
+  /** A system prompt's state saved under `key`, or null; a record of another layout is deleted. */
+  async loadSystem(key: string, onProgress?: (p: Progress) => void): Promise<SystemState | null> {
+    if (!this.enabled) return null;
+    const store = this.store!;
+    const meta = (await store.records()).get(key);
+    if (!meta) return null;
+    if (meta.layout !== this.layout || meta.chunks.length !== 1) {
+      await store.remove(meta.key);
+      return null;
+    }
+    onProgress?.({ phase: 'restore', loaded: 0, total: meta.bytes });
+    const chunks = await store.read(meta);
+    if (!chunks) return null;
+    onProgress?.({ phase: 'restore', loaded: meta.bytes, total: meta.bytes });
+    void store.touch(meta.key);
+    return { tokens: meta.tokens, data: chunks[0]! };
+  }
+
+  /** Saves a system prompt's state (exported in `exportMs`) in the background. */
+  saveSystem(key: string, state: SystemState, exportMs: number): void {
+    if (!this.enabled) return;
+    const { tokens, data } = state;
+    this.saves.add(key, async () => {
+      const chunk = { id: newChunkId(), start: 0, end: tokens.length, bytes: data.length, sum: hashBytes(data) };
+      const meta: RecordMeta = {
+        v: FORMAT_VERSION, key, kind: 'system', layout: this.layout, tokens, chunks: [chunk], msgHash: null, msgCount: 0,
+        bytes: data.length, lastUsed: Date.now(),
+      };
+      const t1 = now();
+      if (await this.store!.write(meta, [{ chunk, data }], [])) this.saves.count(data.length, exportMs + now() - t1);
+    });
+  }
+
+  /** After a completed turn: exports the slot's cells past what its record already holds and saves them. */
+  saveConversation(slot: Slot): void {
+    if (!this.enabled || slot.tokens.length < this.minTokens) return;
+    const store = this.store!;
+    slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId) : `conversation:${newChunkId()}`;
+    const key = slot.key;
+    const tokens = Int32Array.from(slot.tokens);
+    // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
+    const base = this.planned.has(key) ? this.planned.get(key)! : store.loaded().get(key) ?? null;
+    const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
+    const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
+    // Keep the saved chunks below the divergence point (cutting the one it falls in); export from there on, now,
+    // before the next request changes the slot.
+    const kept = (same?.chunks ?? []).filter((c) => c.start < lcp).map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
+    const from = kept.at(-1)?.end ?? 0;
+    const t0 = now();
+    const data = from < tokens.length ? exportCells(this.slots.ctx, slot.seq, this.slots.scratch, from) : null;
+    const exportMs = now() - t0;
+    const chunk: ChunkMeta | null = data ? { id: newChunkId(), start: from, end: tokens.length, bytes: data.length, sum: '' } : null;
+    const chunks = chunk ? [...kept, chunk] : kept;
+    const next: RecordMeta = {
+      v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash: slot.msgHash,
+      msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
+    };
+    this.planned.set(key, next);
+    this.saves.add(key, async () => {
+      const current = store.loaded().get(key);
+      if (same && chunkIds(current) !== chunkIds(same)) {
+        // The save this one extends did not happen (storage refused it, or the record was evicted): the chunk
+        // exported here is not enough on its own. The next turn saves the whole conversation again.
+        this.planned.set(key, null);
+        return;
+      }
+      if (chunk) chunk.sum = hashBytes(data!);
+      const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
+      const t1 = now();
+      if (await store.write(next, chunk ? [{ chunk, data: data! }] : [], dropped)) {
+        this.saves.count(data?.length ?? 0, exportMs + now() - t1);
+        if (this.planned.get(key) === next) this.planned.delete(key);
+      } else {
+        this.planned.set(key, null);
+      }
+    });
+  }
+
+  /** Resolves when every save queued so far is written. */
+  flush(): Promise<void> {
+    return this.saves.flush();
+  }
+
+  /** The stored side of engine.cache.stats(). */
+  async stats(): Promise<Omit<CacheStats, 'memory' | 'hits'>> {
+    const store = this.enabled ? this.store : null;
+    await store?.records();
+    return { ...storedStats(store), saves: { ...this.saves.totals, ms: Math.round(this.saves.totals.ms * 100) / 100 } };
+  }
+
+  /** Forgets one conversation's records, or all (after the saves queued so far). */
+  async clear(conversationId?: string): Promise<void> {
+    await this.flush();
+    if (conversationId === undefined) this.planned.clear();
+    else this.planned.delete(conversationKey(conversationId));
+    if (!this.enabled) return;
+    if (conversationId === undefined) await this.store!.clear();
+    else await this.store!.remove(conversationKey(conversationId));
+  }
+}
+
+const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');

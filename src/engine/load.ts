@@ -1,0 +1,122 @@
+// Loading a model: the source opened and checked (size, GGUF header) before llama.cpp sees it, the model read into
+// the wasm heap, its context sized (kv-layout.ts), and the KV cache and prompt preparation built on them. Every
+// failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
+import type { LoadRequest } from '../api/engine-api.ts';
+import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
+import type { LoadOptions, ModelInfo } from '../types.ts';
+import { fingerprintFile, layoutKey } from './cache/identity.ts';
+import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
+import { Slots } from './cache/slots.ts';
+import type { KvStore } from './cache/store.ts';
+import { checkGgufFile, GgufFormatError } from './gguf.ts';
+import { contextPlan } from './kv-layout.ts';
+import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
+import { Prompts } from './prompt.ts';
+import { N_BATCH } from './scheduler.ts';
+import { Session } from './session.ts';
+import { type ModelFile, openSource, type SourceOptions } from './source.ts';
+
+/** Conversations whose KV state stays in memory at once (they share the context's cells). */
+const N_SLOTS = 4;
+export const DEFAULT_PARALLEL = 4;
+
+export interface LoadSettings {
+  threads: number;
+  cache: CacheConfig;
+  /** Where saved KV state goes; null: nowhere. */
+  store: KvStore | null;
+}
+
+/** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
+export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions): Promise<ModelFile> {
+  const file = await openSource(source, opts);
+  if (file.size > maxBytes) {
+    throw new ModelLoadError(
+      `${file.name} is ${bytes(file.size)}; this engine holds models up to ${bytes(maxBytes)} ` +
+      '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
+      'too_large', { size: file.size, limit: maxBytes });
+  }
+  try {
+    await checkGgufFile(file.read, file.size);
+  } catch (err) {
+    if (err instanceof GgufFormatError) {
+      throw new ModelLoadError(`${file.name} cannot be loaded: ${err.message}.` +
+        (err.reason === 'truncated' ? ' The download may have been cut short; fetch it again.' : ' Choose a .gguf model file.'),
+      err.reason, { name: file.name });
+    }
+    throw err;
+  }
+  if (opts.signal?.aborted) throw new AbortError('model load aborted');
+  return file;
+}
+
+/** Reads `file` into llama.cpp and builds a session on it. */
+export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
+  const fingerprint = await fingerprintFile(file);
+  const model = readModel(llama, file, options);
+  let ctx: LlamaContext | null = null;
+  try {
+    const shape = model.shape();
+    const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
+    const plan = contextPlan(shape, shape.sizeBytes, options, nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined);
+    const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
+    // Slots hold the running requests and, between requests, the conversations kept in memory.
+    const nSlots = settings.cache.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
+    ctx = llama.guard(() => new LlamaContext(model, {
+      nCtx: plan.initialCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: Slots.sequencesNeeded(nSlots),
+      threads: settings.threads, typeK: plan.typeK, typeV: plan.typeV, flashAttn: plan.flashAttn,
+    }));
+    const layout = layoutKey(fingerprint, llama.llamaBuild, ctx.params);
+    const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout });
+    const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts },
+      (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));
+    await session.cache.init();
+    options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
+    return session;
+  } catch (err) {
+    if (!llama.crashed) {
+      ctx?.free();
+      model.free();
+    }
+    if (err instanceof HearthError) throw err;
+    throw new ModelLoadError(`could not set up ${file.name}: ${(err as Error).message}`, 'context_failed');
+  }
+}
+
+/** The model's weights in the heap, with load progress; a ModelLoadError with llama.cpp's reason when it refuses. */
+function readModel(llama: Llama, file: ModelFile, options: LoadOptions): LlamaModel {
+  const mark = llama.log.mark();
+  const mounted = file.mount(llama.mod);
+  let model: LlamaModel | null = null;
+  try {
+    llama.mod.hearthProgress = (p) => {
+      options.onProgress?.({ phase: 'load', loaded: Math.round(p * file.size), total: file.size });
+      return !options.signal?.aborted;
+    };
+    model = llama.guard(() => llama.loadModel(mounted.path));
+  } finally {
+    llama.mod.hearthProgress = undefined;
+    mounted.unmount(); // llama.cpp has copied the tensors; the file is no longer read
+  }
+  if (!model) {
+    if (options.signal?.aborted) throw new AbortError('model load aborted');
+    const why = llama.log.since(mark, true).filter((l) => l.startsWith('error')).join(' | ') || 'no reason logged';
+    throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log: llama.log.since(mark) });
+  }
+  return model;
+}
+
+function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaModel['shape']>): ModelInfo {
+  const metadata = model.metadata();
+  return {
+    name: metadata['general.name'] || file.name,
+    description: model.description,
+    architecture: metadata['general.architecture'] || 'unknown',
+    sizeBytes: shape.sizeBytes, nParams: shape.nParams, nCtxTrain: shape.nCtxTrain, nEmbd: shape.nEmbd,
+    nLayer: shape.nLayer, nHead: shape.nHead, nHeadKv: shape.nHeadKv, nVocab: shape.nVocab,
+    bosToken: model.bos, eosToken: model.eos, eogTokens: [...model.eogTokens],
+    chatTemplate: model.chatTemplate, metadata,
+  };
+}
+
+const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);

@@ -1,0 +1,85 @@
+// Prompt preparation: a request rendered with the model's chat template, tokenized the way the cache matches it, and
+// its rendered system prefix (the system messages and tools), which the cache keeps on its own and a context shift
+// keeps by default.
+import type { ResolvedRequest } from '../api/request.ts';
+import type { ChatMessage, Tool } from '../types.ts';
+import { hashText } from './cache/hash.ts';
+import { systemKey } from './cache/identity.ts';
+import { commonPrefix } from './cache/prefix.ts';
+import type { CacheRequest } from './cache/prompt-cache.ts';
+import { ChatTemplate } from './chat/template.ts';
+import type { Llama, LlamaModel } from './llama/binding.ts';
+
+export interface PreparedPrompt extends CacheRequest {
+  /** The rendered prompt. */
+  text: string;
+  /** Tokens at the start a context shift never drops (n_keep); 0 unless the request may shift. */
+  keep: number;
+}
+
+export interface PromptOptions {
+  /** Whether the system prefix is cached (its length is needed then, or as a shift's default n_keep). */
+  systemPrompt: boolean;
+  /** Shorter system prefixes are not cached. */
+  minTokens: number;
+  /** The saved-state layout (model, build, KV types): part of a system prefix's key. */
+  layout: string;
+}
+
+export class Prompts {
+  readonly template: ChatTemplate;
+  private readonly bosText: string;
+  private readonly templateHash: string;
+
+  constructor(private readonly llama: Llama, private readonly model: LlamaModel, private readonly options: PromptOptions) {
+    const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model.tokenBytes(t, true)) : '');
+    this.bosText = text(model.bos);
+    this.template = new ChatTemplate(model.chatTemplate, { bos: this.bosText, eos: text(model.eos) });
+    if (this.template.warning) console.warn(`[hearth] ${this.template.warning}`);
+    this.templateHash = hashText(this.template.source);
+  }
+
+  /** The request's prompt, its tokens, what the cache matches them by, and the tokens a context shift keeps. */
+  prepare(req: ResolvedRequest): PreparedPrompt {
+    const { text, addSpecial, tokens } = this.render(req.messages, req.tools);
+    const shift = req.contextOverflow === 'shift';
+    const systemN = this.options.systemPrompt || (shift && req.nKeep === null)
+      ? this.systemLength(req, text, tokens, addSpecial) : 0;
+    const keep = shift ? req.nKeep ?? (systemN || (this.model.addBos ? 1 : 0)) : 0;
+    return {
+      messages: req.messages, tools: req.tools, conversationId: req.conversationId, onProgress: req.onProgress,
+      text, tokens, system: this.systemPrefix(systemN, tokens), keep,
+    };
+  }
+
+  /** The prompt text for `messages` and its tokens (control tokens parsed). */
+  private render(messages: ChatMessage[], tools: Tool[] | undefined) {
+    const text = this.template.render(messages, { tools });
+    // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
+    const addSpecial = !(this.bosText && text.startsWith(this.bosText));
+    return { text, addSpecial, tokens: this.llama.guard(() => this.model.tokenize(text, addSpecial, true)) };
+  }
+
+  /** The first `n` prompt tokens, when the system prompt is cached and they are long enough to cache on their own. */
+  private systemPrefix(n: number, tokens: Int32Array) {
+    if (!this.options.systemPrompt || n < this.options.minTokens || n >= tokens.length) return null;
+    const own = tokens.slice(0, n);
+    return { key: systemKey(this.options.layout, this.templateHash, own), tokens: own };
+  }
+
+  /** How many prompt tokens the rendered system messages (and tools) take; 0 when there are none. */
+  private systemLength(req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): number {
+    let lead = 0;
+    while (lead < req.messages.length && (req.messages[lead]!.role === 'system' || req.messages[lead]!.role === 'developer')) lead++;
+    if (lead === 0 || lead === req.messages.length) return 0;
+    let text: string;
+    try {
+      text = this.template.render(req.messages.slice(0, lead), { tools: req.tools, addGenerationPrompt: false });
+    } catch {
+      return 0; // some templates refuse a conversation without a user message
+    }
+    if (!text || !prompt.startsWith(text)) return 0;
+    // The prefix's own tokenization can differ at its end from the whole prompt's: keep the part they share.
+    return commonPrefix(this.llama.guard(() => this.model.tokenize(text, addSpecial, true)), tokens);
+  }
+}

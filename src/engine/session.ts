@@ -1,0 +1,72 @@
+// One loaded model and what is built on it: its context, the plan that sizes the context, the KV cache and the prompt
+// preparation. The session owns the context: growth (growth.ts) replaces it through resizeContext, and the cache and
+// the scheduler ask for `ctx` whenever they use it, so nobody holds a context that is gone.
+import type { ModelInfo } from '../types.ts';
+import type { PromptCache } from './cache/prompt-cache.ts';
+import type { ContextHolder } from './cache/slots.ts';
+import type { ContextPlan } from './kv-layout.ts';
+import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
+import type { Prompts } from './prompt.ts';
+
+export interface SessionParts {
+  llama: Llama;
+  model: LlamaModel;
+  ctx: LlamaContext;
+  plan: ContextPlan;
+  /** Requests decoded together at most. */
+  nParallel: number;
+  info: ModelInfo;
+  prompts: Prompts;
+}
+
+export class Session implements ContextHolder {
+  readonly llama: Llama;
+  readonly model: LlamaModel;
+  readonly plan: ContextPlan;
+  readonly nParallel: number;
+  readonly info: ModelInfo;
+  readonly prompts: Prompts;
+  readonly cache: PromptCache;
+  private context: LlamaContext;
+
+  /** `cache` builds the KV cache over this session's context. */
+  constructor(parts: SessionParts, cache: (holder: ContextHolder) => PromptCache) {
+    this.llama = parts.llama;
+    this.model = parts.model;
+    this.plan = parts.plan;
+    this.nParallel = parts.nParallel;
+    this.info = parts.info;
+    this.prompts = parts.prompts;
+    this.context = parts.ctx;
+    this.cache = cache(this);
+  }
+
+  get ctx(): LlamaContext {
+    return this.context;
+  }
+
+  /**
+   * Recreates the context with `nCtx` cells; what the old one held is gone (growth.ts carries it over). The old one
+   * is freed first: both may not fit the heap. When llama.cpp cannot make the new one (no memory), a context of the
+   * old size is made again, that size becomes the limit, and the reason is returned.
+   */
+  resizeContext(nCtx: number): Error | null {
+    const params = this.context.params;
+    this.context.free();
+    try {
+      this.context = this.llama.guard(() => new LlamaContext(this.model, { ...params, nCtx }));
+      return null;
+    } catch (err) {
+      this.context = this.llama.guard(() => new LlamaContext(this.model, params));
+      this.plan.maxCtx = params.nCtx;
+      return err as Error;
+    }
+  }
+
+  /** Frees the context and the model (not after a crash: the module is gone). */
+  free(): void {
+    if (this.llama.crashed) return;
+    this.context.free();
+    this.model.free();
+  }
+}

@@ -1,0 +1,118 @@
+// The page side: createEngine() starts the engine worker and returns a HearthClient, the public API (EngineApi)
+// over a core whose every call runs in the worker.
+import * as Comlink from 'comlink';
+import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.ts';
+import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
+import type { EngineOptions, HearthEngine } from '../types.ts';
+import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type Value } from './protocol.ts';
+
+/** Half the logical cores (ggml wants physical cores and spins while waiting), at most 8, at least 1. */
+export function defaultThreads(): number {
+  const cores = (typeof navigator !== 'undefined' && navigator.hardwareConcurrency) || 2;
+  return Math.max(1, Math.min(8, Math.floor(cores / 2)));
+}
+
+export interface HearthClient extends HearthEngine {
+  /** Stops the worker at once; the engine cannot be used afterwards. */
+  terminate(): void;
+}
+
+export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
+  const backend = options.backend ?? 'auto';
+  if (backend === 'webgpu') {
+    throw new InvalidRequestError('backend "webgpu" is not available yet; use "auto" or "wasm"', 'unsupported_backend');
+  }
+  if (backend !== 'auto' && backend !== 'wasm') {
+    throw new InvalidRequestError(`backend must be "auto", "wasm" or "webgpu", got ${JSON.stringify(backend)}`, 'invalid_parameter');
+  }
+  // Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (COOP + COEP headers).
+  const isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
+  let threads = Math.max(1, Math.min(16, Math.floor(options.threads ?? defaultThreads())));
+  if (!isolated && threads > 1) {
+    if (options.threads !== undefined) {
+      console.warn('[hearth] this page is not cross-origin isolated (COOP/COEP headers), so llama.cpp runs on 1 thread');
+    }
+    threads = 1;
+  }
+  const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
+  const assetsUrl = new URL(options.assetsUrl ?? '/hearth/', base).href.replace(/\/?$/, '/');
+  const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
+  // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
+  const variant = isolated && threads > 1 ? 'mt' : 'st';
+  await remote.start({ variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, cache: options.cache });
+  return new Client(remote);
+}
+
+class Client extends EngineApi implements HearthClient {
+  constructor(private readonly remote: RemoteEngine) {
+    super(remote.core);
+  }
+
+  terminate(): void {
+    this.remote.terminate();
+  }
+}
+
+/** The engine in the worker, seen as an EngineCore: each call gets an id, its abort is forwarded, its Result unwrapped. */
+class RemoteEngine {
+  readonly core: EngineCore;
+  private readonly remote: Comlink.Remote<HostApi>;
+  private nextId = 1;
+  private dead: Error | null = null;
+  private pending = new Set<(err: Error) => void>();
+
+  constructor(private readonly worker: Worker) {
+    this.remote = Comlink.wrap<HostApi>(worker);
+    const stubs = METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => this.call(m, argument as never, control)]);
+    this.core = Object.fromEntries(stubs) as EngineCore;
+    worker.addEventListener('error', (e) => {
+      this.fail(new EngineError(`the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`, 'worker_failed'));
+    });
+  }
+
+  async start(init: HostInit): Promise<void> {
+    await this.settle(this.remote.init(init));
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+    this.fail(new EngineError('the engine was terminated', 'terminated'));
+  }
+
+  private call<M extends Method>(method: M, argument: Argument<M>, control: CallControl = {}): Promise<Value<M>> {
+    const id = this.nextId++;
+    const { onProgress, onChunk } = control;
+    const sent = this.remote.call(id, method, argument,
+      onProgress && Comlink.proxy(onProgress), onChunk && Comlink.proxy(onChunk)) as Promise<Result<Value<M>>>;
+    return this.settle(sent, control.signal, id);
+  }
+
+  private fail(err: Error) {
+    this.dead ??= err;
+    for (const reject of this.pending) reject(err);
+    this.pending.clear();
+  }
+
+  /** Awaits a worker call; rejects if the worker dies or `signal` aborts first (the abort is forwarded as abort(id)). */
+  private settle<T>(promise: Promise<Result<T>>, signal?: AbortSignal, id = 0): Promise<T> {
+    if (this.dead) return Promise.reject(this.dead);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        void this.remote.abort(id);
+        done(() => reject(new AbortError()));
+      };
+      const done = (settle: () => void) => {
+        this.pending.delete(reject);
+        signal?.removeEventListener('abort', onAbort);
+        settle();
+      };
+      this.pending.add(reject);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (r) => done(() => (r.ok ? resolve(r.value) : reject(fromWire(r.error)))),
+        (err) => done(() => reject(err)),
+      );
+    });
+  }
+}
