@@ -47,9 +47,10 @@ async function traced(engine: NodeEngine, messages: ChatMessage[], maxTokens: nu
 }
 
 /**
- * Batching moves logits by float noise only (up to ~2% of their scale, measured on Q8_0; see DESIGN.md). Compares a
- * batched run with the same request run alone: logits within that bound at every step, and the same token wherever
- * the alone-run's top-1 margin is above it (below it the runs may part, and the comparison stops there).
+ * Batching moves logits by float noise only (up to ~2% of their scale, measured on Q8_0: llama.cpp's results depend
+ * a little on which tokens share a batch). Compares a batched run with the same request run alone: logits within
+ * that bound at every step, and the same token wherever the alone-run's top-1 margin is above it (below it the runs
+ * may part, and the comparison stops there).
  */
 function expectSameRun(alone: Run, batched: Run): { steps: number; worst: number } {
   let worst = 0;
