@@ -1,10 +1,20 @@
 import { defineConfig } from '@playwright/test';
+import type { EngineBrowser } from './e2e/fixtures.ts';
 
-// E2E tests in Debian's Chromium (never a downloaded browser) against the built site (vite preview), served twice:
-// with COOP/COEP (cross-origin isolated: threaded wasm) and without (single-thread wasm).
+// E2E tests against the built site (vite preview), served twice: with COOP/COEP (cross-origin isolated: threaded
+// wasm) and without (single-thread wasm). Debian's Chromium runs every spec, through Playwright; Debian's firefox-esr
+// runs the API specs (engine, cache), through puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const apiSpecs = /(engine|cache)\.spec\.ts$/;
+const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
-export default defineConfig({
+const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
+  name: `${browser}-${isolation}`,
+  ...(browser === 'firefox' ? { testMatch: apiSpecs } : {}),
+  use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
+});
+
+export default defineConfig<{ isolated: boolean }, { engineBrowser: EngineBrowser }>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
   timeout: 180_000,
@@ -21,10 +31,7 @@ export default defineConfig({
         '--disable-component-update', '--disable-sync'],
     },
   },
-  projects: [
-    { name: 'isolated', use: { baseURL: 'http://localhost:4173' } },
-    { name: 'not-isolated', use: { baseURL: 'http://localhost:4174' } },
-  ],
+  projects: [project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain')],
   webServer: [
     { command: 'npx vite preview --port 4173 --strictPort', port: 4173, reuseExistingServer: !process.env.CI },
     {

@@ -1,47 +1,43 @@
-// The KV cache through the public API in Chromium, with the real IndexedDB: chat, reload the page, continue.
-import { expect, test, type Page } from '@playwright/test';
+// The KV cache through the public API in a browser, with the real IndexedDB: chat, reload the page, continue.
 import { SYSTEM } from '../test/helpers.ts';
+import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-async function start(page: Page, cache: Record<string, unknown> = {}) {
-  await page.goto('/e2e/harness.html');
-  await page.waitForFunction(() => window.hearthReady);
-  await page.evaluate(async (cache) => {
-    window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), cache });
-    await window.engine.load('/test-models/qwen2-hello.gguf', { nCtx: 2048 });
-  }, cache);
+async function start(harness: HarnessPage, cache: Record<string, unknown> = {}) {
+  await openEngine(harness, { cache });
+  await harness.evaluate(() => window.engine.load('/test-models/qwen2-hello.gguf', { nCtx: 2048 }));
 }
 
-const ask = (page: Page, messages: Msg[]) => page.evaluate(async (messages) => {
+const ask = (harness: HarnessPage, messages: Msg[]) => harness.evaluate(async (messages) => {
   const r = await window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 16, conversation_id: 'e2e' });
   return { text: r.choices[0]!.message.content!, usage: r.usage, timings: r.timings };
 }, messages);
 
-test('a conversation continues after a page reload without reading it again, answering like a cold engine', async ({ page }) => {
-  await start(page);
+test('a conversation continues after a page reload without reading it again, answering like a cold engine', async ({ harness }) => {
+  await start(harness);
   const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
-  const r1 = await ask(page, messages);
+  const r1 = await ask(harness, messages);
   messages.push({ role: 'assistant', content: r1.text }, { role: 'user', content: 'And a river?' });
-  const r2 = await ask(page, messages);
+  const r2 = await ask(harness, messages);
   expect(r2.timings.cache_source).toBe('memory');
-  await page.evaluate(() => window.engine.cache.flush());
-  const stats = await page.evaluate(() => window.engine.cache.stats());
+  await harness.evaluate(() => window.engine.cache.flush());
+  const stats = await harness.evaluate(() => window.engine.cache.stats());
   expect(stats.persistent).toBe(true);
   expect(stats.conversations).toBe(1);
 
-  await page.reload();
-  await start(page);
+  await harness.reload();
+  await start(harness);
   messages.push({ role: 'assistant', content: r2.text }, { role: 'user', content: 'Which star is brightest?' });
-  const r3 = await ask(page, messages);
+  const r3 = await ask(harness, messages);
   expect(r3.timings.cache_source).toBe('indexeddb');
   expect(r3.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(0.9 * r2.usage.prompt_tokens);
   expect(r3.timings.prompt_n).toBeLessThan(30);
 
   // The same request on an engine that caches nothing.
-  await page.evaluate(() => window.engine.terminate());
-  await start(page, { persistent: false, conversations: false, systemPrompt: false });
-  const cold = await ask(page, messages);
+  await harness.evaluate(() => window.engine.terminate());
+  await start(harness, { persistent: false, conversations: false, systemPrompt: false });
+  const cold = await ask(harness, messages);
   expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
   expect(r3.text).toBe(cold.text);
 });

@@ -1,0 +1,108 @@
+// The API tests' page, in the project's browser: Chromium through Playwright, or Firefox through puppeteer-core over
+// WebDriver BiDi (Playwright's Firefox channel fails against Debian's firefox-esr: "emulation.setMediaFeaturesOverride:
+// unknown command"). The tests use only what both drivers offer, through HarnessPage, so one test source serves both.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test as base, type Page } from '@playwright/test';
+import puppeteer, { type Browser as FirefoxBrowser, type Page as FirefoxPage } from 'puppeteer-core';
+
+type Hearth = typeof import('../src/index.ts');
+declare global {
+  interface Window {
+    hearth: Hearth;
+    hearthReady: boolean;
+    engine: import('../src/index.ts').HearthClient;
+  }
+}
+
+export interface HarnessPage {
+  goto(path: string): Promise<unknown>;
+  reload(): Promise<unknown>;
+  /** Runs `fn` in the page (it is sent as source: it may use only its argument and the page's globals). */
+  evaluate<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
+  waitForFunction(fn: () => unknown): Promise<unknown>;
+  /** Answers every request whose URL starts with `prefix` with `body`; returns the URLs it answered so far. */
+  serve(prefix: string, body: Uint8Array, headers: Record<string, string>): Promise<() => string[]>;
+}
+
+export type EngineBrowser = 'chromium' | 'firefox';
+
+export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null }>({
+  engineBrowser: ['chromium', { option: true, scope: 'worker' }],
+  /** Whether the project's server sends COOP/COEP (threads). */
+  isolated: [true, { option: true }],
+
+  firefox: [async ({ engineBrowser }, use) => {
+    if (engineBrowser !== 'firefox') return use(null);
+    const profile = mkdtempSync(join(tmpdir(), 'hearth-firefox-'));
+    const browser = await puppeteer.launch({
+      browser: 'firefox', executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr', headless: true, userDataDir: profile,
+    });
+    await use(browser);
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  }, { scope: 'worker' }],
+
+  // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, so
+  // storage (IndexedDB) starts empty for every test as it does in Playwright.
+  harness: async ({ engineBrowser, firefox, page, baseURL }, use) => {
+    if (engineBrowser === 'chromium') return use(chromiumHarness(page));
+    const context = await firefox!.createBrowserContext();
+    try {
+      await use(firefoxHarness(await context.newPage(), baseURL!));
+    } finally {
+      await context.close();
+    }
+  },
+});
+
+export { expect } from '@playwright/test';
+
+function chromiumHarness(page: Page): HarnessPage {
+  return {
+    goto: (path) => page.goto(path),
+    reload: () => page.reload(),
+    evaluate: (fn, arg) => page.evaluate(fn, arg as never),
+    waitForFunction: (fn) => page.waitForFunction(fn),
+    async serve(prefix, body, headers) {
+      const answered: string[] = [];
+      await page.route((url) => url.href.startsWith(prefix), (route) => {
+        answered.push(route.request().url());
+        return route.fulfill({ body: Buffer.from(body), headers });
+      });
+      return () => answered;
+    },
+  };
+}
+
+function firefoxHarness(page: FirefoxPage, baseURL: string): HarnessPage {
+  page.setDefaultTimeout(120_000);
+  return {
+    goto: (path) => page.goto(new URL(path, baseURL).href),
+    reload: () => page.reload(),
+    evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
+    waitForFunction: (fn) => page.waitForFunction(fn),
+    async serve(prefix, body, headers) {
+      const answered: string[] = [];
+      await page.setRequestInterception(true);
+      page.on('request', (request) => {
+        if (request.isInterceptResolutionHandled()) return;
+        if (!request.url().startsWith(prefix)) return void request.continue();
+        answered.push(request.url());
+        void request.respond({ status: 200, body: Buffer.from(body), headers });
+      });
+      return () => answered;
+    },
+  };
+}
+
+/** Opens the harness page and creates an engine there (2 threads where the page allows threads). */
+export async function openEngine(harness: HarnessPage, options: Record<string, unknown> = {}): Promise<boolean> {
+  await harness.goto('/e2e/harness.html');
+  await harness.waitForFunction(() => window.hearthReady);
+  return harness.evaluate(async (opts) => {
+    window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), ...opts });
+    return crossOriginIsolated;
+  }, options);
+}
