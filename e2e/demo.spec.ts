@@ -5,6 +5,8 @@ test('load a model, stream an answer, stop a long one, ask again', async ({ page
   await page.goto('/');
   await expect(page.locator('#engine-status')).toContainText('llama.cpp');
   await expect(page.locator('#engine-status')).toContainText('SIMD on');
+  const icon = await page.request.get(await page.locator('link[rel=icon]').getAttribute('href') ?? '');
+  expect(icon.headers()['content-type']).toContain('image/svg+xml'); // public/ is served as the site's static assets
   await expect(page.locator('#source-kind')).toHaveValue('test'); // offered because the server has test models
   await page.click('#load');
   await expect(page.locator('#load-status')).toContainText('Ready');

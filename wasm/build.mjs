@@ -4,11 +4,12 @@
 // Incremental: CMake rebuilds only what changed; a second run with nothing changed takes seconds.
 // Options (for comparing kernels): [hearth-st|hearth-mt] builds one variant; --no-patches builds llama.cpp as
 // released, without wasm/patches; --out <dir> writes there instead of public/hearth.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, root } from '../scripts/llama-source.mjs';
+import { ensurePackages } from '../scripts/system-packages.mjs';
 import { countSimdDots } from './simd-check.mjs';
 
 const args = process.argv.slice(2);
@@ -55,27 +56,6 @@ const variants = [
     cmake: {},
   },
 ];
-
-function findEmscripten() {
-  const which = spawnSync('sh', ['-c', 'command -v emcc'], { encoding: 'utf8' });
-  if (which.status === 0) return;
-  const isRoot = process.getuid?.() === 0;
-  const hasApt = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
-  if (isRoot && hasApt) {
-    console.log('[build:wasm] emscripten not found; installing Debian\'s package (apt-get install emscripten)…');
-    execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' });
-    execFileSync('apt-get', ['install', '-y', '-q', 'emscripten'], {
-      stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    return;
-  }
-  console.error(
-    '[build:wasm] emcc (emscripten) was not found.\n' +
-      '  On Debian/Ubuntu, as root:  apt-get install -y emscripten   (tested with Debian\'s 3.1.6)\n' +
-      '  Elsewhere: install emsdk (https://emscripten.org/docs/getting_started/downloads.html) and put emcc on PATH.',
-  );
-  process.exit(1);
-}
 
 function emscriptenRoot() {
   // em-config prints the EMSCRIPTEN_ROOT from emscripten's config (Debian: /usr/share/emscripten).
@@ -168,7 +148,7 @@ function llamaBuild(source) {
 }
 
 function main() {
-  findEmscripten();
+  ensurePackages('build');
   const source = noPatches ? llamaSource() : patchedSource(llamaSource());
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });

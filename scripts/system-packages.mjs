@@ -1,0 +1,51 @@
+// The system packages Hearth's build and tests need: emscripten to build the wasm, Chromium and Firefox for the
+// end-to-end tests. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops
+// before any work with the one command to run.
+//   node scripts/system-packages.mjs build   emscripten
+//   node scripts/system-packages.mjs test    emscripten, chromium, firefox-esr
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** What each package provides, and how to tell it is there (an executable; tests may point elsewhere). */
+const PACKAGES = {
+  emscripten: { found: () => onPath('emcc'), what: 'emscripten (emcc), tested with Debian\'s 3.1.6' },
+  chromium: { found: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'), what: 'Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)' },
+  'firefox-esr': { found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'), what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)' },
+};
+
+const NEEDS = { build: ['emscripten'], test: ['emscripten', 'chromium', 'firefox-esr'] };
+
+function onPath(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Installs (or names) the packages `purpose` needs that are missing. Exits the process when it cannot. */
+export function ensurePackages(purpose) {
+  const missing = NEEDS[purpose].filter((name) => !PACKAGES[name].found());
+  if (!missing.length) return;
+  const apt = onPath('apt-get');
+  if (apt && process.getuid?.() === 0) {
+    console.log(`[system-packages] installing ${missing.join(', ')} (apt-get install)…`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit', env });
+    execFileSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env });
+    const still = missing.filter((name) => !PACKAGES[name].found());
+    if (!still.length) return;
+    console.error(`[system-packages] still missing after apt-get: ${still.join(', ')}`);
+    process.exit(1);
+  }
+  console.error(`[system-packages] missing: ${missing.map((name) => PACKAGES[name].what).join('; ')}.`);
+  console.error(apt
+    ? `Run:  sudo apt-get install -y ${missing.join(' ')}`
+    : 'Install them with your system\'s package manager (emscripten also from https://emscripten.org), then run this again.');
+  process.exit(1);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const purpose = process.argv[2];
+  if (!(purpose in NEEDS)) {
+    console.error(`usage: node scripts/system-packages.mjs <${Object.keys(NEEDS).join('|')}>`);
+    process.exit(2);
+  }
+  ensurePackages(purpose);
+}
