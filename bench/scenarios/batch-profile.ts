@@ -9,7 +9,7 @@ import { LlamaContext } from '../../src/engine/llama/binding.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import { modelsDir } from '../../test/fixtures/models.ts';
 import { NO_CACHE, openLlama } from '../../test/helpers.ts';
-import { median, round } from '../stats.ts';
+import { median, round } from '../common.ts';
 
 const model = `${modelsDir}/bench-qwen2.5-0.5b.gguf`;
 

@@ -10,21 +10,13 @@
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import { decodeCosts, stepProfile } from './batch-profile.ts';
-import { median, rotate, round } from '../stats.ts';
+import { median, pause, PROMPT, rotate, round } from '../common.ts';
 import type { ScenarioOptions } from '../run.ts';
 
 const N_CTX = 2048;
 const GEN = 64;
 const COUNTS = [1, 2, 4] as const;
 
-// ~128 tokens with Qwen2.5's template (the decode benchmark's prompt).
-const long = [{
-  role: 'user' as const,
-  content: 'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
-    'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
-    'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
-    'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
-}];
 // Short, different prompts for the streams: their prefill is a small part of the run.
 const short = (i: number) => [{ role: 'user' as const, content: `Stream ${i}: tell a story about ${['bread', 'rivers', 'stars', 'maps'][i]}.` }];
 
@@ -53,7 +45,7 @@ export async function batch(opts: ScenarioOptions) {
       opts.log(`threads=${threads}: hearth ${info.build} build, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}, nParallel ${info.context!.nParallel}`);
       const streams = (k: number) => b.call('runHearthConcurrent', Array.from({ length: k }, (_, i) => short(i)), GEN);
       await streams(4); // warm-up
-      await b.call('runHearth', long, 2);
+      await b.call('runHearth', PROMPT, 2);
       const agg: Record<number, number[]> = { 1: [], 2: [], 4: [] };
       const prefill: number[] = [];
       let promptTokens = 0;
@@ -63,7 +55,7 @@ export async function batch(opts: ScenarioOptions) {
           agg[k]!.push(aggregateTps(await streams(k)));
         }
         await pause(300);
-        const r = await b.call('runHearth', long, 2);
+        const r = await b.call('runHearth', PROMPT, 2);
         promptTokens = r.promptTokens;
         prefill.push((r.promptTokens / r.ttftMs) * 1000);
         opts.log(`  rep ${rep + 1}: ${COUNTS.map((k) => `${k} streams ${agg[k]!.at(-1)!.toFixed(1)}`).join(', ')} tok/s; ` +
@@ -100,5 +92,3 @@ export async function batch(opts: ScenarioOptions) {
   Object.assign(rows.at(-1)!, profile);
   return rows;
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

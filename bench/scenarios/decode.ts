@@ -7,7 +7,7 @@ import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';
 import type { RunResult } from '../page.ts';
-import { median, rotate, round } from '../stats.ts';
+import { median, pause, PROMPT, rotate, round } from '../common.ts';
 import type { ScenarioOptions } from '../run.ts';
 
 const N_CTX = 1024;
@@ -15,14 +15,6 @@ const GEN = 64;
 const ENGINES = ['hearth', 'wllama', 'native'] as const;
 type EngineName = (typeof ENGINES)[number];
 
-// About 128 tokens once Qwen2.5's template has wrapped it (checked by the scenario: it prints the count).
-const messages = [{
-  role: 'user' as const,
-  content: 'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
-    'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
-    'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
-    'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
-}];
 
 const tps = (tokens: number, ms: number) => (ms > 0 ? (tokens / ms) * 1000 : 0);
 
@@ -37,12 +29,12 @@ export async function decode(opts: ScenarioOptions) {
       const info = await b.call('loadHearth', url, threads, N_CTX);
       // The prompt exactly as Hearth renders it, for the engines that take raw text. (The benchmark model has
       // Qwen2.5's template, which uses neither bos_token nor eos_token.)
-      const prompt = new ChatTemplate(info.model!.chatTemplate, { bos: '', eos: '' }).render(messages);
+      const prompt = new ChatTemplate(info.model!.chatTemplate, { bos: '', eos: '' }).render(PROMPT);
       const wl = await b.call('loadWllama', url, threads, N_CTX);
       const native = await NativeRunner.load(modelPath, threads, N_CTX);
       opts.log(`threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild}), wllama (llama.cpp ${wl.version}), native (llama.cpp ${native.version})`);
       const run = (e: EngineName): Promise<RunResult> =>
-        e === 'hearth' ? b.call('runHearth', messages, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
+        e === 'hearth' ? b.call('runHearth', PROMPT, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
       for (const e of ENGINES) await run(e); // warm-up: first-use allocations, page faults
       const results: Record<EngineName, RunResult[]> = { hearth: [], wllama: [], native: [] };
       for (let rep = 0; rep < opts.reps; rep++) {
@@ -79,5 +71,3 @@ export async function decode(opts: ScenarioOptions) {
   }
   return rows;
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

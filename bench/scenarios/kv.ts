@@ -6,7 +6,7 @@ import { LlamaContext } from '../../src/engine/llama/binding.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openLlama } from '../../test/helpers.ts';
 import type { GgmlType } from '../../src/types.ts';
-import { median, round } from '../stats.ts';
+import { median, round } from '../common.ts';
 import type { ScenarioOptions } from '../run.ts';
 
 const LAYOUTS: Array<[GgmlType, 0 | 1]> = [['f16', 1], ['f16', 0], ['f32', 1], ['f32', 0], ['q8_0', 1]];

@@ -9,7 +9,7 @@
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import type { RunResult } from '../page.ts';
-import { median, round } from '../stats.ts';
+import { median, round } from '../common.ts';
 import type { ScenarioOptions } from '../run.ts';
 import type { ChatMessage } from '../../src/types.ts';
 

@@ -1,0 +1,27 @@
+// What the benchmark scenarios share: the prompt they time prefill on, a pause between runs, and the statistics.
+
+// About 128 tokens once Qwen2.5's template has wrapped it (the decode scenario prints the count).
+export const PROMPT = [{
+  role: 'user' as const,
+  content: 'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
+    'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
+    'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
+    'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
+}];
+
+/** Lets the previous engine's spinning threads go to sleep before the next run. */
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Order of the engines in repetition `rep`: rotated, so no engine always runs first (or right after another). */
+export function rotate<T>(items: T[], rep: number): T[] {
+  const k = rep % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
