@@ -28,7 +28,7 @@ export interface EngineConfig {
   kvStore?: KvStore | null;
 }
 
-export const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
+const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
 const MAX_PARALLEL = 16;
 
 export class Engine implements EngineCore {

@@ -18,7 +18,7 @@ import { type ModelFile, openSource, type SourceOptions } from './source.ts';
 
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
 const N_SLOTS = 4;
-export const DEFAULT_PARALLEL = 4;
+const DEFAULT_PARALLEL = 4;
 
 export interface LoadSettings {
   threads: number;
