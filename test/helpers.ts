@@ -22,17 +22,10 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   wrap?: (store: UseStore) => UseStore;
 }
 
-const CACHE_KEYS = ['persistent', 'systemPrompt', 'conversations', 'minTokens', 'budgetBytes'] as const;
-
 /** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
 export async function testEngine(model: ModelName, opts: TestEngineOptions = {}): Promise<NodeEngine> {
-  const { db, wrap, ...rest } = opts;
-  const cache: CacheOptions = {};
-  const load: LoadOptions = {};
-  for (const [key, value] of Object.entries(rest)) {
-    if ((CACHE_KEYS as readonly string[]).includes(key)) Object.assign(cache, { [key]: value });
-    else Object.assign(load, { [key]: value });
-  }
+  const { db, wrap, persistent, systemPrompt, conversations, minTokens, budgetBytes, ...load } = opts;
+  const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
   const engine = await createNodeEngine({ cache, kvStore });
