@@ -15,6 +15,20 @@ test('chooses the build the page allows and reports it', async ({ harness, isola
   expect(info.llamaBuild).toMatch(/\+[0-9a-f]{12}(-[0-9a-f]{8})?$/); // release+commit, then our patches
 });
 
+// Firefox sometimes never returns from creating the pthread workers on a reload (src/worker/client.ts); the glue
+// served here for the first start blocks the same way, at the same point.
+test('an engine whose worker stalls while starting gets a new worker (the stall simulated by a blocking glue script)', async ({ harness, isolated, baseURL }) => {
+  const stalled = await harness.serve(new URL(`/hearth/hearth-${isolated ? 'mt' : 'st'}.js`, baseURL).href,
+    'self.createHearthModule = () => { for (;;); };', { 'Content-Type': 'text/javascript' }, { once: true });
+  await openEngine(harness);
+  const answer = await harness.evaluate(async () => {
+    await window.engine.load('/test-models/qwen2-hello.gguf');
+    return (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+  });
+  expect(stalled()).toHaveLength(1);
+  expect(answer).toBe('Hello, world!');
+});
+
 test('loads with progress, streams a completion, aborts mid-stream, then answers correctly', async ({ harness }) => {
   await openEngine(harness);
   const loaded = await harness.evaluate(async () => {

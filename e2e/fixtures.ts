@@ -22,13 +22,14 @@ export interface HarnessPage {
   /** Runs `fn` in the page (it is sent as source: it may use only its argument and the page's globals). */
   evaluate<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
   waitForFunction(fn: () => unknown): Promise<unknown>;
-  /** Answers every request whose URL starts with `prefix` with `body`; returns the URLs it answered so far. */
-  serve(prefix: string, body: Uint8Array, headers: Record<string, string>): Promise<() => string[]>;
+  /**
+   * Answers every request whose URL starts with `prefix` with `body` (with `once`, only the first; the server answers
+   * the rest); returns the URLs it answered so far.
+   */
+  serve(prefix: string, body: Uint8Array | string, headers: Record<string, string>, options?: { once?: boolean }): Promise<() => string[]>;
 }
 
 export type EngineBrowser = 'chromium' | 'firefox';
-
-const FIREFOX_TEARDOWN_MS = 1500;
 
 export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null }>({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
@@ -55,10 +56,6 @@ export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { e
       await use(firefoxHarness(await context.newPage(), baseURL!));
     } finally {
       await context.close();
-      // Firefox tears the closed context's content process down in the background. A test that starts its workers
-      // meanwhile on a cross-origin isolated page sometimes never gets them running (measured: 3 engines of 50 never
-      // started with the next test right away, none of 150 after this pause).
-      await new Promise((resolve) => setTimeout(resolve, FIREFOX_TEARDOWN_MS));
     }
   },
 });
@@ -71,9 +68,10 @@ function chromiumHarness(page: Page): HarnessPage {
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never),
     waitForFunction: (fn) => page.waitForFunction(fn),
-    async serve(prefix, body, headers) {
+    async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
       await page.route((url) => url.href.startsWith(prefix), (route) => {
+        if (options.once && answered.length) return route.fallback();
         answered.push(route.request().url());
         return route.fulfill({ body: Buffer.from(body), headers });
       });
@@ -89,12 +87,12 @@ function firefoxHarness(page: FirefoxPage, baseURL: string): HarnessPage {
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
     waitForFunction: (fn) => page.waitForFunction(fn),
-    async serve(prefix, body, headers) {
+    async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
       await page.setRequestInterception(true);
       page.on('request', (request) => {
         if (request.isInterceptResolutionHandled()) return;
-        if (!request.url().startsWith(prefix)) return void request.continue();
+        if (!request.url().startsWith(prefix) || (options.once && answered.length)) return void request.continue();
         answered.push(request.url());
         void request.respond({ status: 200, body: Buffer.from(body), headers });
       });

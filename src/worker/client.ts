@@ -4,7 +4,13 @@ import * as Comlink from 'comlink';
 import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.ts';
 import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
 import type { EngineOptions, HearthEngine } from '../types.ts';
-import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type Value } from './protocol.ts';
+import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
+
+// Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
+// workers: milliseconds. Firefox sometimes never returns from creating them on a cross-origin isolated page while it
+// tears down the previous page's processes (a reload: about 1 start in 10 there); a fresh worker then starts. Network
+// time (the scripts, the wasm) is not in this window, so a slow connection never trips it.
+const STALL_MS = 5_000;
 
 /** Half the logical cores (ggml wants physical cores and spins while waiting), at most 8, at least 1. */
 export function defaultThreads(): number {
@@ -36,11 +42,21 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   }
   const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
   const assetsUrl = new URL(options.assetsUrl ?? '/hearth/', base).href.replace(/\/?$/, '/');
-  const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
   const variant = isolated && threads > 1 ? 'mt' : 'st';
-  await remote.start({ variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, cache: options.cache });
-  return new Client(remote);
+  const init: HostInit = { variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, cache: options.cache };
+  const start = async () => {
+    const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
+    await remote.start(init);
+    return remote;
+  };
+  try {
+    return new Client(await start());
+  } catch (err) {
+    if (!(err instanceof EngineError && err.code === 'worker_stalled')) throw err;
+    console.warn('[hearth] the engine worker stalled while starting; starting a new one');
+    return new Client(await start());
+  }
 }
 
 class Client extends EngineApi implements HearthClient {
@@ -70,13 +86,26 @@ class RemoteEngine {
     });
   }
 
+  /** Starts the engine; a start that stalls (STALL_MS) terminates the worker and rejects with code 'worker_stalled'. */
   async start(init: HostInit): Promise<void> {
-    await this.settle(this.remote.init(init));
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    const onStage = (stage: StartStage) => {
+      clearTimeout(watchdog);
+      if (stage !== 'script') return;
+      watchdog = setTimeout(() => this.terminate(new EngineError(
+        `the engine worker stalled for ${STALL_MS / 1000} s while creating its threads (reload the page to try again)`,
+        'worker_stalled')), STALL_MS);
+    };
+    try {
+      await this.settle(this.remote.init(init, Comlink.proxy(onStage)));
+    } finally {
+      clearTimeout(watchdog);
+    }
   }
 
-  terminate(): void {
+  terminate(reason = new EngineError('the engine was terminated', 'terminated')): void {
     this.worker.terminate();
-    this.fail(new EngineError('the engine was terminated', 'terminated'));
+    this.fail(reason);
   }
 
   private call<M extends Method>(method: M, argument: Argument<M>, control: CallControl = {}): Promise<Value<M>> {

@@ -5,4 +5,5 @@ import { Engine } from '../engine/engine.ts';
 import { EngineHost } from './host.ts';
 import { browserModuleLoader } from './load-module.ts';
 
-Comlink.expose(new EngineHost((init) => new Engine({ loader: browserModuleLoader(init), maxModelBytes: init.maxModelBytes, cache: init.cache })));
+Comlink.expose(new EngineHost((init, onStage) =>
+  new Engine({ loader: browserModuleLoader(init, onStage), maxModelBytes: init.maxModelBytes, cache: init.cache })));

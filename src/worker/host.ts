@@ -4,7 +4,7 @@ import type { CallControl } from '../api/engine-api.ts';
 import type { Engine } from '../engine/engine.ts';
 import { EngineError, toWire } from '../errors.ts';
 import type { ChatCompletionChunk, EngineInfo } from '../types.ts';
-import type { Argument, HostApi, HostInit, Method, Result, Value } from './protocol.ts';
+import type { Argument, HostApi, HostInit, Method, Result, StartStage, Value } from './protocol.ts';
 
 // Chunks sent to the page before waiting for its acknowledgement: enough to hide the message round trip, few
 // enough that a page that stops reading soon stops the decoding too.
@@ -22,11 +22,11 @@ export class EngineHost implements HostApi {
   private engine: Engine | null = null;
   private controllers = new Map<number, AbortController>();
 
-  constructor(private readonly makeEngine: (init: HostInit) => Engine) {}
+  constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => Engine) {}
 
-  init(init: HostInit): Promise<Result<EngineInfo>> {
+  init(init: HostInit, onStage?: (stage: StartStage) => void): Promise<Result<EngineInfo>> {
     return result(async () => {
-      this.engine ??= this.makeEngine(init);
+      this.engine ??= this.makeEngine(init, onStage);
       await this.engine.init();
       return this.engine.info();
     });

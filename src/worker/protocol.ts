@@ -27,9 +27,12 @@ export interface HostInit {
   cache?: CacheOptions;
 }
 
+/** Where the worker's start has got to: the glue script is loaded; the pthread workers exist and the wasm is asked for. */
+export type StartStage = 'script' | 'instantiate';
+
 export interface HostApi {
   /** Creates the engine and instantiates the wasm build; answers with what engine.info() reports. */
-  init(init: HostInit): Promise<Result<EngineInfo>>;
+  init(init: HostInit, onStage?: (stage: StartStage) => void): Promise<Result<EngineInfo>>;
   call<M extends Method>(id: number, method: M, argument: Argument<M>,
     onProgress?: CallControl['onProgress'], onChunk?: CallControl['onChunk']): Promise<Result<Value<M>>>;
   abort(id: number): void;

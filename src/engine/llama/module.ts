@@ -86,6 +86,8 @@ export interface ModuleOverrides {
   mainScriptUrlOrBlob?: string;
   /** pthread workers created up front: threads - 1 (see wasm/build.mjs). */
   hearthPoolSize?: number;
+  /** Called with the count of pending run dependencies; the first call comes once the pthread workers exist. */
+  monitorRunDependencies?: (pending: number) => void;
   print?: (text: string) => void;
   printErr?: (text: string) => void;
 }
