@@ -1,12 +1,13 @@
-// The KV cache through the public API in a browser, with the real IndexedDB: chat, reload the page, continue.
+// The KV cache through the public API in a browser, with the real IndexedDB: chat, reload the page, continue. On an
+// attention model, a recurrent one (Mamba) and a hybrid one (Qwen3.5's architecture).
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-async function start(harness: HarnessPage, cache: Record<string, unknown> = {}) {
+async function start(harness: HarnessPage, model: string, cache: Record<string, unknown> = {}) {
   await openEngine(harness, { cache });
-  await harness.evaluate(() => window.engine.load('/test-models/qwen2-hello.gguf', { nCtx: 2048 }));
+  await harness.evaluate((url) => window.engine.load(url, { nCtx: 2048 }), `/test-models/${model}.gguf`);
 }
 
 const ask = (harness: HarnessPage, messages: Msg[]) => harness.evaluate(async (messages) => {
@@ -14,30 +15,32 @@ const ask = (harness: HarnessPage, messages: Msg[]) => harness.evaluate(async (m
   return { text: r.choices[0]!.message.content!, usage: r.usage, timings: r.timings };
 }, messages);
 
-test('a conversation continues after a page reload without reading it again, answering like a cold engine', async ({ harness }) => {
-  await start(harness);
-  const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
-  const r1 = await ask(harness, messages);
-  messages.push({ role: 'assistant', content: r1.text }, { role: 'user', content: 'And a river?' });
-  const r2 = await ask(harness, messages);
-  expect(r2.timings.cache_source).toBe('memory');
-  await harness.evaluate(() => window.engine.cache.flush());
-  const stats = await harness.evaluate(() => window.engine.cache.stats());
-  expect(stats.persistent).toBe(true);
-  expect(stats.conversations).toBe(1);
+for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello']) {
+  test(`a conversation continues after a page reload without reading it again, answering like a cold engine (${model})`, async ({ harness }) => {
+    await start(harness, model);
+    const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const r1 = await ask(harness, messages);
+    messages.push({ role: 'assistant', content: r1.text }, { role: 'user', content: 'And a river?' });
+    const r2 = await ask(harness, messages);
+    expect(r2.timings.cache_source).toBe('memory');
+    await harness.evaluate(() => window.engine.cache.flush());
+    const stats = await harness.evaluate(() => window.engine.cache.stats());
+    expect(stats.persistent).toBe(true);
+    expect(stats.conversations).toBe(1);
 
-  await harness.reload();
-  await start(harness);
-  messages.push({ role: 'assistant', content: r2.text }, { role: 'user', content: 'Which star is brightest?' });
-  const r3 = await ask(harness, messages);
-  expect(r3.timings.cache_source).toBe('indexeddb');
-  expect(r3.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(0.9 * r2.usage.prompt_tokens);
-  expect(r3.timings.prompt_n).toBeLessThan(30);
+    await harness.reload();
+    await start(harness, model);
+    messages.push({ role: 'assistant', content: r2.text }, { role: 'user', content: 'Which star is brightest?' });
+    const r3 = await ask(harness, messages);
+    expect(r3.timings.cache_source).toBe('indexeddb');
+    expect(r3.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(0.9 * r2.usage.prompt_tokens);
+    expect(r3.timings.prompt_n).toBeLessThan(30);
 
-  // The same request on an engine that caches nothing.
-  await harness.evaluate(() => window.engine.terminate());
-  await start(harness, { persistent: false, conversations: false, systemPrompt: false });
-  const cold = await ask(harness, messages);
-  expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
-  expect(r3.text).toBe(cold.text);
-});
+    // The same request on an engine that caches nothing.
+    await harness.evaluate(() => window.engine.terminate());
+    await start(harness, model, { persistent: false, conversations: false, systemPrompt: false });
+    const cold = await ask(harness, messages);
+    expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    expect(r3.text).toBe(cold.text);
+  });
+}

@@ -183,6 +183,8 @@ export interface ChatCompletion {
   }>;
   usage: Usage;
   timings: Timings;
+  /** Why the engine did something other than what was asked (e.g. a context shift it could not make). */
+  warnings?: string[];
 }
 
 export interface ChatCompletionChunk {
@@ -200,6 +202,19 @@ export interface ChatCompletionChunk {
   usage?: Usage;
   /** Only on the last chunk. */
   timings?: Timings;
+  /** Only on the last chunk, and only when there are any (see ChatCompletion.warnings). */
+  warnings?: string[];
+}
+
+/**
+ * What the model keeps per sequence. 'recurrent' (Mamba, RWKV) and 'hybrid' (recurrent and attention layers: Qwen3.5,
+ * LFM2, Granite 4) hold a state that cannot be rolled back to an earlier token, so the cache reuses them only up to a
+ * checkpoint; 'swa' (Gemma 3) attends to the last `swaWindow` tokens in some layers.
+ */
+export interface ModelMemory {
+  kind: 'attention' | 'swa' | 'recurrent' | 'hybrid';
+  /** Tokens a sliding-window layer attends to; 0 without such layers. */
+  swaWindow: number;
 }
 
 export interface ModelInfo {
@@ -218,6 +233,7 @@ export interface ModelInfo {
   eosToken: number;
   eogTokens: number[];
   chatTemplate: string | null;
+  memory: ModelMemory;
   /** Every GGUF key-value llama.cpp read (arrays are summarised by llama.cpp). */
   metadata: Record<string, string>;
 }

@@ -10,5 +10,5 @@ export default async function setup() {
       throw new Error(`public/hearth/hearth-${variant}.wasm is missing: run "npm run build:wasm" first`);
     }
   }
-  for (const name of ['qwen2-tiny', 'qwen2-hello', 'qwen2-hello-q8', 'llama3-tiny', 'llama3-hello', 'spm-notemplate'] as const) await ensureModel(name);
+  for (const name of ['qwen2-tiny', 'qwen2-hello', 'qwen2-hello-q8', 'llama3-tiny', 'llama3-hello', 'spm-notemplate', 'mamba-tiny', 'mamba-hello', 'qwen35-tiny', 'qwen35-hello'] as const) await ensureModel(name);
 }

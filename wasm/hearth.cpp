@@ -74,6 +74,11 @@ EMSCRIPTEN_KEEPALIVE int hearth_model_n_layer(const llama_model * m) { return ll
 EMSCRIPTEN_KEEPALIVE int hearth_model_n_head(const llama_model * m) { return llama_model_n_head(m); }
 EMSCRIPTEN_KEEPALIVE int hearth_model_n_head_kv(const llama_model * m) { return llama_model_n_head_kv(m); }
 // 64-bit counts come back as doubles: exact below 2^53, and no BigInt plumbing through emscripten 3.1.6.
+// What the model's memory is: 0 attention, 1 recurrent (Mamba, RWKV), 2 hybrid (attention and recurrent layers).
+EMSCRIPTEN_KEEPALIVE int hearth_model_memory(const llama_model * m) {
+  return llama_model_is_hybrid(m) ? 2 : llama_model_is_recurrent(m) ? 1 : 0;
+}
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_swa(const llama_model * m) { return llama_model_n_swa(m); }
 EMSCRIPTEN_KEEPALIVE double hearth_model_n_params(const llama_model * m) { return (double) llama_model_n_params(m); }
 EMSCRIPTEN_KEEPALIVE double hearth_model_size(const llama_model * m) { return (double) llama_model_size(m); }
 EMSCRIPTEN_KEEPALIVE int hearth_model_desc(const llama_model * m, char * buf, int len) {
@@ -219,15 +224,17 @@ EMSCRIPTEN_KEEPALIVE int hearth_seq_pos_max(hearth_context * h, int seq) { retur
 
 // --- sequence state ------------------------------------------------------------------------------------------------
 
-EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_size(hearth_context * h, int seq) {
-  return llama_state_seq_get_size(h->ctx, seq);
+// flags: 0, or LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY for just the part that cannot be rolled back (recurrent, SWA).
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_size(hearth_context * h, int seq, int flags) {
+  return llama_state_seq_get_size_ext(h->ctx, seq, flags);
 }
-EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_get(hearth_context * h, uint8_t * dst, size_t size, int seq) {
-  return llama_state_seq_get_data(h->ctx, dst, size, seq);
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_get(hearth_context * h, uint8_t * dst, size_t size, int seq, int flags) {
+  return llama_state_seq_get_data_ext(h->ctx, dst, size, seq, flags);
 }
 // Returns the bytes read, 0 when the state does not fit this context (wrong model, layout or size).
-EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_set(hearth_context * h, const uint8_t * src, size_t size, int seq) {
-  return llama_state_seq_set_data(h->ctx, src, size, seq);
+EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_set(hearth_context * h, const uint8_t * src, size_t size, int seq,
+                                                 int flags) {
+  return llama_state_seq_set_data_ext(h->ctx, src, size, seq, flags);
 }
 
 // --- sampling ------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ export function newCompletionMeta(model: string): CompletionMeta {
 }
 
 export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'][0]['delta'],
-  finish: FinishReason | null = null, end?: { usage: Usage; timings: Timings }): ChatCompletionChunk {
+  finish: FinishReason | null = null, end?: { usage: Usage; timings: Timings; warnings?: string[] }): ChatCompletionChunk {
   const c: ChatCompletionChunk = {
     id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model,
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
@@ -21,6 +21,7 @@ export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'
   if (end) {
     c.usage = end.usage;
     c.timings = end.timings;
+    if (end.warnings?.length) c.warnings = end.warnings;
   }
   return c;
 }
@@ -48,6 +49,7 @@ export class CompletionAssembler {
       }],
       usage: last.usage,
       timings: last.timings,
+      ...(last.warnings ? { warnings: last.warnings } : {}),
     };
   }
 }

@@ -107,6 +107,9 @@ export class Job {
     return false;
   }
 
+  /** Told to the caller on the final chunk. */
+  readonly warnings: string[] = [];
+
   /** The final chunk (flushing held-back text), with usage and timings. Returns the reply text. */
   complete(): string {
     if (this.detok) {
@@ -125,6 +128,7 @@ export class Job {
         prompt_n: promptTokens - cached, prompt_ms: round(this.tPrompt - this.tStart), predicted_n: this.n,
         predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
       },
+      warnings: this.warnings,
     }));
     return this.text;
   }

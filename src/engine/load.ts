@@ -115,7 +115,7 @@ function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaMo
     sizeBytes: shape.sizeBytes, nParams: shape.nParams, nCtxTrain: shape.nCtxTrain, nEmbd: shape.nEmbd,
     nLayer: shape.nLayer, nHead: shape.nHead, nHeadKv: shape.nHeadKv, nVocab: shape.nVocab,
     bosToken: model.bos, eosToken: model.eos, eogTokens: [...model.eogTokens],
-    chatTemplate: model.chatTemplate, metadata,
+    chatTemplate: model.chatTemplate, memory: model.memory(), metadata,
   };
 }
 

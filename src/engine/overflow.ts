@@ -23,7 +23,13 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
   }
   for (const job of victims) {
     const policy = job.req.contextOverflow;
-    if (policy === 'shift' && shift(s, job)) continue;
+    if (policy === 'shift') {
+      if (shift(s, job)) continue;
+      if (!s.canRollBack) {
+        job.warnings.push(`context_overflow 'shift' cannot drop tokens from a ${s.info.memory.kind} model's state: ` +
+          'the reply stopped when the context was full');
+      }
+    }
     if (policy === 'error') {
       end(job, new ContextFullError(`the reply filled the context (${s.ctx.nCtx} tokens) after ${job.n} tokens`,
         { promptTokens: job.tokens.length, nCtx: s.ctx.nCtx }));
@@ -39,6 +45,7 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
  * exactly what the cells hold. False when there is nothing to drop.
  */
 function shift(s: Session, job: Job): boolean {
+  if (!s.canRollBack) return false; // a recurrent state cannot drop tokens: the policy falls back to 'stop'
   const slot = job.slot;
   const len = slot.tokens.length;
   const keep = Math.min(job.prompt!.keep, len - 2);
@@ -50,7 +57,7 @@ function shift(s: Session, job: Job): boolean {
     if (other.pending) return false;
     s.cache.slots.evict(other);
   }
-  s.ctx.seqRm(slot.seq, keep, keep + discard);
+  if (!s.ctx.seqRm(slot.seq, keep, keep + discard)) return false;
   s.ctx.seqAdd(slot.seq, keep + discard, -1, -discard);
   slot.tokens.splice(keep, discard);
   job.shiftedAt = Math.min(job.shiftedAt ?? keep, keep);

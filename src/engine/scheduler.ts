@@ -235,10 +235,9 @@ export class Scheduler {
       const room = N_BATCH - batch.size;
       if (job.phase !== 'prefill' || room <= 0) continue;
       const from = job.slot.tokens.length;
-      // A batch ends where a system prompt to cache ends, so its state can be kept as decoded.
-      const systemEnd = job.prep.buildSystem?.tokens.length ?? -1;
       let end = Math.min(from + room, job.tokens.length);
-      if (from < systemEnd && systemEnd < end) end = systemEnd;
+      // A chunk ends where a state is to be kept as decoded (the slot must hold exactly those tokens then).
+      for (const cut of checkpointsAt(s, job)) if (from < cut && cut < end) end = cut;
       batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length);
     }
     if (!batch.size) return false;
@@ -278,6 +277,7 @@ export class Scheduler {
     const pos = job.slot.tokens.length;
     const build = job.prep.buildSystem;
     if (build && pos === build.tokens.length) s.cache.captureSystem(job.slot, build);
+    if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) s.cache.checkpoint(job.slot);
     job.req.onProgress?.({ phase: 'prefill', loaded: pos - job.prep.cached, total: job.tokens.length - job.prep.cached });
     if (logits < 0) return;
     if (job.logitsOnly) {
@@ -337,4 +337,15 @@ export class Scheduler {
     job.sampler = null;
     job.end(err);
   }
+}
+
+/**
+ * Token counts where a prompt's state is kept: the end of a system prompt to cache; for memory that cannot roll back
+ * also the end of the system prefix and the token before the prompt's last (a regenerated answer goes back there:
+ * the last prompt token is always decoded again).
+ */
+function checkpointsAt(s: Session, job: Job): number[] {
+  const at = [job.prep.buildSystem?.tokens.length ?? -1];
+  if (!s.canRollBack) at.push(job.prompt!.system?.tokens.length ?? -1, job.tokens.length - 1);
+  return at;
 }

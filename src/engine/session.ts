@@ -45,6 +45,11 @@ export class Session implements ContextHolder {
     return this.context;
   }
 
+  get canRollBack(): boolean {
+    // A full-size SWA cache (llama.cpp's default, swa_full) keeps every token, so it rolls back like attention.
+    return this.info.memory.kind === 'attention' || this.info.memory.kind === 'swa';
+  }
+
   /**
    * Recreates the context with `nCtx` cells; what the old one held is gone (growth.ts carries it over). The old one
    * is freed first: both may not fit the heap. When llama.cpp cannot make the new one (no memory), a context of the

@@ -33,8 +33,7 @@ export function importCells(ctx: LlamaContext, seq: number, scratch: number, chu
     for (let i = 0; i < chunks.length; i++) {
       const { data, end } = chunks[i]!;
       const target = i === 0 ? seq : scratch;
-      if (!ctx.stateSet(data, target)) throw new Refused();
-      ctx.seqRm(target, end);
+      if (!ctx.stateSet(data, target) || !ctx.seqRm(target, end)) throw new Refused();
       if (target === scratch) {
         ctx.seqCp(scratch, seq);
         ctx.seqRm(scratch);

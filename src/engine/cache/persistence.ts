@@ -72,16 +72,21 @@ export class Persistence {
       }
       return meta.tokens.length < this.slots.ctx.nCtx; // kept for a larger context
     };
+    // A record of a model whose memory cannot roll back is one state: usable only when the prompt extends all of it.
+    const reuse = (meta: RecordMeta) => {
+      const n = usable(commonPrefix(meta.tokens, req.tokens));
+      return this.slots.canRollBack || n >= meta.tokens.length ? n : 0;
+    };
     if (req.conversationId !== undefined) {
       const meta = records.get(conversationKey(req.conversationId));
       if (!(await check(meta))) return null;
-      return { meta: meta!, lcp: usable(commonPrefix(meta!.tokens, req.tokens)), byHash: true };
+      return { meta: meta!, lcp: reuse(meta!), byHash: true };
     }
     let best: FoundRecord | null = null;
     for (const meta of [...records.values()]) {
       if (meta.kind !== 'conversation' || isNamedConversation(meta.key) || meta.msgCount > req.messages.length) continue;
       if (this.slots.all.some((s) => s.key === meta.key)) continue; // already in memory
-      const lcp = usable(commonPrefix(meta.tokens, req.tokens));
+      const lcp = reuse(meta);
       const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
       if (!byHash && lcp < this.minTokens) continue;
       if (best && (best.byHash && !byHash || best.lcp >= lcp)) continue;
@@ -150,7 +155,8 @@ export class Persistence {
     const tokens = Int32Array.from(slot.tokens);
     // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
     const base = this.planned.has(key) ? this.planned.get(key)! : store.loaded().get(key) ?? null;
-    const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
+    // A recurrent state is not split by position: such a model saves its whole state every time.
+    const same = base && base.layout === this.layout && base.kind === 'conversation' && this.slots.canRollBack ? base : null;
     const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
     // Keep the saved chunks below the divergence point (cutting the one it falls in); export from there on, now,
     // before the next request changes the slot.

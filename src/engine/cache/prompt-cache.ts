@@ -95,10 +95,9 @@ export class PromptCache {
     if (req.system && this.config.systemPrompt && prepared.cached < usable(req.system.tokens.length)) {
       const restored = await this.restoreSystem(slot, req.system, req.onProgress);
       if (restored) {
-        prepared.cached = usable(req.system.tokens.length);
+        prepared.cached = this.slots.trim(slot, usable(req.system.tokens.length));
         prepared.source = restored;
         prepared.buildSystem = null;
-        this.slots.trim(slot, prepared.cached);
       } else {
         prepared.buildSystem = req.system;
       }
@@ -115,14 +114,16 @@ export class PromptCache {
     const owner = conversationId !== undefined
       ? free.find((s) => s.conversationId === conversationId)
       : this.byMessageHash(free, req);
-    const ownerLcp = owner ? usable(commonPrefix(owner.tokens, tokens)) : 0;
+    // Tokens a slot can supply: its common prefix with the prompt, or less where its memory cannot roll back.
+    const reuse = (s: Slot) => this.slots.reachable(s, usable(commonPrefix(s.tokens, tokens)));
+    const ownerLcp = owner ? reuse(owner) : 0;
 
     // Another slot sharing a long prefix (the same system prompt, or a conversation that branched).
     let donor: Slot | null = null;
     let donorLcp = 0;
     for (const s of free) {
       if (s === owner) continue;
-      const n = usable(commonPrefix(s.tokens, tokens));
+      const n = reuse(s);
       if (n > donorLcp) [donor, donorLcp] = [s, n];
     }
     if (donorLcp < this.config.minTokens) [donor, donorLcp] = [null, 0];
@@ -132,27 +133,23 @@ export class PromptCache {
 
     const best = Math.max(ownerLcp, donorLcp, savedLcp);
     if (owner && ownerLcp === best) {
-      this.slots.trim(owner, ownerLcp);
-      return { slot: owner, cached: ownerLcp, source: 'memory', buildSystem: null };
+      return { slot: owner, cached: this.slots.trim(owner, ownerLcp), source: 'memory', buildSystem: null };
     }
     const slot = owner ?? this.slots.take(free, donor);
     if (saved && savedLcp === best) {
       if (await this.persistence.restoreConversation(slot, saved.meta, req.onProgress)) {
-        this.slots.trim(slot, savedLcp);
+        const cached = this.slots.trim(slot, savedLcp);
         // A record found by id or message hash continues that conversation; one found by tokens only starts a new one.
         const same = conversationId !== undefined || saved.byHash;
         assign(slot, conversationId, same ? saved.meta : null);
-        return { slot, cached: savedLcp, source: 'indexeddb', buildSystem: null };
+        return { slot, cached, source: 'indexeddb', buildSystem: null };
       }
     }
     this.slots.reset(slot);
     assign(slot, conversationId, null);
     // (A failed restore may have evicted the donor to make room.)
     if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
-      // Unified KV cache: the copy shares the donor's cells, it does not duplicate them.
-      this.slots.ctx.seqCp(donor.seq, slot.seq, 0, donorLcp);
-      slot.tokens = donor.tokens.slice(0, donorLcp);
-      return { slot, cached: donorLcp, source: 'memory', buildSystem: null };
+      return { slot, cached: this.slots.copyPrefix(donor, slot, donorLcp), source: 'memory', buildSystem: null };
     }
     return { slot, cached: 0, source: 'none', buildSystem: null };
   }
@@ -185,7 +182,13 @@ export class PromptCache {
       return null;
     }
     slot.tokens = Array.from(system.tokens);
+    this.slots.checkpoint(slot);
     return source;
+  }
+
+  /** Called by the scheduler at the points a later request may want to go back to (see Slots.checkpoint). */
+  checkpoint(slot: Slot): void {
+    this.slots.checkpoint(slot);
   }
 
   /** Called by the scheduler once `slot` holds the system prefix's tokens: keeps their state for later requests. */

@@ -2,6 +2,11 @@
 // (prompt and generated tokens, at positions 0..n-1). Running requests and the conversations kept between requests
 // share the context's cells; this table frees them (least recently used first) and carries them into a new context
 // when it grows. It asks its holder for the context every time: the context is replaced when it grows.
+//
+// A recurrent or hybrid model's state cannot be rolled back to an earlier token (seq_rm refuses a partial removal).
+// For those, a slot keeps checkpoints: the non-rollable part of its state (llama_state_seq_get_data_ext with
+// LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) at a few token counts. Trimming restores the last one at or before the cut and
+// drops the attention cells after it; with none, the slot starts over.
 import type { LlamaContext } from '../llama/binding.ts';
 import { importCells, type CellChunk } from './kv-io.ts';
 
@@ -18,11 +23,26 @@ export interface Slot {
   lastUsed: number;
   /** Set while a request builds on the slot: no other request may take it. */
   pending: boolean;
+  /** For memory that cannot roll back: states to go back to, by token count, ascending. */
+  checkpoints: Checkpoint[];
 }
+
+export interface Checkpoint {
+  /** The slot held its first `n` tokens when this was taken. */
+  n: number;
+  /** The part of the state that cannot be rolled back (stateGet with partial). */
+  data: Uint8Array;
+}
+
+// Checkpoints a slot keeps: the oldest after the first (the system prompt's end) goes first. A recurrent state is a
+// few MB for small models, so a handful per slot stays well inside the worker's memory.
+const MAX_CHECKPOINTS = 4;
 
 /** Whoever owns the context (engine/session.ts). */
 export interface ContextHolder {
   readonly ctx: LlamaContext;
+  /** Whether seq_rm can cut a sequence anywhere (attention caches); false for recurrent and hybrid models. */
+  readonly canRollBack: boolean;
 }
 
 export class Slots {
@@ -42,6 +62,10 @@ export class Slots {
 
   get ctx(): LlamaContext {
     return this.holder.ctx;
+  }
+
+  get canRollBack(): boolean {
+    return this.holder.canRollBack;
   }
 
   /** KV cells the slots hold (cells shared by a copied prefix count once per slot: an upper bound). */
@@ -75,18 +99,55 @@ export class Slots {
     slot.conversationId = null;
   }
 
-  /** Keeps only the first `n` tokens' cells of a slot. */
-  trim(slot: Slot, n: number): void {
-    if (slot.tokens.length > n) {
-      this.ctx.seqRm(slot.seq, n);
-      slot.tokens.length = n;
+  /**
+   * Keeps the first `n` tokens of a slot, or fewer when the memory cannot roll back that far: as many as the last
+   * checkpoint at or before `n` holds, else none. Returns how many it kept.
+   */
+  trim(slot: Slot, n: number): number {
+    if (slot.tokens.length <= n) return slot.tokens.length;
+    if (!this.ctx.seqRm(slot.seq, n)) {
+      const cp = checkpointAt(slot, n);
+      if (!cp || !this.ctx.stateSet(cp.data, slot.seq, true) || !this.ctx.seqRm(slot.seq, cp.n)) {
+        this.reset(slot);
+        return 0;
+      }
+      n = cp.n;
     }
+    slot.tokens.length = n;
+    slot.checkpoints = slot.checkpoints.filter((c) => c.n <= n);
+    return n;
+  }
+
+  /** How many of a slot's first `n` tokens trim() would keep (see there). */
+  reachable(slot: Slot, n: number): number {
+    if (this.canRollBack || n >= slot.tokens.length) return Math.min(n, slot.tokens.length);
+    return checkpointAt(slot, n)?.n ?? 0;
+  }
+
+  /** For memory that cannot roll back: keeps the slot's state as it is now, to come back to (see trim). */
+  checkpoint(slot: Slot): void {
+    if (this.canRollBack || slot.checkpoints.at(-1)?.n === slot.tokens.length) return;
+    slot.checkpoints.push({ n: slot.tokens.length, data: this.ctx.stateGet(slot.seq, true) });
+    if (slot.checkpoints.length > MAX_CHECKPOINTS) slot.checkpoints.splice(1, 1);
+  }
+
+  /**
+   * Fills the empty `slot` with the first `n` tokens of `donor` and returns how many it got (fewer when the memory
+   * cannot roll back: see trim). The KV cache is unified: the copy shares the donor's cells, it does not duplicate them.
+   */
+  copyPrefix(donor: Slot, slot: Slot, n: number): number {
+    const whole = !this.canRollBack;
+    this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : n);
+    slot.tokens = donor.tokens.slice(0, whole ? donor.tokens.length : n);
+    slot.checkpoints = [...donor.checkpoints];
+    return this.trim(slot, n);
   }
 
   /** Empties a slot's cells and what it knew about its messages (it keeps its conversation). */
   reset(slot: Slot): void {
-    this.ctx.seqRm(slot.seq);
+    if (!this.ctx.seqRm(slot.seq)) throw new Error(`llama.cpp could not empty sequence ${slot.seq}`);
     slot.tokens = [];
+    slot.checkpoints = [];
     slot.msgHash = null;
     slot.msgCount = 0;
   }
@@ -135,7 +196,16 @@ export class Slots {
 }
 
 function emptySlot(seq: number): Slot {
-  return { seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false };
+  return {
+    seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false, checkpoints: [],
+  };
+}
+
+/** The slot's last checkpoint at or before token count `n`. */
+function checkpointAt(slot: Slot, n: number): Checkpoint | undefined {
+  let found: Checkpoint | undefined;
+  for (const c of slot.checkpoints) if (c.n <= n) found = c;
+  return found;
 }
 
 export function lru(slots: Slot[]): Slot {

@@ -2,7 +2,7 @@
 // that own native memory (LlamaModel, LlamaContext, Sampler) free it in free(), which is safe to call twice.
 import type { SamplerParams } from '../../api/request.ts';
 import { EngineError } from '../../errors.ts';
-import type { GgmlType } from '../../types.ts';
+import type { GgmlType, ModelMemory } from '../../types.ts';
 import type { HearthModule } from './module.ts';
 
 const GGML_TYPES: Record<GgmlType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 };
@@ -216,6 +216,14 @@ export class LlamaModel {
     return out;
   }
 
+  /** What the model keeps per sequence (llama_model_is_recurrent, _is_hybrid, _n_swa). */
+  memory(): ModelMemory {
+    const m = this.llama.mod;
+    const kind = (['attention', 'recurrent', 'hybrid'] as const)[m._hearth_model_memory(this.ptr)]!;
+    const swaWindow = m._hearth_model_n_swa(this.ptr);
+    return { kind: kind === 'attention' && swaWindow > 0 ? 'swa' : kind, swaWindow };
+  }
+
   shape() {
     const m = this.llama.mod;
     const p = this.ptr;
@@ -265,6 +273,8 @@ export class LlamaModel {
     }
   }
 }
+
+const STATE_PARTIAL_ONLY = 1; // LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
 
 export interface ContextParams {
   nCtx: number;
@@ -370,19 +380,24 @@ export class LlamaContext {
     return this.mod._hearth_seq_pos_max(this.ptr, seq);
   }
 
-  /** The KV state of one sequence, as llama_state_seq_get_data writes it. */
-  stateGet(seq: number): Uint8Array {
-    const size = this.mod._hearth_state_seq_size(this.ptr, seq);
+  /**
+   * The state of one sequence, as llama_state_seq_get_data writes it. `partial`: only the part that cannot be rolled
+   * back (the recurrent state, or the SWA cells), for a checkpoint.
+   */
+  stateGet(seq: number, partial = false): Uint8Array {
+    const flags = partial ? STATE_PARTIAL_ONLY : 0;
+    const size = this.mod._hearth_state_seq_size(this.ptr, seq, flags);
     return this.model.llama.withBuffer(size, (buf) => {
-      const n = this.mod._hearth_state_seq_get(this.ptr, buf, size, seq);
+      const n = this.mod._hearth_state_seq_get(this.ptr, buf, size, seq, flags);
       if (n !== size) throw new Error(`state export wrote ${n} of ${size} bytes`);
       return this.model.llama.heap().u8.slice(buf, buf + n);
     });
   }
 
-  /** Loads a state from stateGet into `seq`. False when it does not fit this context (model, layout or size). */
-  stateSet(data: Uint8Array, seq: number): boolean {
-    return this.model.llama.withBytes(data, (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq) === len);
+  /** Loads a state from stateGet (with the same `partial`) into `seq`. False when it does not fit this context. */
+  stateSet(data: Uint8Array, seq: number, partial = false): boolean {
+    const flags = partial ? STATE_PARTIAL_ONLY : 0;
+    return this.model.llama.withBytes(data, (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq, flags) === len);
   }
 }
 

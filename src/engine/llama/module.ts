@@ -30,6 +30,8 @@ export interface HearthModule {
   _hearth_model_n_layer(model: Ptr): number;
   _hearth_model_n_head(model: Ptr): number;
   _hearth_model_n_head_kv(model: Ptr): number;
+  _hearth_model_memory(model: Ptr): number;
+  _hearth_model_n_swa(model: Ptr): number;
   _hearth_model_n_params(model: Ptr): number;
   _hearth_model_size(model: Ptr): number;
   _hearth_model_desc(model: Ptr, buf: Ptr, len: number): number;
@@ -61,9 +63,9 @@ export interface HearthModule {
   _hearth_seq_pos_min(ctx: Ptr, seq: number): number;
   _hearth_seq_pos_max(ctx: Ptr, seq: number): number;
 
-  _hearth_state_seq_size(ctx: Ptr, seq: number): number;
-  _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number): number;
-  _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number): number;
+  _hearth_state_seq_size(ctx: Ptr, seq: number, flags: number): number;
+  _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): number;
+  _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): number;
 
   _hearth_sampler_new(model: Ptr, temp: number, topK: number, topP: number, minP: number, lastN: number,
     repeat: number, freq: number, presence: number, seed: number): Ptr;

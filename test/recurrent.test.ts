@@ -1,0 +1,116 @@
+// Models whose memory cannot be rolled back to an earlier token (recurrent: Mamba; hybrid: Qwen3.5, LFM2): the
+// cache reuses them only where a state is exact (the whole cached sequence, or a checkpoint), and every cached
+// answer and next-token distribution equals a cold engine's.
+import 'fake-indexeddb/auto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { NodeEngine } from '../src/node.ts';
+import type { ChatMessage } from '../src/types.ts';
+import type { ModelName } from './fixtures/models.ts';
+import {
+  ask, cachedEngine, coldEngine, maxDiff, newDb, next, reply, scale, SYSTEM, systemPrefixLength, trackEngines,
+} from './helpers.ts';
+
+const track = trackEngines();
+
+// '-hello' models answer "Hello, world!", which tokenizes back to the same tokens: the next turn's prompt extends
+// the cached sequence (random text often tokenizes differently when rendered back).
+// The '-tiny' twin (random text, no end) fills a context.
+describe.each([
+  ['mamba-hello', 'mamba-tiny', 'recurrent'],
+  ['qwen35-hello', 'qwen35-tiny', 'hybrid'],
+] as [ModelName, ModelName, string][])('%s (%s, %s memory)', (model, talker, kind) => {
+  let warm: NodeEngine;
+  let cold: NodeEngine;
+  beforeAll(async () => {
+    [warm, cold] = await Promise.all([track(cachedEngine(model)), track(coldEngine(model))]);
+  });
+
+  /** The warm engine's next-token logits for `messages` equal the cold one's (within llama.cpp's batch-split noise). */
+  async function expectSameLogits(messages: ChatMessage[], extra: { conversation_id?: string } = {}) {
+    const cached = await warm.core.promptLogits({ messages, ...extra });
+    const fresh = await cold.core.promptLogits({ messages });
+    expect(maxDiff(cached.logits, fresh.logits)).toBeLessThan(1e-3 * scale(fresh.logits));
+    return cached;
+  }
+
+  it('reports its memory kind', async () => {
+    expect((await warm.info()).model!.memory.kind).toBe(kind);
+  });
+
+  it('continues a conversation from the whole cached state, answering as a cold engine', async () => {
+    let messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    let previous = 0;
+    for (const q of ['And a river?', 'Which star is brightest?']) {
+      const [w, c] = [await ask(warm, messages, { conversation_id: 'follow' }), await ask(cold, messages)];
+      expect(reply(w)).toBe(reply(c));
+      expect(reply(w)).toBe('Hello, world!');
+      if (previous) expect(w.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(previous);
+      previous = w.usage.prompt_tokens;
+      messages = next(messages, reply(w), q);
+    }
+    const cached = await expectSameLogits(messages, { conversation_id: 'follow' });
+    expect(cached.cached).toBeGreaterThan(previous);
+  });
+
+  it('regenerates an answer from the checkpoint before the prompt\'s last token', async () => {
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Tell me a story.' }];
+    const first = await ask(warm, messages, { conversation_id: 'regen' });
+    const again = await ask(warm, messages, { conversation_id: 'regen' });
+    expect(reply(again)).toBe(reply(first));
+    expect(reply(again)).toBe(reply(await ask(cold, messages)));
+    expect(again.usage.prompt_tokens_details.cached_tokens).toBe(first.usage.prompt_tokens - 1);
+  });
+
+  it('goes back to the system prompt\'s checkpoint when an earlier message is edited', async () => {
+    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const first = await ask(warm, base, { conversation_id: 'edit' });
+    const edited = next([{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a cake instead.' }], reply(first), 'And a river?');
+    const [w, c] = [await ask(warm, edited, { conversation_id: 'edit' }), await ask(cold, edited)];
+    expect(reply(w)).toBe(reply(c));
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, edited));
+  });
+
+  it('shares a system prompt between two conversations', async () => {
+    const a = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' }] as ChatMessage[];
+    const b = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A second, unrelated one.' }] as ChatMessage[];
+    await ask(warm, a);
+    const rb = await ask(warm, b);
+    expect(rb.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, b));
+    expect(reply(rb)).toBe(reply(await ask(cold, b)));
+  });
+
+  it('answers four concurrent requests as it answers each alone', async () => {
+    const prompts = ['One.', 'Two, longer than one.', 'Three is here.', 'Four.'].map((q) =>
+      [{ role: 'system', content: SYSTEM }, { role: 'user', content: q }] as ChatMessage[]);
+    const together = await Promise.all(prompts.map((m) => ask(warm, m, { max_tokens: 12 })));
+    for (const [i, m] of prompts.entries()) expect(reply(together[i]!)).toBe(reply(await ask(cold, m, { max_tokens: 12 })));
+  });
+
+  it('resumes from IndexedDB after a reload (the whole state is saved each turn)', async () => {
+    const db = newDb();
+    const first = await track(cachedEngine(model, { db }));
+    const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const r1 = await ask(first, turn1, { conversation_id: 'saved' });
+    await first.cache.flush();
+    const turn2 = next(turn1, reply(r1), 'And a river?');
+    const reloaded = await track(cachedEngine(model, { db }));
+    const r2 = await ask(reloaded, turn2, { conversation_id: 'saved' });
+    expect(r2.timings.cache_source).toBe('indexeddb');
+    expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens);
+    expect(reply(r2)).toBe(reply(await ask(cold, turn2)));
+  });
+
+  it('falls back from context shift to stopping: a recurrent state cannot drop tokens', async () => {
+    const small = await track(cachedEngine(talker, { nCtx: 300 }));
+    const max = 1000;
+    const r = await small.chat.completions.create({
+      messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Go on.' }], temperature: 0, max_tokens: max,
+      context_overflow: 'shift',
+    });
+    const { nCtx } = await small.info();
+    expect(r.choices[0]!.finish_reason).toBe('length');
+    // It stopped when the context was full (the last sampled token is counted, never decoded).
+    expect(r.usage.prompt_tokens + r.usage.completion_tokens).toBe(nCtx + 1);
+    expect(r.warnings).toEqual([expect.stringMatching(/context_overflow 'shift' cannot drop tokens from a \w+ model's state/)]);
+  });
+});
