@@ -86,7 +86,7 @@ describe.each([
     for (const [i, m] of prompts.entries()) expect(reply(together[i]!)).toBe(reply(await ask(cold, m, { max_tokens: 12 })));
   });
 
-  it('resumes from IndexedDB after a reload (the whole state is saved each turn)', async () => {
+  it('resumes from IndexedDB after a reload (each turn saves its new cells and the recurrent state after them)', async () => {
     const db = newDb();
     const first = await track(cachedEngine(model, { db }));
     const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
@@ -98,6 +98,23 @@ describe.each([
     expect(r2.timings.cache_source).toBe('indexeddb');
     expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens);
     expect(reply(r2)).toBe(reply(await ask(cold, turn2)));
+  });
+
+  it('after a reload, goes back to the end of a saved turn when the next question is edited', async () => {
+    const db = newDb();
+    const first = await track(cachedEngine(model, { db, systemPrompt: false }));
+    const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const r1 = await ask(first, turn1, { conversation_id: 'branch' });
+    const r2 = await ask(first, next(turn1, reply(r1), 'And a river?'), { conversation_id: 'branch' });
+    await first.cache.flush();
+    const edited = next(turn1, reply(r1), 'And a lake?');
+    const reloaded = await track(cachedEngine(model, { db, systemPrompt: false }));
+    const r = await ask(reloaded, edited, { conversation_id: 'branch' });
+    expect(r.timings.cache_source).toBe('indexeddb');
+    // Turn 1's prompt and reply: the first saved chunk, with the recurrent state after it.
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(r1.usage.total_tokens);
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBeLessThan(r2.usage.prompt_tokens);
+    expect(reply(r)).toBe(reply(await ask(cold, edited)));
   });
 
   it('falls back from context shift to stopping: a recurrent state cannot drop tokens', async () => {

@@ -72,11 +72,7 @@ export class Persistence {
       }
       return meta.tokens.length < this.slots.ctx.nCtx; // kept for a larger context
     };
-    // A record of a model whose memory cannot roll back is one state: usable only when the prompt extends all of it.
-    const reuse = (meta: RecordMeta) => {
-      const n = usable(commonPrefix(meta.tokens, req.tokens));
-      return this.slots.canRollBack || n >= meta.tokens.length ? n : 0;
-    };
+    const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canRollBack);
     if (req.conversationId !== undefined) {
       const meta = records.get(conversationKey(req.conversationId));
       if (!(await check(meta))) return null;
@@ -95,19 +91,26 @@ export class Persistence {
     return best;
   }
 
-  /** Rebuilds a saved conversation's cells in `slot`. False (and the record deleted) when it is damaged or refused. */
-  async restoreConversation(slot: Slot, meta: RecordMeta, onProgress?: (p: Progress) => void): Promise<boolean> {
+  /**
+   * Rebuilds a saved conversation's cells in `slot`, at least its first `n` tokens (findConversation's lcp): for
+   * memory that cannot roll back, exactly the chunks up to `n`. False (and the record deleted) when it is damaged or
+   * refused.
+   */
+  async restoreConversation(slot: Slot, meta: RecordMeta, n: number, onProgress?: (p: Progress) => void): Promise<boolean> {
     const store = this.store!;
-    const total = meta.bytes;
+    const used = this.slots.canRollBack ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
+    const total = used.reduce((sum, c) => sum + c.bytes, 0);
     onProgress?.({ phase: 'restore', loaded: 0, total });
-    const chunks = await store.read(meta);
+    const chunks = await store.read({ ...meta, chunks: used });
     if (!chunks) return false; // damaged: read() deleted it
-    const cells = chunks.map((data, i) => ({ data, end: meta.chunks[i]!.end }));
-    if (!this.slots.importInto(slot, cells, meta.tokens.length)) {
+    const cells = chunks.map((data, i) => ({ data, end: used[i]!.end }));
+    const end = used.at(-1)?.end ?? 0;
+    if (!this.slots.importInto(slot, cells, end)) {
       await store.remove(meta.key);
       return false;
     }
-    slot.tokens = Array.from(meta.tokens.subarray(0, meta.chunks.at(-1)?.end ?? 0));
+    slot.tokens = Array.from(meta.tokens.subarray(0, end));
+    this.slots.checkpoint(slot);
     onProgress?.({ phase: 'restore', loaded: total, total });
     void store.touch(meta.key);
     return true;
@@ -155,12 +158,13 @@ export class Persistence {
     const tokens = Int32Array.from(slot.tokens);
     // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
     const base = this.planned.has(key) ? this.planned.get(key)! : store.loaded().get(key) ?? null;
-    // A recurrent state is not split by position: such a model saves its whole state every time.
-    const same = base && base.layout === this.layout && base.kind === 'conversation' && this.slots.canRollBack ? base : null;
+    const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
     const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
-    // Keep the saved chunks below the divergence point (cutting the one it falls in); export from there on, now,
-    // before the next request changes the slot.
-    const kept = (same?.chunks ?? []).filter((c) => c.start < lcp).map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
+    // Keep the saved chunks below the divergence point (cutting the one it falls in; for memory that cannot roll
+    // back only whole ones, see restorable); export from there on, now, before the next request changes the slot.
+    const kept = (same?.chunks ?? [])
+      .filter((c) => (this.slots.canRollBack ? c.start < lcp : c.end <= lcp))
+      .map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
     const from = kept.at(-1)?.end ?? 0;
     const t0 = now();
     const data = from < tokens.length ? exportCells(this.slots.ctx, slot.seq, this.slots.scratch, from) : null;
@@ -213,6 +217,18 @@ export class Persistence {
     if (conversationId === undefined) await this.store!.clear();
     else await this.store!.remove(conversationKey(conversationId));
   }
+}
+
+/**
+ * Prompt tokens a record can supply, of the `n` it shares with a prompt. A chunk holds the cells of its tokens and,
+ * for a recurrent or hybrid model, the recurrent state after its last token (exportCells copies the whole state):
+ * such a record can be restored exactly up to a chunk's end only, the end of a saved turn.
+ */
+function restorable(meta: RecordMeta, n: number, canRollBack: boolean): number {
+  if (canRollBack) return n;
+  let end = 0;
+  for (const c of meta.chunks) if (c.end <= n) end = c.end;
+  return end;
 }
 
 const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');

@@ -137,7 +137,7 @@ export class PromptCache {
     }
     const slot = owner ?? this.slots.take(free, donor);
     if (saved && savedLcp === best) {
-      if (await this.persistence.restoreConversation(slot, saved.meta, req.onProgress)) {
+      if (await this.persistence.restoreConversation(slot, saved.meta, savedLcp, req.onProgress)) {
         const cached = this.slots.trim(slot, savedLcp);
         // A record found by id or message hash continues that conversation; one found by tokens only starts a new one.
         const same = conversationId !== undefined || saved.byHash;
