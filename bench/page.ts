@@ -104,7 +104,13 @@ const bench = {
     await wllama?.exit();
     wllama = new Wllama({ default: wllamaWasm }, { suppressNativeLog: true });
     wllama.setCompat(null); // never fetch its compat build from a CDN
-    await wllama.loadModel([await modelBlob(url)], { n_threads: threads, n_ctx: nCtx, n_batch: 512, n_gpu_layers: 0 });
+    try {
+      await wllama.loadModel([await modelBlob(url)], { n_threads: threads, n_ctx: nCtx, n_batch: 512, n_gpu_layers: 0 });
+    } catch (err) {
+      await wllama.exit().catch(() => {});
+      wllama = null;
+      throw err;
+    }
     return { version: Wllama.getLibllamaVersion(), threads };
   },
 

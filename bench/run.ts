@@ -4,6 +4,7 @@
 import { batch } from './scenarios/batch.ts';
 import { decode } from './scenarios/decode.ts';
 import { kv } from './scenarios/kv.ts';
+import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
 
 export interface ScenarioOptions {
@@ -13,7 +14,7 @@ export interface ScenarioOptions {
   log: (line: string) => void;
 }
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch };
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants };
 
 const args = process.argv.slice(2);
 const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));
@@ -26,9 +27,11 @@ if (!name || !scenarios[name]) {
   process.exit(2);
 }
 const json = args.includes('--json');
+// Repetitions unless --reps: quants compares six models once each (an issue's "one run").
+const defaultReps: Record<string, number> = { quants: 1 };
 const opts: ScenarioOptions = {
   json,
-  reps: Math.max(1, Number(flag('--reps') ?? 3)),
+  reps: Math.max(1, Number(flag('--reps') ?? defaultReps[name] ?? 3)),
   threads: flag('--threads')?.split(',').map(Number) ?? null,
   log: (line) => (json ? console.error(line) : console.log(line)),
 };

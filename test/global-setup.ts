@@ -10,5 +10,11 @@ export default async function setup() {
       throw new Error(`public/hearth/hearth-${variant}.wasm is missing: run "npm run build:wasm" first`);
     }
   }
-  for (const name of ['qwen2-tiny', 'qwen2-hello', 'qwen2-hello-q8', 'llama3-tiny', 'llama3-hello', 'spm-notemplate', 'mamba-tiny', 'mamba-hello', 'qwen35-tiny', 'qwen35-hello'] as const) await ensureModel(name);
+  const models = [
+    'qwen2-tiny', 'qwen2-hello', 'qwen2-hello-q8', 'llama3-tiny', 'llama3-hello', 'spm-notemplate',
+    'mamba-tiny', 'mamba-hello', 'qwen35-tiny', 'qwen35-hello',
+    'qwen2-hello-256-q4_0', 'qwen2-hello-256-q4_k_m', 'qwen2-hello-256-q5_k_m', 'qwen2-hello-256-q6_k',
+    'qwen2-hello-256-iq4_xs', 'qwen2-hello-256-q8_0',
+  ] as const;
+  for (const name of models) await ensureModel(name);
 }

@@ -7,7 +7,7 @@ import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
 import {
-  ask, cachedEngine, coldEngine, maxDiff, newDb, next, reply, scale, SYSTEM, systemPrefixLength, trackEngines,
+  ask, cachedEngine, coldEngine, maxDiff, newDb, next, reply, scale, SYSTEM, systemPrefixLength, testEngine, trackEngines,
 } from './helpers.ts';
 
 const track = trackEngines();
@@ -84,6 +84,18 @@ describe.each([
       [{ role: 'system', content: SYSTEM }, { role: 'user', content: q }] as ChatMessage[]);
     const together = await Promise.all(prompts.map((m) => ask(warm, m, { max_tokens: 12 })));
     for (const [i, m] of prompts.entries()) expect(reply(together[i]!)).toBe(reply(await ask(cold, m, { max_tokens: 12 })));
+  });
+
+  it('carries a conversation over when the context grows, answering as a cold engine', async () => {
+    const growing = await track(testEngine(model, { minTokens: 32 })); // the context sized from demand
+    let messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const r1 = await ask(growing, messages, { conversation_id: 'grow' });
+    const before = (await growing.info()).nCtx;
+    messages = next(messages, reply(r1), `Read this: ${'bread rivers stars maps tea '.repeat(200)}`);
+    const r2 = await ask(growing, messages, { conversation_id: 'grow', max_tokens: 1100 });
+    expect((await growing.info()).nCtx).toBeGreaterThan(before);
+    expect(r2.usage.prompt_tokens_details.cached_tokens).toBe(r1.usage.total_tokens);
+    expect(reply(r2)).toBe(reply(await ask(cold, messages, { max_tokens: 1100 })));
   });
 
   it('resumes from IndexedDB after a reload (each turn saves its new cells and the recurrent state after them)', async () => {

@@ -237,6 +237,18 @@ EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_set(hearth_context * h, const uint8
   return llama_state_seq_set_data_ext(h->ctx, src, size, seq, flags);
 }
 
+// --- quantization --------------------------------------------------------------------------------------------------
+
+// Writes `in` quantized to llama_ftype `ftype` at `out` with llama.cpp's own quantizer (the llama-quantize tool's
+// defaults, quantized inputs allowed: test and benchmark models are requantized). Returns 0 on success.
+EMSCRIPTEN_KEEPALIVE int hearth_quantize(const char * in, const char * out, int ftype, int nthread) {
+  llama_model_quantize_params params = llama_model_quantize_default_params();
+  params.ftype = (llama_ftype) ftype;
+  params.nthread = nthread;
+  params.allow_requantize = true;
+  return (int) llama_model_quantize(in, out, &params);
+}
+
 // --- sampling ------------------------------------------------------------------------------------------------------
 
 // The chain llama.cpp's own tools use, in their order: penalties, top-k, top-p, min-p, temperature, then a seeded

@@ -3,8 +3,8 @@
 // benchmark-size model (Qwen2.5-0.5B shapes, Q8_0), same prompt (~128 tokens), 64 generated tokens, same threads.
 // Engines run in rotating order, repeated; each figure is the median over the repetitions.
 import { ChatTemplate } from '../../src/engine/chat/template.ts';
-import { ensureModel } from '../../test/fixtures/models.ts';
-import { openBenchPage } from '../browser.ts';
+import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
+import { type BenchBrowser, openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';
 import type { RunResult } from '../page.ts';
 import { median, pause, PROMPT, rotate, round } from '../common.ts';
@@ -19,55 +19,74 @@ type EngineName = (typeof ENGINES)[number];
 const tps = (tokens: number, ms: number) => (ms > 0 ? (tokens / ms) * 1000 : 0);
 
 export async function decode(opts: ScenarioOptions) {
-  const modelPath = await ensureModel('bench-qwen2.5-0.5b');
-  const url = '/test-models/bench-qwen2.5-0.5b.gguf';
-  const threadCounts = opts.threads ?? [1, 2];
   const b = await openBenchPage();
   const rows: Array<Record<string, number>> = [];
   try {
-    for (const threads of threadCounts) {
-      const info = await b.call('loadHearth', url, threads, N_CTX);
-      // The prompt exactly as Hearth renders it, for the engines that take raw text. (The benchmark model has
-      // Qwen2.5's template, which uses neither bos_token nor eos_token.)
-      const prompt = new ChatTemplate(info.model!.chatTemplate, { bos: '', eos: '' }).render(PROMPT);
-      const wl = await b.call('loadWllama', url, threads, N_CTX);
-      const native = await NativeRunner.load(modelPath, threads, N_CTX);
-      opts.log(`threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild}), wllama (llama.cpp ${wl.version}), native (llama.cpp ${native.version})`);
-      const run = (e: EngineName): Promise<RunResult> =>
-        e === 'hearth' ? b.call('runHearth', PROMPT, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
-      for (const e of ENGINES) await run(e); // warm-up: first-use allocations, page faults
-      const results: Record<EngineName, RunResult[]> = { hearth: [], wllama: [], native: [] };
-      for (let rep = 0; rep < opts.reps; rep++) {
-        for (const e of rotate([...ENGINES], rep)) {
-          await pause(300); // let the previous engine's spinning threads go to sleep
-          results[e].push(await run(e));
-        }
-      }
-      await native.dispose();
-      await b.call('unload');
-      const row: Record<string, number> = { threads };
-      for (const e of ENGINES) {
-        const rs = results[e];
-        row[`${e}_prefill_tps`] = round(median(rs.map((r) => tps(r.promptTokens, r.ttftMs))));
-        row[`${e}_decode_tps`] = round(median(rs.map((r) => tps(r.genTokens - 1, r.decodeMs))));
-        row[`${e}_prompt_tokens`] = rs[0]!.promptTokens;
-        row[`${e}_gen_tokens`] = rs[0]!.genTokens;
-      }
-      row.decode_ratio_vs_wllama = round(row.hearth_decode_tps! / row.wllama_decode_tps!);
-      row.prefill_ratio_vs_wllama = round(row.hearth_prefill_tps! / row.wllama_prefill_tps!);
-      row.decode_ratio_vs_native = round(row.hearth_decode_tps! / row.native_decode_tps!);
-      row.prefill_ratio_vs_native = round(row.hearth_prefill_tps! / row.native_prefill_tps!);
-      row.reps = opts.reps;
-      for (const e of ENGINES) {
-        opts.log(`  ${e.padEnd(7)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_prompt_tokens`]} tokens)` +
-          `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_gen_tokens`]} tokens)`);
-      }
+    for (const threads of opts.threads ?? [1, 2]) {
+      const row = await compareEngines(b, 'bench-qwen2.5-0.5b', threads, opts);
       opts.log(`  hearth/wllama: prefill ${row.prefill_ratio_vs_wllama}x, decode ${row.decode_ratio_vs_wllama}x;` +
         ` hearth/native: prefill ${row.prefill_ratio_vs_native}x, decode ${row.decode_ratio_vs_native}x`);
-      rows.push(row);
+      rows.push({ threads, ...row });
     }
   } finally {
     await b.close();
   }
   return rows;
+}
+
+/**
+ * Prefill and decode of one model on `threads` threads in Hearth, wllama (in the page `b`) and native llama.cpp,
+ * alternated, opts.reps times after a warm-up; medians, and Hearth's ratios to the others. wllama failing to load a
+ * model (it cannot run every type) leaves its figures at 0.
+ */
+export async function compareEngines(b: BenchBrowser, model: ModelName, threads: number, opts: ScenarioOptions): Promise<Record<string, number>> {
+  const modelPath = await ensureModel(model);
+  const url = `/test-models/${model}.gguf`;
+  const info = await b.call('loadHearth', url, threads, N_CTX);
+  // The prompt exactly as Hearth renders it, for the engines that take raw text. (The benchmark model has
+  // Qwen2.5's template, which uses neither bos_token nor eos_token.)
+  const prompt = new ChatTemplate(info.model!.chatTemplate, { bos: '', eos: '' }).render(PROMPT);
+  let engines: EngineName[] = [...ENGINES];
+  let wllamaVersion = 'not loaded';
+  try {
+    wllamaVersion = (await b.call('loadWllama', url, threads, N_CTX)).version;
+  } catch (err) {
+    opts.log(`  wllama could not load ${model}: ${(err as Error).message.split('\n')[0]}`);
+    engines = engines.filter((e) => e !== 'wllama');
+  }
+  const native = await NativeRunner.load(modelPath, threads, N_CTX);
+  opts.log(`${model}, threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild}), wllama (llama.cpp ${wllamaVersion}), native (llama.cpp ${native.version})`);
+  const run = (e: EngineName): Promise<RunResult> =>
+    e === 'hearth' ? b.call('runHearth', PROMPT, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
+  try {
+    for (const e of engines) await run(e); // warm-up: first-use allocations, page faults
+    const results: Record<EngineName, RunResult[]> = { hearth: [], wllama: [], native: [] };
+    for (let rep = 0; rep < opts.reps; rep++) {
+      for (const e of rotate([...engines], rep)) {
+        await pause(300); // let the previous engine's spinning threads go to sleep
+        results[e].push(await run(e));
+      }
+    }
+    const row: Record<string, number> = {};
+    for (const e of ENGINES) {
+      const rs = results[e];
+      row[`${e}_prefill_tps`] = rs.length ? round(median(rs.map((r) => tps(r.promptTokens, r.ttftMs)))) : 0;
+      row[`${e}_decode_tps`] = rs.length ? round(median(rs.map((r) => tps(r.genTokens - 1, r.decodeMs)))) : 0;
+      row[`${e}_prompt_tokens`] = rs[0]?.promptTokens ?? 0;
+      row[`${e}_gen_tokens`] = rs[0]?.genTokens ?? 0;
+      if (!rs.length) continue;
+      opts.log(`  ${e.padEnd(7)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_prompt_tokens`]} tokens)` +
+        `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_gen_tokens`]} tokens)`);
+    }
+    const ratio = (a: number, b: number) => (b > 0 ? round(a / b) : 0);
+    row.decode_ratio_vs_wllama = ratio(row.hearth_decode_tps!, row.wllama_decode_tps!);
+    row.prefill_ratio_vs_wllama = ratio(row.hearth_prefill_tps!, row.wllama_prefill_tps!);
+    row.decode_ratio_vs_native = ratio(row.hearth_decode_tps!, row.native_decode_tps!);
+    row.prefill_ratio_vs_native = ratio(row.hearth_prefill_tps!, row.native_prefill_tps!);
+    row.reps = opts.reps;
+    return row;
+  } finally {
+    await native.dispose();
+    await b.call('unload');
+  }
 }

@@ -142,6 +142,16 @@ export class Llama {
   }
 
   /**
+   * Writes the model at `input` quantized to `type` at `output` (paths in the module's filesystem) with llama.cpp's
+   * quantizer. Throws with llama.cpp's complaint when it fails.
+   */
+  quantize(input: string, output: string, type: QuantType): void {
+    const mark = this.log.mark();
+    const status = this.withCString(input, (i) => this.withCString(output, (o) => this.mod._hearth_quantize(i, o, QUANT_FTYPES[type], 1)));
+    if (status !== 0) throw new Error(`llama.cpp could not quantize ${input} to ${type}: ${this.log.since(mark).slice(-3).join(' ')}`);
+  }
+
+  /**
    * Returns null (and keeps llama.cpp's complaint in `log`) when the file is not a model llama.cpp can load.
    * `repack: false` keeps weights in their file layout instead of ggml's interleaved one (for tests).
    */
@@ -273,6 +283,11 @@ export class LlamaModel {
     }
   }
 }
+
+/** The quantizations people download, as llama_ftype values (llama.h). */
+const QUANT_FTYPES = { q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_xs: 30 } as const;
+export type QuantType = keyof typeof QUANT_FTYPES;
+export const QUANT_TYPES = Object.keys(QUANT_FTYPES) as QuantType[];
 
 const STATE_PARTIAL_ONLY = 1; // LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
 

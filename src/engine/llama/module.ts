@@ -31,6 +31,7 @@ export interface HearthModule {
   _hearth_model_n_head(model: Ptr): number;
   _hearth_model_n_head_kv(model: Ptr): number;
   _hearth_model_memory(model: Ptr): number;
+  _hearth_quantize(input: Ptr, output: Ptr, ftype: number, nthread: number): number;
   _hearth_model_n_swa(model: Ptr): number;
   _hearth_model_n_params(model: Ptr): number;
   _hearth_model_size(model: Ptr): number;
