@@ -27,11 +27,9 @@ if (!name || !scenarios[name]) {
   process.exit(2);
 }
 const json = args.includes('--json');
-// Repetitions unless --reps: quants compares six models once each (an issue's "one run").
-const defaultReps: Record<string, number> = { quants: 1 };
 const opts: ScenarioOptions = {
   json,
-  reps: Math.max(1, Number(flag('--reps') ?? defaultReps[name] ?? 3)),
+  reps: Math.max(1, Number(flag('--reps') ?? 3)),
   threads: flag('--threads')?.split(',').map(Number) ?? null,
   log: (line) => (json ? console.error(line) : console.log(line)),
 };

@@ -86,6 +86,9 @@ export interface LoadOptions {
    * kernel, which is slow in wasm. */
   cacheTypeK?: GgmlType;
   cacheTypeV?: GgmlType;
+  /** Load models whose weight types have no WebAssembly SIMD kernel (IQ1–IQ3, TQ, MXFP4, BF16…), which run
+   * several times slower; without it they fail with ModelLoadError 'unsupported_quantization'. */
+  allowScalarKernels?: boolean;
 }
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

@@ -1,6 +1,8 @@
-// Hearth's own ggml kernels for Q8_0 (wasm/patches): four-rows-per-call dot products, and GEMV/GEMM over weights
-// repacked four rows at a time. Checked against ggml's row-at-a-time dot product on random data (exactly), then
-// inside a model (plain vs repacked weights), and by a decisive Q8_0 model's one right answer.
+// Hearth's own ggml kernels (wasm/patches): for Q8_0, four-rows-per-call dot products and GEMV/GEMM over weights
+// repacked four rows at a time, checked against ggml's row-at-a-time dot product on random data (exactly), then
+// inside a model (plain vs repacked weights), and by a decisive Q8_0 model's one right answer; for IQ4_NL and
+// IQ4_XS, SIMD dot products (ggml has only scalar code for them on wasm), checked against that scalar code (and in a
+// model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products, the same way.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +32,15 @@ function logitsAfter(ctx: LlamaContext, tokens: ArrayLike<number>, from: number)
   return ctx.logits(n - 1);
 }
 
+let report: Record<string, number> | null = null;
+/** wasm/kernels-test.cpp's JSON, run once. Built by npm run build:wasm beside the single-thread build; Node's fetch
+ * would refuse its file path. */
+function kernelsReport(): Record<string, number> {
+  const program = join(cacheDir, 'wasm-build', 'hearth-st', 'kernels-test.cjs');
+  report ??= JSON.parse(execFileSync(process.execPath, ['--no-experimental-fetch', program], { encoding: 'utf8' }));
+  return report!;
+}
+
 beforeAll(async () => {
   llama = await openLlama();
 });
@@ -41,15 +52,19 @@ afterAll(() => {
   }
 });
 
-describe('Q8_0 kernels', () => {
+describe('kernels', () => {
   it('match ggml\'s reference dot product on random data (wasm/kernels-test.cpp)', () => {
-    // Built by npm run build:wasm beside the single-thread build; Node's fetch would refuse its file path.
-    const program = join(cacheDir, 'wasm-build', 'hearth-st', 'kernels-test.cjs');
-    const r = JSON.parse(execFileSync(process.execPath, ['--no-experimental-fetch', program], { encoding: 'utf8' }));
+    const r = kernelsReport();
     expect(r.cases).toBe(18);
     expect(r.x4_max_abs).toBe(0); // same arithmetic in the same order
     expect(r.gemv_max_rel).toBeLessThan(1e-5); // float additions in another order
     expect(r.gemm_max_rel).toBeLessThan(1e-5);
+  });
+
+  it('Q4_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
+    const r = kernelsReport();
+    // Same integer products; float sums in another order (per block vs per super-block).
+    for (const type of ['q4_0', 'q4_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
   });
 
   it('repacked and plain weights give the same logits for a prompt and for the next token', () => {

@@ -21,6 +21,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'half.gguf'), good.subarray(0, good.length >> 1));
   writeFileSync(join(dir, 'header-cut.gguf'), good.subarray(0, 4096));
   writeGguf(join(dir, 'alien.gguf'), [['general.architecture', { type: GgufValueType.STRING, value: 'alien-arch' }]], []);
+  writeFileSync(join(dir, 'unknown-type.gguf'), withTensorType(good, 'blk.0.ffn_down.weight', 31)); // Q4_0_4_4, removed
   engine = await createNodeEngine({ maxModelBytes: 50e6 });
 });
 afterAll(() => engine.unload());
@@ -33,7 +34,8 @@ describe('bad model files', () => {
     ['notes.gguf', 'not_gguf', /not a GGUF model/],
     ['half.gguf', 'truncated', /truncated/],
     ['header-cut.gguf', 'truncated', /truncated/],
-    ['alien.gguf', 'unsupported', /llama\.cpp could not load alien\.gguf: .*alien-arch/],
+    ['alien.gguf', 'unsupported_architecture', /alien\.gguf is a model of architecture 'alien-arch', which this build .* Pick a model/],
+    ['unknown-type.gguf', 'unsupported_quantization', /blk\.0\.ffn_down\.weight as ggml type 31, .* Pick a Q4_K_M/],
     ['missing.gguf', 'not_found', /no model file/],
   ];
   for (const [file, code, message] of cases) {
@@ -47,6 +49,30 @@ describe('bad model files', () => {
       expect(await answer()).toBe('Hello, world!');
     });
   }
+
+  it('refuses weights without a wasm SIMD kernel unless allowScalarKernels, then answers as the f32 model', async () => {
+    const e = await createNodeEngine(); // the f32 model is larger than `engine` takes
+    const say = async () => (await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+    const path = modelPath('qwen2-hello-256-iq3_s');
+    const err = await e.load({ path }).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as ModelLoadError).code).toBe('unsupported_quantization');
+    expect((err as Error).message).toMatch(/has IQ3_S weights, .* Pick a Q4_K_M.* allowScalarKernels: true/);
+    await e.load({ path: modelPath('qwen2-hello-256') });
+    const f32 = await say();
+    await e.load({ path }, { allowScalarKernels: true });
+    expect(await say()).toBe(f32);
+    await e.unload();
+  });
+
+  it('refuses a model whose KV cache at the smallest context exceeds the budget', async () => {
+    const err = await engine.load({ path: modelPath('qwen2-hello') }, { kvBudgetBytes: 100_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as ModelLoadError).code).toBe('kv_too_large');
+    expect((err as Error).message).toMatch(/holds fewer than 1024 tokens .* raise kvBudgetBytes, or pick a smaller model/);
+    await engine.load({ path: modelPath('qwen2-hello') });
+    expect(await answer()).toBe('Hello, world!');
+  });
 
   it('refuses a file larger than the memory limit before reading it', async () => {
     const small = await createNodeEngine({ maxModelBytes: 1e6 });
@@ -105,3 +131,12 @@ describe('wasm build', () => {
     }
   });
 });
+
+/** `gguf` with tensor `name`'s type id replaced (in its tensor info: name, n_dims u32, dims u64 each, type u32). */
+function withTensorType(gguf: Buffer, name: string, type: number): Buffer {
+  const out = Buffer.from(gguf);
+  const at = out.indexOf(Buffer.from(name)) + name.length;
+  const nDims = out.readUInt32LE(at);
+  out.writeUInt32LE(type, at + 4 + 8 * nDims);
+  return out;
+}

@@ -1,6 +1,7 @@
-// Checks Hearth's Q8_0 kernels (wasm/patches) against ggml's own row-at-a-time dot product, on random data of the
-// shapes real models have. Built with the single-thread wasm (wasm/build.mjs) and run by test/kernels.test.ts;
-// prints one JSON object.
+// Checks Hearth's kernels (wasm/patches) against ggml's own dot products, on random data of the shapes real models
+// have: Q8_0 four-rows-per-call and repacked GEMV/GEMM against the row-at-a-time dot product; the Q4_0, Q4_K,
+// Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference. Built with the single-thread wasm
+// (wasm/build.mjs) and run by test/kernels.test.ts; prints one JSON object.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +42,33 @@ static std::vector<block_q8_0x4> interleave(const std::vector<block_q8_0> & q, i
   return out;
 }
 
+typedef void (*vec_dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+
+// Largest |ours - ggml's scalar reference| for weights of type `tx` over random rows, relative to |a|·|b| (a dot
+// product's natural scale; an error relative to the result itself blows up where the result is near zero).
+static double dot_max_rel(ggml_type tx, vec_dot_fn reference) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const auto * cpu = ggml_get_type_traits_cpu(tx);
+  const ggml_type ty = cpu->vec_dot_type;
+  double worst = 0;
+  for (int n : {256, 1024, 4864}) {
+    std::vector<float> a(n), b(n);
+    std::vector<uint8_t> qa(ggml_row_size(tx, n)), qb(ggml_row_size(ty, n));
+    for (int rep = 0; rep < 8; rep++) {
+      double na = 0, nb = 0;
+      for (auto & v : a) { v = dist(rng); na += v * v; }
+      for (auto & v : b) { v = 3 * dist(rng); nb += v * v; }
+      ggml_get_type_traits(tx)->from_float_ref(a.data(), qa.data(), n);
+      ggml_get_type_traits_cpu(ty)->from_float(b.data(), qb.data(), n); // Q8_K has no reference quantizer
+      float got, ref;
+      cpu->vec_dot(n, &got, 0, qa.data(), 0, qb.data(), 0, 1);
+      reference(n, &ref, 0, qa.data(), 0, qb.data(), 0, 1);
+      worst = std::fmax(worst, std::fabs(got - ref) / std::sqrt(na * nb));
+    }
+  }
+  return worst;
+}
+
 int main() {
   ggml_cpu_init();
   double x4_max_abs = 0, gemv_max_rel = 0, gemm_max_rel = 0;
@@ -75,6 +103,16 @@ int main() {
       }
     }
   }
-  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g}\n", cases, x4_max_abs, gemv_max_rel, gemm_max_rel);
+  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", cases, x4_max_abs, gemv_max_rel, gemm_max_rel);
+  // The dot products wasm/patches rewrote or added, each against ggml's scalar code.
+  const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
+    {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},
+    {"q4_K", GGML_TYPE_Q4_K, ggml_vec_dot_q4_K_q8_K_generic},
+    {"q6_K", GGML_TYPE_Q6_K, ggml_vec_dot_q6_K_q8_K_generic},
+    {"iq4_nl", GGML_TYPE_IQ4_NL, ggml_vec_dot_iq4_nl_q8_0_generic},
+    {"iq4_xs", GGML_TYPE_IQ4_XS, ggml_vec_dot_iq4_xs_q8_K_generic},
+  };
+  for (const auto & d : dots) printf(",\"%s_max_rel\":%g", d.name, dot_max_rel(d.type, d.reference));
+  printf("}\n");
   return 0;
 }

@@ -36,8 +36,8 @@ export async function decode(opts: ScenarioOptions) {
 
 /**
  * Prefill and decode of one model on `threads` threads in Hearth, wllama (in the page `b`) and native llama.cpp,
- * alternated, opts.reps times after a warm-up; medians, and Hearth's ratios to the others. wllama failing to load a
- * model (it cannot run every type) leaves its figures at 0.
+ * alternated, opts.reps times after a warm-up; medians, and Hearth's ratios to the others. wllama failing to load or
+ * run a model (it cannot run every type) leaves its figures at 0.
  */
 export async function compareEngines(b: BenchBrowser, model: ModelName, threads: number, opts: ScenarioOptions): Promise<Record<string, number>> {
   const modelPath = await ensureModel(model);
@@ -59,7 +59,16 @@ export async function compareEngines(b: BenchBrowser, model: ModelName, threads:
   const run = (e: EngineName): Promise<RunResult> =>
     e === 'hearth' ? b.call('runHearth', PROMPT, GEN) : e === 'wllama' ? b.call('runWllama', prompt, GEN) : native.run(prompt, GEN);
   try {
-    for (const e of engines) await run(e); // warm-up: first-use allocations, page faults
+    // Warm-up (first-use allocations, page faults); wllama also fails on some models only when it runs them.
+    for (const e of [...engines]) {
+      try {
+        await run(e);
+      } catch (err) {
+        if (e !== 'wllama') throw err;
+        opts.log(`  wllama could not run ${model}: ${(err as Error).message.split('\n')[0]}`);
+        engines = engines.filter((x) => x !== 'wllama');
+      }
+    }
     const results: Record<EngineName, RunResult[]> = { hearth: [], wllama: [], native: [] };
     for (let rep = 0; rep < opts.reps; rep++) {
       for (const e of rotate([...engines], rep)) {

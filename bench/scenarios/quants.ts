@@ -1,10 +1,9 @@
 // npm run bench -- quants [--json] [--reps N]
 // Decode and prefill at 2 threads for each quantization people download, on the benchmark model's shapes
 // (Qwen2.5-0.5B, requantized from Q8_0 with llama.cpp's quantizer): Hearth vs native llama.cpp vs wllama, engines
-// alternated (one repetition unless --reps). The JSON's last line holds {type}_decode_vs_native,
+// alternated, median of 3 unless --reps. The JSON's last line holds {type}_decode_vs_native,
 // {type}_prefill_vs_native and {type}_decode_vs_wllama for every type (0 where wllama could not run the model).
-import { QUANT_TYPES } from '../../src/engine/llama/binding.ts';
-import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
+import { ensureModel, HUB_QUANTS, type ModelName } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import type { ScenarioOptions } from '../run.ts';
 import { compareEngines } from './decode.ts';
@@ -15,22 +14,23 @@ export async function quants(opts: ScenarioOptions) {
   const rows: Array<Record<string, number>> = [];
   const summary: Record<string, number> = { threads: THREADS };
   // Quantizing the 0.5B model takes a minute or two per type, once: before the browser opens.
-  for (const type of QUANT_TYPES) await ensureModel(modelFor(type));
-  const b = await openBenchPage();
-  try {
-    for (const [i, type] of QUANT_TYPES.entries()) {
+  for (const type of HUB_QUANTS) await ensureModel(modelFor(type));
+  for (const [i, type] of HUB_QUANTS.entries()) {
+    // A fresh page for each model: once wllama has failed on a model, every later wllama in that page fails too.
+    const b = await openBenchPage();
+    try {
       const row = await compareEngines(b, modelFor(type), THREADS, opts);
       rows.push({ type_index: i, ...row });
       summary[`${type}_decode_vs_native`] = row.decode_ratio_vs_native!;
       summary[`${type}_prefill_vs_native`] = row.prefill_ratio_vs_native!;
       summary[`${type}_decode_vs_wllama`] = row.decode_ratio_vs_wllama!;
       opts.log(`  ${type}: decode ${row.decode_ratio_vs_native}x native, ${row.decode_ratio_vs_wllama}x wllama; prefill ${row.prefill_ratio_vs_native}x native`);
+    } finally {
+      await b.close();
     }
-  } finally {
-    await b.close();
   }
   return [...rows, summary];
 }
 
-const modelFor = (type: (typeof QUANT_TYPES)[number]): ModelName =>
+const modelFor = (type: (typeof HUB_QUANTS)[number]): ModelName =>
   type === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${type}` as ModelName;

@@ -88,7 +88,7 @@ export class Engine implements EngineCore {
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
       const file = await openModelFile(source, this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
-        { signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath });
+        { signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, allowScalarKernels: options.allowScalarKernels });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
         threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(),
       });

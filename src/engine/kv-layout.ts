@@ -1,5 +1,5 @@
 // The KV cache's element types, attention kernel and size for a model.
-import { InvalidRequestError } from '../errors.ts';
+import { ModelLoadError } from '../errors.ts';
 import type { GgmlType, LoadOptions } from '../types.ts';
 
 /** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
@@ -75,14 +75,20 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
 
   if (options.nCtx !== undefined) {
     const nCtx = Math.max(16, Math.min(Math.floor(options.nCtx), train));
+    const room = HEAP - modelBytes - HEAP_RESERVE;
+    if (nCtx * perToken > room) {
+      throw new ModelLoadError(`nCtx ${nCtx} needs ${mib(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
+        `the 4 GiB wasm heap has ${mib(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
+        'a quantized cache (cacheTypeK/V), or a smaller model.', 'kv_too_large', { nCtx, kvBytesPerToken: perToken, roomBytes: room });
+    }
     return { typeK, typeV, flashAttn, initialCtx: nCtx, maxCtx: nCtx, dynamic: false, kvBytesPerToken: perToken, budgetBytes: nCtx * perToken };
   }
   const limit = typeK === 'f32' && typeV === 'f32' ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
   const maxCtx = fits(perToken, limit);
   if (maxCtx < Math.min(train, CTX_STEP)) {
-    throw new InvalidRequestError(`the KV cache budget (${budgetBytes} bytes) holds fewer than ${CTX_STEP} tokens of this ` +
-      `model (${perToken} bytes each): raise kvBudgetBytes or pick a smaller model`, 'kv_budget_too_small',
-    { budgetBytes, kvBytesPerToken: perToken });
+    throw new ModelLoadError(`the KV cache budget (${mib(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
+      `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
+      'KV cache share the 4 GiB wasm heap).', 'kv_too_large', { budgetBytes, kvBytesPerToken: perToken });
   }
   return {
     typeK, typeV, flashAttn, initialCtx: Math.min(CTX_STEP, maxCtx), maxCtx, dynamic: true, kvBytesPerToken: perToken,
@@ -94,3 +100,5 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
 export function contextFor(tokens: number, plan: ContextPlan): number {
   return Math.min(plan.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
 }
+
+const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;

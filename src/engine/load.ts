@@ -10,6 +10,7 @@ import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/store.ts';
 import { checkGgufFile, GgufFormatError } from './gguf.ts';
 import { contextPlan } from './kv-layout.ts';
+import { checkTensorTypes } from './tensor-types.ts';
 import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
 import { Prompts } from './prompt.ts';
 import { N_BATCH } from './scheduler.ts';
@@ -28,7 +29,7 @@ export interface LoadSettings {
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
-export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions): Promise<ModelFile> {
+export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>): Promise<ModelFile> {
   const file = await openSource(source, opts);
   if (file.size > maxBytes) {
     throw new ModelLoadError(
@@ -36,8 +37,9 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
       '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
       'too_large', { size: file.size, limit: maxBytes });
   }
+  let header;
   try {
-    await checkGgufFile(file.read, file.size);
+    header = await checkGgufFile(file.read, file.size);
   } catch (err) {
     if (err instanceof GgufFormatError) {
       throw new ModelLoadError(`${file.name} cannot be loaded: ${err.message}.` +
@@ -46,6 +48,7 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
     }
     throw err;
   }
+  checkTensorTypes(header, file.name, opts.allowScalarKernels ?? false);
   if (opts.signal?.aborted) throw new AbortError('model load aborted');
   return file;
 }
@@ -100,8 +103,15 @@ function readModel(llama: Llama, file: ModelFile, options: LoadOptions): LlamaMo
   }
   if (!model) {
     if (options.signal?.aborted) throw new AbortError('model load aborted');
+    const log = llama.log.since(mark);
     const why = llama.log.since(mark, true).filter((l) => l.startsWith('error')).join(' | ') || 'no reason logged';
-    throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log: llama.log.since(mark) });
+    const arch = log.join('\n').match(/unknown model architecture: '([^']*)'/)?.[1];
+    if (arch !== undefined) {
+      throw new ModelLoadError(`${file.name} is a model of architecture '${arch}', which this build of llama.cpp ` +
+        `(${llama.llamaBuild}) does not know. Pick a model of a supported architecture (Llama, Qwen2/3/3.5, Gemma, ` +
+        'Phi, Mistral, LFM2, SmolLM…).', 'unsupported_architecture', { architecture: arch, log });
+    }
+    throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log });
   }
   return model;
 }

@@ -284,10 +284,9 @@ export class LlamaModel {
   }
 }
 
-/** The quantizations people download, as llama_ftype values (llama.h). */
-const QUANT_FTYPES = { q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_xs: 30 } as const;
+/** llama_ftype values of the quantizations Llama.quantize makes (the names are llama-quantize's). */
+const QUANT_FTYPES = { q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_nl: 25, iq3_s: 26, iq4_xs: 30 } as const;
 export type QuantType = keyof typeof QUANT_FTYPES;
-export const QUANT_TYPES = Object.keys(QUANT_FTYPES) as QuantType[];
 
 const STATE_PARTIAL_ONLY = 1; // LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
 
