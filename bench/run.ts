@@ -6,6 +6,7 @@ import { decode } from './scenarios/decode.ts';
 import { kv } from './scenarios/kv.ts';
 import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
+import { swa } from './scenarios/swa.ts';
 
 export interface ScenarioOptions {
   json: boolean;
@@ -14,7 +15,7 @@ export interface ScenarioOptions {
   log: (line: string) => void;
 }
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants };
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants, swa };
 
 const args = process.argv.slice(2);
 const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));

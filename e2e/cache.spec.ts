@@ -1,5 +1,6 @@
 // The KV cache through the public API in a browser, with the real IndexedDB: chat, reload the page, continue. On an
-// attention model, a recurrent one (Mamba) and a hybrid one (Qwen3.5's architecture).
+// attention model, a recurrent one (Mamba), a hybrid one (Qwen3.5's architecture) and a sliding-window one (Gemma 3's
+// architecture, with its default full-size cache).
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
 
@@ -15,7 +16,7 @@ const ask = (harness: HarnessPage, messages: Msg[]) => harness.evaluate(async (m
   return { text: r.choices[0]!.message.content!, usage: r.usage, timings: r.timings };
 }, messages);
 
-for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello']) {
+for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello', 'gemma3-hello']) {
   test(`a conversation continues after a page reload without reading it again, answering like a cold engine (${model})`, async ({ harness }) => {
     await start(harness, model);
     const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];

@@ -89,6 +89,10 @@ export interface LoadOptions {
   /** Load models whose weight types have no WebAssembly SIMD kernel (IQ1–IQ3, TQ, MXFP4, BF16…), which run
    * several times slower; without it they fail with ModelLoadError 'unsupported_quantization'. */
   allowScalarKernels?: boolean;
+  /** Sliding-window attention models (Gemma 3…): true (default) keeps every token in the sliding-window layers, so
+   * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
+   * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
+  swaFull?: boolean;
 }
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

@@ -1,11 +1,12 @@
-// Models whose memory cannot be rolled back to an earlier token (recurrent: Mamba; hybrid: Qwen3.5, LFM2): the
-// cache reuses them only where a state is exact (the whole cached sequence, or a checkpoint), and every cached
-// answer and next-token distribution equals a cold engine's.
+// Models whose memory cannot be rolled back to an earlier token (recurrent: Mamba; hybrid: Qwen3.5, LFM2; sliding-
+// window attention with a window-sized cache: Gemma 3 with swaFull false): the cache reuses them only where a state
+// is exact (the whole cached sequence, or a checkpoint), and every cached answer and next-token distribution equals
+// a cold engine's. A full-size sliding-window cache (the default) rolls back like plain attention.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../src/node.ts';
-import type { ChatMessage } from '../src/types.ts';
-import type { ModelName } from './fixtures/models.ts';
+import type { ChatMessage, LoadOptions } from '../src/types.ts';
+import { type ModelName, SWA_WINDOW } from './fixtures/models.ts';
 import {
   ask, cachedEngine, coldEngine, maxDiff, newDb, next, reply, scale, SYSTEM, systemPrefixLength, testEngine, trackEngines,
 } from './helpers.ts';
@@ -16,13 +17,15 @@ const track = trackEngines();
 // the cached sequence (random text often tokenizes differently when rendered back).
 // The '-tiny' twin (random text, no end) fills a context.
 describe.each([
-  ['mamba-hello', 'mamba-tiny', 'recurrent'],
-  ['qwen35-hello', 'qwen35-tiny', 'hybrid'],
-] as [ModelName, ModelName, string][])('%s (%s, %s memory)', (model, talker, kind) => {
+  ['mamba-hello', 'mamba-tiny', 'recurrent', {}],
+  ['qwen35-hello', 'qwen35-tiny', 'hybrid', {}],
+  ['gemma3-hello', 'gemma3-tiny', 'swa', { swaFull: false }],
+] as [ModelName, ModelName, string, LoadOptions][])('%s (%s, %s memory) %o', (model, talker, kind, load) => {
   let warm: NodeEngine;
   let cold: NodeEngine;
   beforeAll(async () => {
-    [warm, cold] = await Promise.all([track(cachedEngine(model)), track(coldEngine(model))]);
+    // The cold engine keeps a full-size cache (the default): window-sized answers must equal full-size ones.
+    [warm, cold] = await Promise.all([track(cachedEngine(model, load)), track(coldEngine(model))]);
   });
 
   /** The warm engine's next-token logits for `messages` equal the cold one's (within llama.cpp's batch-split noise). */
@@ -87,7 +90,7 @@ describe.each([
   });
 
   it('carries a conversation over when the context grows, answering as a cold engine', async () => {
-    const growing = await track(testEngine(model, { minTokens: 32 })); // the context sized from demand
+    const growing = await track(testEngine(model, { minTokens: 32, ...load })); // the context sized from demand
     let messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
     const r1 = await ask(growing, messages, { conversation_id: 'grow' });
     const before = (await growing.info()).nCtx;
@@ -100,12 +103,12 @@ describe.each([
 
   it('resumes from IndexedDB after a reload (each turn saves its new cells and the recurrent state after them)', async () => {
     const db = newDb();
-    const first = await track(cachedEngine(model, { db }));
+    const first = await track(cachedEngine(model, { db, ...load }));
     const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
     const r1 = await ask(first, turn1, { conversation_id: 'saved' });
     await first.cache.flush();
     const turn2 = next(turn1, reply(r1), 'And a river?');
-    const reloaded = await track(cachedEngine(model, { db }));
+    const reloaded = await track(cachedEngine(model, { db, ...load }));
     const r2 = await ask(reloaded, turn2, { conversation_id: 'saved' });
     expect(r2.timings.cache_source).toBe('indexeddb');
     expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens);
@@ -114,13 +117,13 @@ describe.each([
 
   it('after a reload, goes back to the end of a saved turn when the next question is edited', async () => {
     const db = newDb();
-    const first = await track(cachedEngine(model, { db, systemPrompt: false }));
+    const first = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
     const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
     const r1 = await ask(first, turn1, { conversation_id: 'branch' });
     const r2 = await ask(first, next(turn1, reply(r1), 'And a river?'), { conversation_id: 'branch' });
     await first.cache.flush();
     const edited = next(turn1, reply(r1), 'And a lake?');
-    const reloaded = await track(cachedEngine(model, { db, systemPrompt: false }));
+    const reloaded = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
     const r = await ask(reloaded, edited, { conversation_id: 'branch' });
     expect(r.timings.cache_source).toBe('indexeddb');
     // Turn 1's prompt and reply: the first saved chunk, with the recurrent state after it.
@@ -130,7 +133,7 @@ describe.each([
   });
 
   it('falls back from context shift to stopping: a recurrent state cannot drop tokens', async () => {
-    const small = await track(cachedEngine(talker, { nCtx: 300 }));
+    const small = await track(cachedEngine(talker, { nCtx: 300, ...load }));
     const max = 1000;
     const r = await small.chat.completions.create({
       messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Go on.' }], temperature: 0, max_tokens: max,
@@ -141,5 +144,20 @@ describe.each([
     // It stopped when the context was full (the last sampled token is counted, never decoded).
     expect(r.usage.prompt_tokens + r.usage.completion_tokens).toBe(nCtx + 1);
     expect(r.warnings).toEqual([expect.stringMatching(/context_overflow 'shift' cannot drop tokens from a \w+ model's state/)]);
+  });
+});
+
+describe('gemma3-hello with a full-size sliding-window cache (the default)', () => {
+  it('goes back to any earlier token, like plain attention, past the window', async () => {
+    const [warm, cold] = await Promise.all([track(cachedEngine('gemma3-hello')), track(coldEngine('gemma3-hello'))]);
+    expect((await warm.info()).model!.memory).toEqual({ kind: 'swa', swaWindow: SWA_WINDOW });
+    const list = 'bread, river, lake, hill, '.repeat(8);
+    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Name ${list}and a star.` }];
+    const first = await ask(warm, base, { conversation_id: 'full' });
+    // An edit near the end: everything before it is reused, more than a window past the system prompt.
+    const edited = next([{ role: 'system', content: SYSTEM }, { role: 'user', content: `Name ${list}and a moon.` }], reply(first), 'Go on.');
+    const [w, c] = [await ask(warm, edited, { conversation_id: 'full' }), await ask(cold, edited)];
+    expect(reply(w)).toBe(reply(c));
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(systemPrefixLength(warm, edited) + SWA_WINDOW);
   });
 });

@@ -141,7 +141,7 @@ struct hearth_context {
 
 EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, int n_ctx, int n_batch, int n_ubatch,
                                                          int n_seq_max, int n_threads, int type_k, int type_v,
-                                                         int flash_attn) {
+                                                         int flash_attn, int swa_full) {
   llama_context_params params = llama_context_default_params();
   params.n_ctx = n_ctx;
   params.n_batch = n_batch;
@@ -152,6 +152,7 @@ EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, in
   params.type_k = (ggml_type) type_k;
   params.type_v = (ggml_type) type_v;
   params.flash_attn_type = (llama_flash_attn_type) flash_attn;
+  params.swa_full = swa_full != 0;
   params.kv_unified = true;  // one KV buffer shared by all sequences: seq_cp is a cell copy, not a data copy
   params.no_perf = true;
 

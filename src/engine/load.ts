@@ -20,6 +20,8 @@ import { type ModelFile, openSource, type SourceOptions } from './source.ts';
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
 const N_SLOTS = 4;
 const DEFAULT_PARALLEL = 4;
+/** Sliding-window models keep a full-size cache for those layers unless LoadOptions.swaFull is false: see README. */
+const DEFAULT_SWA_FULL = true;
 
 export interface LoadSettings {
   threads: number;
@@ -68,6 +70,7 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
     ctx = llama.guard(() => new LlamaContext(model, {
       nCtx: plan.initialCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: Slots.sequencesNeeded(nSlots),
       threads: settings.threads, typeK: plan.typeK, typeV: plan.typeV, flashAttn: plan.flashAttn,
+      swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
     }));
     const layout = layoutKey(fingerprint, llama.llamaBuild, ctx.params);
     const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout });

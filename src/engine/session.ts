@@ -46,8 +46,10 @@ export class Session implements ContextHolder {
   }
 
   get canRollBack(): boolean {
-    // A full-size SWA cache (llama.cpp's default, swa_full) keeps every token, so it rolls back like attention.
-    return this.info.memory.kind === 'attention' || this.info.memory.kind === 'swa';
+    // A full-size SWA cache (swa_full) keeps every token, so it rolls back like attention; a window-sized one has
+    // dropped the tokens that slid out of the window, and goes back only to its checkpoints, like recurrent state.
+    const kind = this.info.memory.kind;
+    return kind === 'attention' || (kind === 'swa' && this.context.params.swaFull !== false);
   }
 
   /**

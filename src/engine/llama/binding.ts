@@ -300,6 +300,8 @@ export interface ContextParams {
   typeV: GgmlType;
   /** -1 auto, 0 off, 1 on (llama_flash_attn_type). */
   flashAttn: -1 | 0 | 1;
+  /** Sliding-window layers keep every token (llama.cpp's default) instead of only the window. */
+  swaFull?: boolean;
 }
 
 export class LlamaContext {
@@ -312,7 +314,7 @@ export class LlamaContext {
   constructor(readonly model: LlamaModel, params: ContextParams) {
     const m = model.llama.mod;
     const ptr = m._hearth_context_new(model.ptr, params.nCtx, params.nBatch, params.nUbatch, params.nSeqMax,
-      params.threads, GGML_TYPES[params.typeK], GGML_TYPES[params.typeV], params.flashAttn);
+      params.threads, GGML_TYPES[params.typeK], GGML_TYPES[params.typeV], params.flashAttn, params.swaFull === false ? 0 : 1);
     if (!ptr) throw new Error('llama.cpp could not create the context');
     this.ptrValue = ptr;
     this.params = params;

@@ -50,7 +50,7 @@ export interface HearthModule {
   _hearth_token_to_piece(model: Ptr, token: number, buf: Ptr, len: number, special: number): number;
 
   _hearth_context_new(model: Ptr, nCtx: number, nBatch: number, nUbatch: number, nSeqMax: number, nThreads: number,
-    typeK: number, typeV: number, flashAttn: number): Ptr;
+    typeK: number, typeV: number, flashAttn: number, swaFull: number): Ptr;
   _hearth_context_free(ctx: Ptr): void;
   _hearth_context_n_ctx(ctx: Ptr): number;
   _hearth_decode(ctx: Ptr, tokens: Ptr, pos: Ptr, seq: Ptr, logits: Ptr, n: number): number;
