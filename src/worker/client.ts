@@ -11,6 +11,9 @@ import { type Argument, type HostApi, type HostInit, type Method, METHODS, type 
 // tears down the previous page's processes (a reload: about 1 start in 10 there); a fresh worker then starts. Network
 // time (the scripts, the wasm) is not in this window, so a slow connection never trips it.
 const STALL_MS = 5_000;
+// Terminating the stalled worker is itself a teardown, so the next start can stall too (seen once in CI, Firefox
+// under load); a third start has not been seen to stall.
+const MAX_STARTS = 3;
 
 /** Half the logical cores (ggml wants physical cores and spins while waiting), at most 8, at least 1. */
 export function defaultThreads(): number {
@@ -50,12 +53,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
     await remote.start(init);
     return remote;
   };
-  try {
-    return new Client(await start());
-  } catch (err) {
-    if (!(err instanceof EngineError && err.code === 'worker_stalled')) throw err;
-    console.warn('[hearth] the engine worker stalled while starting; starting a new one');
-    return new Client(await start());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return new Client(await start());
+    } catch (err) {
+      if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
+      console.warn('[hearth] the engine worker stalled while starting; starting a new one');
+    }
   }
 }
 
