@@ -2,7 +2,8 @@
 // repacked four rows at a time, checked against ggml's row-at-a-time dot product on random data (exactly), then
 // inside a model (plain vs repacked weights), and by a decisive Q8_0 model's one right answer; for IQ4_NL and
 // IQ4_XS, SIMD dot products (ggml has only scalar code for them on wasm), checked against that scalar code (and in a
-// model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products, the same way.
+// model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products, the same way; GEMV/GEMM over Q4_0
+// weights repacked four rows at a time, like Q8_0's.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +14,9 @@ import { openLlama, relDiff, testEngine } from './helpers.ts';
 let llama: Llama;
 const loaded: Array<{ model: LlamaModel; ctx: LlamaContext }> = [];
 
-function open(repack: boolean) {
+function open(file: string, repack: boolean) {
   const mark = llama.log.mark();
-  const model = llama.loadModel('/models/qwen2-hello-q8.gguf', { repack })!;
+  const model = llama.loadModel(`/models/${file}.gguf`, { repack })!;
   expect(model).not.toBeNull();
   const repacked = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor')).length;
   const ctx = new LlamaContext(model, {
@@ -59,6 +60,8 @@ describe('kernels', () => {
     expect(r.x4_max_abs).toBe(0); // same arithmetic in the same order
     expect(r.gemv_max_rel).toBeLessThan(1e-5); // float additions in another order
     expect(r.gemm_max_rel).toBeLessThan(1e-5);
+    expect(r.q4_0_gemv_max_rel).toBeLessThan(1e-5);
+    expect(r.q4_0_gemm_max_rel).toBeLessThan(1e-5);
   });
 
   it('Q4_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
@@ -67,11 +70,13 @@ describe('kernels', () => {
     for (const type of ['q4_0', 'q4_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
   });
 
-  it('repacked and plain weights give the same logits for a prompt and for the next token', () => {
-    const plain = open(false);
-    const packed = open(true);
+  // Q8_0: 4 attention + 3 FFN matrices x 2 layers, and the output; Q4_0: the same without the output, which the
+  // quantizer writes in Q6_K.
+  it.each([['qwen2-hello-q8', 15], ['qwen2-hello-256-q4_0', 14]])('%s: repacked and plain weights give the same logits for a prompt and for the next token', (file, tensors) => {
+    const plain = open(file, false);
+    const packed = open(file, true);
     expect(plain.repacked).toBe(0);
-    expect(packed.repacked).toBe(15); // 4 attention + 3 FFN matrices x 2 layers, and the output
+    expect(packed.repacked).toBe(tensors);
     const prompt = plain.model.tokenize('<|im_start|>user\nWrite a poem about the sea, please.<|im_end|>\n<|im_start|>assistant\n', false, true);
     expect(prompt.length).toBeGreaterThan(8); // a batch: GEMM on the repacked side
     const a = logitsAfter(plain.ctx, prompt, 0);
