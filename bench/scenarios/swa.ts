@@ -3,7 +3,7 @@
 // and a window-sized one that goes back only to checkpoints. On the sliding-window benchmark model (Gemma 3 270M's
 // shapes, window 512), Node, single-thread build:
 // - KV memory at 2,048, 8,192 and 32,768-token contexts, as llama.cpp allocates it (its "llama_kv_cache: size" lines);
-// - prompt time of three cached turns on a ~2,000-token conversation (~1,000-token system prompt): a follow-up
+// - prompt time of three cached turns on a ~1,200-token conversation (a long system prompt, then turns): a follow-up
 //   question (the whole conversation reused either way), a regenerated answer (back one token), and an edited last
 //   question (back into it). Median of --reps; the JSON's last line compares the two.
 import { basename } from 'node:path';
