@@ -114,6 +114,8 @@ export interface ChatMessage {
   name?: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
+  /** An earlier assistant turn's reasoning, for templates that render it (Kimi, MiniMax, Nemotron, Cohere2, …). */
+  reasoning_content?: string | null;
 }
 
 export interface Tool {

@@ -62,6 +62,7 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) ||
       (Array.isArray(c) && c.every((part) => part && part.type === 'text' && typeof part.text === 'string'));
     if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of {type: "text", text} parts (images are not supported)');
+    if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') bad(`messages[${i}].reasoning_content`, 'expected a string');
   });
 
   const maxA = p.max_tokens ?? p.max_completion_tokens;

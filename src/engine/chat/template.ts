@@ -1,8 +1,11 @@
-// Renders a conversation into the prompt text the model was trained on, with the GGUF's own Jinja chat template
-// (@huggingface/jinja). Models without a template get ChatML, the most common format, and a warning.
+// Renders a conversation into the prompt text the model was trained on, with the GGUF's own Jinja chat template:
+// @huggingface/jinja, patched (patches/) to render as Python's jinja2 does, and the messages adapted to what the
+// template can render (caps.ts). Models without a template get ChatML, the most common format, and a warning.
 import { Template } from '@huggingface/jinja';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ChatMessage, Tool } from '../../types.ts';
+import { adaptMessages, probeCaps, type TemplateCaps } from './caps.ts';
+import { strftime } from './strftime.ts';
 
 export const CHATML_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}" +
@@ -13,13 +16,21 @@ export interface TemplateTokens {
   eos: string;
 }
 
+export interface RenderOptions {
+  tools?: Tool[];
+  /** End with the assistant's turn header (default true). */
+  addGenerationPrompt?: boolean;
+}
+
 export class ChatTemplate {
   readonly source: string;
   /** Set when the model's own template was missing or unusable and ChatML is used instead. */
   readonly warning: string | null;
+  readonly caps: TemplateCaps;
   private readonly template: Template;
 
-  constructor(source: string | null, private readonly tokens: TemplateTokens) {
+  /** `now` is the clock strftime_now reads (templates that write today's date). */
+  constructor(source: string | null, private readonly tokens: TemplateTokens, private readonly now: () => Date = () => new Date()) {
     let warning: string | null = null;
     let template: Template | null = null;
     if (source) {
@@ -34,43 +45,30 @@ export class ChatTemplate {
     this.template = template ?? new Template(CHATML_TEMPLATE);
     this.source = template ? source! : CHATML_TEMPLATE;
     this.warning = warning;
+    this.caps = probeCaps((context) => this.template.render({ ...context, strftime_now: this.strftimeNow }));
   }
 
-  /** The prompt for `messages`, ending with the assistant's turn header when addGenerationPrompt. */
-  render(messages: ChatMessage[], opts: { tools?: Tool[]; addGenerationPrompt?: boolean } = {}): string {
+  /** What the template is given for `messages`: the messages adapted to its caps, tools, special tokens. */
+  context(messages: ChatMessage[], opts: RenderOptions = {}): Record<string, unknown> {
     const context: Record<string, unknown> = {
-      messages: messages.map(normaliseMessage),
+      messages: adaptMessages(messages, this.caps),
       add_generation_prompt: opts.addGenerationPrompt ?? true,
       bos_token: this.tokens.bos,
       eos_token: this.tokens.eos,
     };
     if (opts.tools?.length) context.tools = opts.tools;
+    return context;
+  }
+
+  /** The prompt for `messages`, ending with the assistant's turn header when addGenerationPrompt. */
+  render(messages: ChatMessage[], opts: RenderOptions = {}): string {
     try {
-      return this.template.render(context);
+      return this.template.render({ ...this.context(messages, opts), strftime_now: this.strftimeNow });
     } catch (err) {
       // Includes the template's own raise_exception("…"), e.g. "Conversation roles must alternate".
       throw new InvalidRequestError(`the chat template failed to render these messages: ${(err as Error).message}`, 'template_error');
     }
   }
-}
 
-// Templates expect content as a string; OpenAI also allows an array of text parts.
-function normaliseMessage(m: ChatMessage): Record<string, unknown> {
-  const content = Array.isArray(m.content) ? m.content.map((p) => p.text).join('') : (m.content ?? '');
-  const out: Record<string, unknown> = { role: m.role, content };
-  if (m.name !== undefined) out.name = m.name;
-  if (m.tool_calls !== undefined) {
-    out.tool_calls = m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: parseArgs(c.function.arguments) } }));
-  }
-  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
-  return out;
-}
-
-// Templates index tool-call arguments as objects (llama.cpp does the same conversion).
-function parseArgs(args: string): unknown {
-  try {
-    return JSON.parse(args);
-  } catch {
-    return args;
-  }
+  private readonly strftimeNow = (format: string) => strftime(this.now(), format);
 }
