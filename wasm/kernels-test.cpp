@@ -48,39 +48,58 @@ static std::vector<X4> interleave(const std::vector<B> & q, int rows, int nb, ui
   return out;
 }
 
-// Largest |GEMV - reference| and |GEMM - reference| for Q4_0 weights repacked four rows at a time, relative to the
-// largest result; the reference is ggml's scalar row-at-a-time dot product.
-static void q4_0_repacked_max_rel(double & gemv, double & gemm) {
-  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+typedef void (*vec_dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+typedef void (*gemm_fn)(int, float *, size_t, const void *, const void *, int, int);
+
+struct RepackedErrors {
+  int cases = 0;
+  double gemv_max_rel = 0, gemm_max_rel = 0;
+};
+
+// GEMV and GEMM over `weights(rows, n)` repacked four rows at a time (X4, nibbles flipped by `flip`) against the
+// row-at-a-time dot product `reference`, on the shapes real models have; errors relative to the largest result.
+// `also(x, y, m, ref)` checks more against each activation row's reference results.
+template <typename X4, typename Weights, typename Also>
+static RepackedErrors repacked_max_rel(Weights weights, uint8_t flip, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm,
+                                       Also also) {
+  RepackedErrors e;
   for (int n : {64, 896, 4864}) {
     for (int rows : {4, 12, 20}) {
-      const int nb = n / QK4_0;
-      std::vector<float> f((size_t) rows * n);
-      for (auto & v : f) v = dist(rng);
-      std::vector<block_q4_0> x((size_t) rows * nb);
-      ggml_get_type_traits(GGML_TYPE_Q4_0)->from_float_ref(f.data(), x.data(), (int64_t) rows * n);
-      const auto xp = interleave<block_q4_0x4>(x, rows, nb, 0x88);
+      const int nb = n / QK8_0;
+      const auto x = weights(rows, n);
+      const auto xp = interleave<X4>(x, rows, nb, flip);
       for (int ny : {4, 8}) {
         const auto y = random_rows(ny, n, 3.0f);
         const auto yp = interleave<block_q8_0x4>(y, ny, nb);
         std::vector<float> ref((size_t) ny * rows), got((size_t) ny * rows);
         for (int m = 0; m < ny; m++) {
           for (int r = 0; r < rows; r++) {
-            ggml_vec_dot_q4_0_q8_0_generic(n, &ref[(size_t) m * rows + r], 0, &x[(size_t) r * nb], 0, &y[(size_t) m * nb], 0, 1);
+            reference(n, &ref[(size_t) m * rows + r], 0, &x[(size_t) r * nb], 0, &y[(size_t) m * nb], 0, 1);
           }
-          ggml_gemv_q4_0_4x8_q8_0(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
+          also(x, y, m, &ref[(size_t) m * rows], rows, n);
+          gemv(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
         }
         double scale = 0;
         for (float v : ref) scale = std::fmax(scale, std::fabs(v));
-        for (size_t i = 0; i < ref.size(); i++) gemv = std::fmax(gemv, std::fabs(got[i] - ref[i]) / scale);
-        ggml_gemm_q4_0_4x8_q8_0(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
-        for (size_t i = 0; i < ref.size(); i++) gemm = std::fmax(gemm, std::fabs(got[i] - ref[i]) / scale);
+        for (size_t i = 0; i < ref.size(); i++) e.gemv_max_rel = std::fmax(e.gemv_max_rel, std::fabs(got[i] - ref[i]) / scale);
+        gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
+        for (size_t i = 0; i < ref.size(); i++) e.gemm_max_rel = std::fmax(e.gemm_max_rel, std::fabs(got[i] - ref[i]) / scale);
+        e.cases++;
       }
     }
   }
+  return e;
 }
 
-typedef void (*vec_dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+// Q4_0 weights as a model's file holds them: quantized with ggml's reference quantizer.
+static std::vector<block_q4_0> q4_0_rows(int rows, int n) {
+  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+  std::vector<float> f((size_t) rows * n);
+  for (auto & v : f) v = dist(rng);
+  std::vector<block_q4_0> x((size_t) rows * n / QK4_0);
+  ggml_get_type_traits(GGML_TYPE_Q4_0)->from_float_ref(f.data(), x.data(), (int64_t) rows * n);
+  return x;
+}
 
 // Largest |ours - ggml's scalar reference| for weights of type `tx` over random rows, relative to |a|·|b| (a dot
 // product's natural scale; an error relative to the result itself blows up where the result is near zero).
@@ -109,42 +128,22 @@ static double dot_max_rel(ggml_type tx, vec_dot_fn reference) {
 
 int main() {
   ggml_cpu_init();
-  double x4_max_abs = 0, gemv_max_rel = 0, gemm_max_rel = 0;
-  int cases = 0;
-  for (int n : {64, 896, 4864}) {
-    for (int rows : {4, 12, 20}) {
-      const int nb = n / QK8_0;
-      const auto x = random_rows(rows, n, 0.5f);
-      const auto xp = interleave<block_q8_0x4>(x, rows, nb);
-      for (int ny : {4, 8}) {
-        const auto y = random_rows(ny, n, 3.0f);
-        const auto yp = interleave<block_q8_0x4>(y, ny, nb);
-        std::vector<float> ref((size_t) ny * rows), got((size_t) ny * rows);
-        for (int m = 0; m < ny; m++) {
-          for (int r = 0; r < rows; r++) {
-            ggml_vec_dot_q8_0_q8_0(n, &ref[(size_t) m * rows + r], 0, &x[(size_t) r * nb], 0, &y[(size_t) m * nb], 0, 1);
-          }
-          // Four rows per call: the same arithmetic in the same order, so the same bits.
-          for (int r = 0; r + 4 <= rows; r += 4) {
-            float s[4];
-            ggml_vec_dot_q8_0_q8_0_x4(n, s, &x[(size_t) r * nb], sizeof(block_q8_0) * nb, &y[(size_t) m * nb]);
-            for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[(size_t) m * rows + r + k]));
-          }
-          ggml_gemv_q8_0_4x8_q8_0(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
-        }
-        double scale = 0;
-        for (float v : ref) scale = std::fmax(scale, std::fabs(v));
-        for (size_t i = 0; i < ref.size(); i++) gemv_max_rel = std::fmax(gemv_max_rel, std::fabs(got[i] - ref[i]) / scale);
-        ggml_gemm_q8_0_4x8_q8_0(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
-        for (size_t i = 0; i < ref.size(); i++) gemm_max_rel = std::fmax(gemm_max_rel, std::fabs(got[i] - ref[i]) / scale);
-        cases++;
-      }
+  double x4_max_abs = 0;
+  // Four rows per call (Q8_0, prompts): the same arithmetic in the same order as one row, so the same bits.
+  const auto x4 = [&](const std::vector<block_q8_0> & x, const std::vector<block_q8_0> & y, int m, const float * ref, int rows, int n) {
+    const int nb = n / QK8_0;
+    for (int r = 0; r + 4 <= rows; r += 4) {
+      float s[4];
+      ggml_vec_dot_q8_0_q8_0_x4(n, s, &x[(size_t) r * nb], sizeof(block_q8_0) * nb, &y[(size_t) m * nb]);
+      for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[r + k]));
     }
-  }
-  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", cases, x4_max_abs, gemv_max_rel, gemm_max_rel);
-  double q4_gemv = 0, q4_gemm = 0;
-  q4_0_repacked_max_rel(q4_gemv, q4_gemm);
-  printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4_gemv, q4_gemm);
+  };
+  const auto q8 = repacked_max_rel<block_q8_0x4>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, 0,
+                                                 ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
+  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
+  const auto q4 = repacked_max_rel<block_q4_0x4>(q4_0_rows, 0x88, ggml_vec_dot_q4_0_q8_0_generic, ggml_gemv_q4_0_4x8_q8_0,
+                                                 ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
+  printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4.gemv_max_rel, q4.gemm_max_rel);
   // The dot products wasm/patches rewrote or added, each against ggml's scalar code.
   const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
     {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},
