@@ -55,8 +55,9 @@ export interface ContextPlan {
  */
 export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptions, deviceBytes?: number): ContextPlan {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
+  const room = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
   const budgetBytes = Math.max(0, Math.floor(options.kvBudgetBytes ?? Math.min(
-    DEFAULT_KV_BUDGET, HEAP - modelBytes - HEAP_RESERVE, deviceBytes ? deviceBytes / 4 : Infinity)));
+    DEFAULT_KV_BUDGET, room, deviceBytes ? deviceBytes / 4 : Infinity)));
   const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
 
   let typeK = options.cacheTypeK ?? options.cacheTypeV;
@@ -75,7 +76,6 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
 
   if (options.nCtx !== undefined) {
     const nCtx = Math.max(16, Math.min(Math.floor(options.nCtx), train));
-    const room = HEAP - modelBytes - HEAP_RESERVE;
     if (nCtx * perToken > room) {
       throw new ModelLoadError(`nCtx ${nCtx} needs ${mib(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
         `the 4 GiB wasm heap has ${mib(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
