@@ -1,7 +1,8 @@
 # The reference for test/templates.test.ts: renders each case (template file + the context Hearth gives the template)
 # with Python's jinja2, set up as Hugging Face transformers renders chat templates (sandboxed, trim_blocks,
 # lstrip_blocks, loop controls, a tojson that keeps non-ASCII, raise_exception, strftime_now). The clock is fixed to
-# the date the test gives Hearth. Reads the cases as JSON on stdin; writes [{"ok": text} | {"error": message}].
+# the date the test gives Hearth. Reads the cases (a template file or its source, and a context) as JSON on stdin;
+# writes [{"ok": text} | {"error": message}].
 import json
 import sys
 from datetime import datetime
@@ -30,11 +31,14 @@ compiled = {}
 results = []
 for case in request['cases']:
     try:
-        path = case['template']
-        if path not in compiled:
-            with open(path, encoding='utf-8') as f:
-                compiled[path] = env.from_string(f.read())
-        results.append({'ok': compiled[path].render(**case['context'])})
+        key = case.get('template') or case['source']
+        if key not in compiled:
+            if 'template' in case:
+                with open(key, encoding='utf-8') as f:
+                    compiled[key] = env.from_string(f.read())
+            else:
+                compiled[key] = env.from_string(key)
+        results.append({'ok': compiled[key].render(**case['context'])})
     except Exception as e:  # the template refuses the conversation, or jinja2 cannot run it
         results.append({'error': f'{type(e).__name__}: {e}'})
 json.dump(results, sys.stdout)
