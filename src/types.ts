@@ -123,6 +123,39 @@ export interface Tool {
   function: { name: string; description?: string; parameters?: Record<string, unknown> };
 }
 
+/** 'auto': the model may call tools; 'none': it answers in text; 'required': it calls at least one; a named
+ * function: it calls that one. 'required' and named choices are enforced with a grammar. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+/** 'json_object': any JSON object; 'json_schema': JSON valid against the schema. Both are enforced with a grammar. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+/** A tool call as it streams: the first delta of a call has its id, type and name; later ones add to its arguments. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
+}
+
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  /** The token's UTF-8 bytes (a token may hold part of a character). */
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+}
+
 export interface ChatCompletionCreateParams {
   messages: ChatMessage[];
   model?: string;
@@ -141,10 +174,22 @@ export interface ChatCompletionCreateParams {
   seed?: number | null;
   stream?: boolean | null;
   tools?: Tool[];
-  tool_choice?: unknown;
-  response_format?: unknown;
+  /** Default 'auto' with tools, 'none' without. */
+  tool_choice?: ToolChoice | null;
+  /** false: at most one tool call per reply (default true). */
+  parallel_tool_calls?: boolean | null;
+  response_format?: ResponseFormat | null;
+  /** A GBNF grammar (llama.cpp's syntax, start rule `root`) the reply must follow; not with response_format. */
+  grammar?: string | null;
+  /** Return each generated token's log-probability (from the logits before sampling). */
   logprobs?: boolean | null;
+  /** With logprobs: the 0–20 likeliest tokens at each step too. */
   top_logprobs?: number | null;
+  /** Extra variables for the chat template, as llama.cpp's server takes them: e.g. {enable_thinking: false} turns
+   * reasoning off on templates that have the switch (Qwen3, SmolLM3, …). */
+  chat_template_kwargs?: Record<string, unknown> | null;
+  /** gpt-oss's reasoning level, passed to its template. */
+  reasoning_effort?: 'low' | 'medium' | 'high' | null;
   /** Names the conversation: its KV state is kept (and saved) under this id. Without it, conversations are matched by content. */
   conversation_id?: string;
   signal?: AbortSignal;
@@ -179,6 +224,22 @@ export interface Usage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
+export interface AssistantMessage {
+  role: 'assistant';
+  /** null when the reply is only tool calls. */
+  content: string | null;
+  /** The model's reasoning (<think>…</think>, gpt-oss's analysis channel), apart from the answer. */
+  reasoning_content?: string;
+  tool_calls?: ToolCall[];
+}
+
+export interface ChunkDelta {
+  role?: 'assistant';
+  content?: string;
+  reasoning_content?: string;
+  tool_calls?: ToolCallDelta[];
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -186,9 +247,9 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null };
+    message: AssistantMessage;
     finish_reason: FinishReason;
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
   }>;
   usage: Usage;
   timings: Timings;
@@ -203,9 +264,9 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string };
+    delta: ChunkDelta;
     finish_reason: FinishReason | null;
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
   }>;
   /** Only on the last chunk. */
   usage?: Usage;

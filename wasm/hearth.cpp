@@ -7,8 +7,10 @@
 
 #include <malloc.h>
 
+#include <cmath>
 #include <cstdint>
 #include <new>
+#include <vector>
 
 #include "ggml-cpu.h"
 #include "llama.h"
@@ -252,12 +254,20 @@ EMSCRIPTEN_KEEPALIVE int hearth_quantize(const char * in, const char * out, int 
 
 // --- sampling ------------------------------------------------------------------------------------------------------
 
-// The chain llama.cpp's own tools use, in their order: penalties, top-k, top-p, min-p, temperature, then a seeded
-// draw. Temperature <= 0 means greedy (after penalties, which can still change the argmax).
-EMSCRIPTEN_KEEPALIVE llama_sampler * hearth_sampler_new(const llama_model * m, float temp, int top_k, float top_p,
-                                                        float min_p, int penalty_last_n, float repeat_penalty,
-                                                        float frequency_penalty, float presence_penalty,
-                                                        uint32_t seed) {
+// A request's sampler: the chain llama.cpp's own tools use, in their order (penalties, top-k, top-p, min-p,
+// temperature, then a seeded draw; temperature <= 0 means greedy), and an optional GBNF grammar beside it.
+// The grammar is kept out of the chain because checking it costs a pass over the whole vocabulary: the chain picks
+// a token first and the grammar checks only that one; only when it is refused is the grammar applied to every
+// candidate and the chain run again (llama.cpp's common sampler does the same).
+struct hearth_sampler {
+  llama_sampler *                chain;
+  llama_sampler *                grammar;  // null without a grammar
+  std::vector<llama_token_data>  cur;
+};
+
+static llama_sampler * chain_new(const llama_model * m, float temp, int top_k, float top_p, float min_p,
+                                 int penalty_last_n, float repeat_penalty, float frequency_penalty,
+                                 float presence_penalty, uint32_t seed) {
   llama_sampler * chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
   if (repeat_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f) {
     llama_sampler_chain_add(chain, llama_sampler_init_penalties(hearth_vocab_n_tokens(m), penalty_last_n,
@@ -275,11 +285,101 @@ EMSCRIPTEN_KEEPALIVE llama_sampler * hearth_sampler_new(const llama_model * m, f
   return chain;
 }
 
-// Samples from output i of the last decode and records the token in the sampler's history (for penalties).
-EMSCRIPTEN_KEEPALIVE int hearth_sampler_sample(llama_sampler * s, hearth_context * h, int i) {
-  return llama_sampler_sample(s, h->ctx, i);
+// `grammar` is GBNF text with a rule named "root", or null. Returns null when the grammar does not parse (the
+// reason is in the llama.cpp log).
+EMSCRIPTEN_KEEPALIVE hearth_sampler * hearth_sampler_new(const llama_model * m, float temp, int top_k, float top_p,
+                                                         float min_p, int penalty_last_n, float repeat_penalty,
+                                                         float frequency_penalty, float presence_penalty,
+                                                         uint32_t seed, const char * grammar) {
+  llama_sampler * g = nullptr;
+  if (grammar && grammar[0]) {
+    g = llama_sampler_init_grammar(vocab_of(m), grammar, "root");
+    if (!g) return nullptr;
+  }
+  llama_sampler * chain = chain_new(m, temp, top_k, top_p, min_p, penalty_last_n, repeat_penalty, frequency_penalty,
+                                    presence_penalty, seed);
+  return new hearth_sampler{chain, g, {}};
 }
-EMSCRIPTEN_KEEPALIVE void hearth_sampler_accept(llama_sampler * s, int token) { llama_sampler_accept(s, token); }
-EMSCRIPTEN_KEEPALIVE void hearth_sampler_free(llama_sampler * s) { llama_sampler_free(s); }
+
+static void fill(hearth_sampler * s, const float * logits, int n_vocab, llama_token_data_array & arr) {
+  s->cur.resize(n_vocab);
+  for (llama_token t = 0; t < n_vocab; t++) s->cur[t] = llama_token_data{t, logits[t], 0.0f};
+  arr = llama_token_data_array{s->cur.data(), (size_t) n_vocab, -1, false};
+}
+
+// Samples from output i of the last decode and records the token in the samplers' history (penalties, grammar).
+EMSCRIPTEN_KEEPALIVE int hearth_sampler_sample(hearth_sampler * s, hearth_context * h, int i) {
+  const float * logits = llama_get_logits_ith(h->ctx, i);
+  const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(h->ctx)));
+  llama_token_data_array arr;
+  fill(s, logits, n_vocab, arr);
+  llama_sampler_apply(s->chain, &arr);
+  llama_token token = arr.data[arr.selected].id;
+  if (s->grammar) {
+    llama_token_data one{token, 1.0f, 0.0f};
+    llama_token_data_array single{&one, 1, -1, false};
+    llama_sampler_apply(s->grammar, &single);
+    if (single.data[0].logit == -INFINITY) {
+      fill(s, logits, n_vocab, arr);
+      llama_sampler_apply(s->grammar, &arr);
+      llama_sampler_apply(s->chain, &arr);
+      token = arr.data[arr.selected].id;
+    }
+    llama_sampler_accept(s->grammar, token);
+  }
+  llama_sampler_accept(s->chain, token);
+  return token;
+}
+
+// Records a token that was not sampled (the prompt's tail, for the penalties).
+EMSCRIPTEN_KEEPALIVE void hearth_sampler_accept(hearth_sampler * s, int token) { llama_sampler_accept(s->chain, token); }
+
+EMSCRIPTEN_KEEPALIVE void hearth_sampler_free(hearth_sampler * s) {
+  if (!s) return;
+  llama_sampler_free(s->chain);
+  if (s->grammar) llama_sampler_free(s->grammar);
+  delete s;
+}
+
+// The log-probability of `token` at output i of the last decode, from the raw logits (a log-softmax computed around
+// the largest logit, so no exp overflows), and the `n_top` most likely tokens with theirs, most likely first.
+EMSCRIPTEN_KEEPALIVE float hearth_logprobs(hearth_context * h, int i, int token, int n_top, int32_t * top_ids,
+                                           float * top_logprobs) {
+  const float * logits = llama_get_logits_ith(h->ctx, i);
+  const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(h->ctx)));
+  float max = -INFINITY;
+  for (int t = 0; t < n_vocab; t++) max = logits[t] > max ? logits[t] : max;
+  double sum = 0;
+  for (int t = 0; t < n_vocab; t++) sum += std::exp((double) (logits[t] - max));
+  const float lse = max + (float) std::log(sum);
+  int n = 0;  // top_ids[0..n) sorted by logit, descending
+  for (int t = 0; t < n_vocab && n_top > 0; t++) {
+    if (n == n_top && logits[t] <= logits[top_ids[n - 1]]) continue;
+    int k = n < n_top ? n++ : n - 1;
+    while (k > 0 && logits[top_ids[k - 1]] < logits[t]) {
+      top_ids[k] = top_ids[k - 1];
+      k--;
+    }
+    top_ids[k] = t;
+  }
+  for (int k = 0; k < n; k++) top_logprobs[k] = logits[top_ids[k]] - lse;
+  return logits[token] - lse;
+}
+
+// --- embeddings ----------------------------------------------------------------------------------------------------
+
+// Embedding outputs instead of logits for the next decodes (pooled per sequence as the model's GGUF says).
+EMSCRIPTEN_KEEPALIVE void hearth_set_embeddings(hearth_context * h, int on) { llama_set_embeddings(h->ctx, on != 0); }
+// llama_pooling_type: -1 unspecified, 0 none, 1 mean, 2 cls, 3 last, 4 rank (a reranker's score).
+EMSCRIPTEN_KEEPALIVE int hearth_pooling_type(hearth_context * h) { return (int) llama_pooling_type(h->ctx); }
+// The pooled embedding of sequence `seq` after the last decode (n_embd floats; n_cls_out scores with rank pooling).
+EMSCRIPTEN_KEEPALIVE float * hearth_embeddings_seq(hearth_context * h, int seq) {
+  return llama_get_embeddings_seq(h->ctx, seq);
+}
+// The embedding of output i of the last decode, without pooling.
+EMSCRIPTEN_KEEPALIVE float * hearth_embeddings_ith(hearth_context * h, int i) {
+  return llama_get_embeddings_ith(h->ctx, i);
+}
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_cls_out(const llama_model * m) { return (int) llama_model_n_cls_out(m); }
 
 }  // extern "C"

@@ -1,5 +1,7 @@
 // Builds the OpenAI-shaped objects: streamed chunks and the assembled ChatCompletion.
-import type { ChatCompletion, ChatCompletionChunk, FinishReason, Timings, Usage } from '../types.ts';
+import type {
+  AssistantMessage, ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, FinishReason, TokenLogprob, Timings, ToolCall, Usage,
+} from '../types.ts';
 
 export interface CompletionMeta {
   id: string;
@@ -13,10 +15,11 @@ export function newCompletionMeta(model: string): CompletionMeta {
 }
 
 export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'][0]['delta'],
-  finish: FinishReason | null = null, end?: { usage: Usage; timings: Timings; warnings?: string[] }): ChatCompletionChunk {
+  finish: FinishReason | null = null, end?: { usage: Usage; timings: Timings; warnings?: string[] },
+  logprobs: ChoiceLogprobs | null = null): ChatCompletionChunk {
   const c: ChatCompletionChunk = {
     id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model,
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs }],
   };
   if (end) {
     c.usage = end.usage;
@@ -29,11 +32,33 @@ export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'
 /** Folds a chunk stream into the ChatCompletion a non-streaming call returns. */
 export class CompletionAssembler {
   private content = '';
+  private reasoning = '';
+  private readonly calls: ToolCall[] = [];
+  private logprobs: TokenLogprob[] | null = null;
   private last: ChatCompletionChunk | null = null;
 
   add(c: ChatCompletionChunk) {
-    this.content += c.choices[0]?.delta.content ?? '';
+    const choice = c.choices[0];
+    const delta = choice?.delta ?? {};
+    this.content += delta.content ?? '';
+    this.reasoning += delta.reasoning_content ?? '';
+    for (const d of delta.tool_calls ?? []) {
+      const call = (this.calls[d.index] ??= { id: d.id ?? '', type: 'function', function: { name: '', arguments: '' } });
+      if (d.function.name) call.function.name = d.function.name;
+      call.function.arguments += d.function.arguments;
+    }
+    if (choice?.logprobs?.content) (this.logprobs ??= []).push(...choice.logprobs.content);
     this.last = c;
+  }
+
+  private message(): AssistantMessage {
+    const message: AssistantMessage = { role: 'assistant', content: this.content };
+    if (this.reasoning) message.reasoning_content = this.reasoning;
+    if (this.calls.length) {
+      message.tool_calls = this.calls;
+      if (!this.content.trim()) message.content = null;
+    }
+    return message;
   }
 
   result(): ChatCompletion {
@@ -43,9 +68,9 @@ export class CompletionAssembler {
       id: last.id, object: 'chat.completion', created: last.created, model: last.model,
       choices: [{
         index: 0,
-        message: { role: 'assistant', content: this.content },
+        message: this.message(),
         finish_reason: last.choices[0]?.finish_reason ?? 'stop',
-        logprobs: null,
+        logprobs: this.logprobs ? { content: this.logprobs } : null,
       }],
       usage: last.usage,
       timings: last.timings,

@@ -2,6 +2,7 @@
 // parameter and says what is allowed, thrown before the request is queued.
 import { InvalidRequestError } from '../errors.ts';
 import type { ChatCompletionCreateParams, ChatMessage, Progress, Tool } from '../types.ts';
+import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
 
 /** The sampler chain's settings (wasm/hearth.cpp builds llama.cpp's chain from them). */
 export interface SamplerParams {
@@ -16,9 +17,20 @@ export interface SamplerParams {
   seed: number;
 }
 
+/** tool_choice resolved: 'none' when there are no tools; a named choice as the tool's name. */
+export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
 export interface ResolvedRequest {
   messages: ChatMessage[];
   tools: Tool[] | undefined;
+  toolChoice: ResolvedToolChoice;
+  parallelToolCalls: boolean;
+  /** GBNF the reply must follow: response_format's (converted here) or the raw `grammar`; null for none. */
+  grammar: string | null;
+  /** Likeliest tokens to report beside each token's log-probability; null: no logprobs. */
+  logprobs: number | null;
+  /** Variables the chat template gets besides the messages (chat_template_kwargs, reasoning_effort). */
+  templateKwargs: Record<string, unknown>;
   /** null: until the context is full. */
   maxTokens: number | null;
   stop: string[];
@@ -80,13 +92,26 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     }
   }
 
-  if (p.logprobs) bad('logprobs', 'not supported yet; leave it unset');
-  const format = p.response_format as { type?: string } | undefined | null;
-  if (format && format.type !== 'text') bad('response_format', 'only {type: "text"} is supported yet');
-  if (p.tool_choice !== undefined && p.tool_choice !== null && p.tool_choice !== 'auto' && p.tool_choice !== 'none') {
-    bad('tool_choice', 'only "auto" and "none" are supported yet');
+  const tools = resolveTools(p);
+  const toolChoice = resolveToolChoice(p, tools);
+  const grammar = resolveGrammar(p);
+  if (grammar && (toolChoice === 'required' || typeof toolChoice === 'object')) {
+    bad('tool_choice', 'a forced tool call cannot be combined with response_format or grammar; use tool_choice "auto"');
   }
-  if (p.tools !== undefined && !Array.isArray(p.tools)) bad('tools', 'expected an array of {type: "function", function} tools');
+  let logprobs: number | null = null;
+  if (p.logprobs !== undefined && p.logprobs !== null && typeof p.logprobs !== 'boolean') bad('logprobs', 'expected a boolean');
+  if (p.top_logprobs !== undefined && p.top_logprobs !== null) {
+    if (!p.logprobs) bad('top_logprobs', 'needs logprobs: true');
+    logprobs = num(p, 'top_logprobs', 0, 20, 0, true);
+  } else if (p.logprobs) {
+    logprobs = 0;
+  }
+  const kwargs = p.chat_template_kwargs ?? {};
+  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) bad('chat_template_kwargs', 'expected an object of template variables');
+  const effort = p.reasoning_effort;
+  if (effort !== undefined && effort !== null && !['low', 'medium', 'high'].includes(effort)) {
+    bad('reasoning_effort', `expected "low", "medium" or "high", got ${JSON.stringify(effort)}`);
+  }
   if (p.conversation_id !== undefined && (typeof p.conversation_id !== 'string' || !p.conversation_id)) {
     bad('conversation_id', 'expected a non-empty string');
   }
@@ -103,7 +128,12 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
   return {
     messages: p.messages,
-    tools: p.tools?.length ? p.tools : undefined,
+    tools,
+    toolChoice,
+    parallelToolCalls: p.parallel_tool_calls !== false,
+    grammar,
+    logprobs,
+    templateKwargs: effort ? { ...kwargs, reasoning_effort: effort } : { ...kwargs },
     maxTokens,
     stop,
     stream: p.stream === true,
@@ -123,4 +153,50 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
       seed: seed >>> 0,
     },
   };
+}
+
+function resolveTools(p: ChatCompletionCreateParams): Tool[] | undefined {
+  if (p.tools === undefined || p.tools === null) return undefined;
+  if (!Array.isArray(p.tools)) bad('tools', 'expected an array of {type: "function", function: {name, description?, parameters?}} tools');
+  p.tools.forEach((t, i) => {
+    if (!t || t.type !== 'function' || !t.function || typeof t.function.name !== 'string' || !t.function.name) {
+      bad(`tools[${i}]`, 'expected {type: "function", function: {name, description?, parameters?}}');
+    }
+    const params = t.function.parameters;
+    if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+      bad(`tools[${i}].function.parameters`, 'expected a JSON Schema object');
+    }
+  });
+  return p.tools.length ? p.tools : undefined;
+}
+
+function resolveToolChoice(p: ChatCompletionCreateParams, tools: Tool[] | undefined): ResolvedToolChoice {
+  const c = p.tool_choice;
+  if (c === undefined || c === null) return tools ? 'auto' : 'none';
+  if (c === 'none') return 'none';
+  if (c === 'auto' || c === 'required') {
+    if (!tools && c === 'required') bad('tool_choice', '"required" needs tools');
+    return tools ? c : 'none';
+  }
+  const name = typeof c === 'object' && c.type === 'function' ? c.function?.name : undefined;
+  if (typeof name !== 'string') {
+    bad('tool_choice', 'expected "auto", "none", "required" or {type: "function", function: {name}}');
+  }
+  if (!tools?.some((t) => t.function.name === name)) bad('tool_choice', `no tool named ${JSON.stringify(name)} in tools`);
+  return { name };
+}
+
+function resolveGrammar(p: ChatCompletionCreateParams): string | null {
+  const format = p.response_format;
+  const raw = p.grammar;
+  if (raw !== undefined && raw !== null && (typeof raw !== 'string' || !raw.trim())) bad('grammar', 'expected GBNF text with a root rule');
+  if (format === undefined || format === null || format.type === 'text') return raw || null;
+  if (raw) bad('grammar', 'give either grammar or response_format, not both');
+  if (format.type === 'json_object') return jsonObjectGrammar();
+  if (format.type === 'json_schema') {
+    const js = format.json_schema;
+    if (!js || typeof js !== 'object') bad('response_format.json_schema', 'expected {name, schema}');
+    return schemaGrammar(js.schema ?? true, 'response_format.json_schema.schema');
+  }
+  bad('response_format', `expected {type: "text" | "json_object" | "json_schema"}, got ${JSON.stringify((format as { type?: unknown }).type)}`);
 }

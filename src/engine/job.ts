@@ -3,11 +3,12 @@
 import { chunk, type CompletionMeta } from '../api/completion.ts';
 import type { ResolvedRequest } from '../api/request.ts';
 import { AbortError } from '../errors.ts';
-import type { ChatCompletionChunk, FinishReason } from '../types.ts';
+import type { ChatCompletionChunk, ChatMessage, ChunkDelta, FinishReason, TokenLogprob } from '../types.ts';
 import type { Prepared } from './cache/prompt-cache.ts';
 import { now } from './clock.ts';
 import { Detokenizer } from './detokenizer.ts';
-import type { LlamaModel, Sampler } from './llama/binding.ts';
+import { OutputStream } from './chat/stream.ts';
+import type { LlamaModel, Sampler, TokenLogprobs } from './llama/binding.ts';
 import type { PreparedPrompt } from './prompt.ts';
 import { StopMatcher } from './stop.ts';
 
@@ -37,6 +38,11 @@ export class Job {
   finish: FinishReason = 'stop';
   private text = '';
   private detok: Detokenizer | null = null;
+  /** Cuts the text into reasoning, content and tool calls (null: it is all content). */
+  private output: OutputStream | null = null;
+  private model: LlamaModel | null = null;
+  /** Log-probabilities of tokens whose text has not gone out in a chunk yet. */
+  private logprobs: TokenLogprob[] = [];
   private readonly stops: StopMatcher;
   /** Chunks handed to the sink and not yet taken: while it is pending the job skips steps (back-pressure). */
   private sent: Promise<void> = Promise.resolve();
@@ -81,7 +87,11 @@ export class Job {
   startReply(model: LlamaModel) {
     this.phase = 'generate';
     this.tPrompt = now();
-    this.detok = new Detokenizer((t) => model.tokenBytes(t, false));
+    this.model = model;
+    const { preserved, parse } = this.prompt!.output;
+    // The format's markers are read as text even where they are special tokens (harmony's <|channel|>, …).
+    this.detok = new Detokenizer((t) => model.tokenBytes(t, preserved.has(t)));
+    this.output = parse ? new OutputStream(parse, this.req.parallelToolCalls ? Infinity : 1) : null;
     this.emit(chunk(this.meta, { role: 'assistant', content: '' }));
   }
 
@@ -89,10 +99,11 @@ export class Job {
    * Takes a sampled token. Returns true when the reply ended (end-of-generation token, stop string, max_tokens);
    * otherwise the token is the next one to decode.
    */
-  take(token: number, isEog: boolean): boolean {
+  take(token: number, isEog: boolean, lp?: TokenLogprobs): boolean {
     if (this.n === 0 && !this.tFirst) this.tFirst = now();
     if (isEog) return true;
     this.n++;
+    if (lp) this.logprobs.push(this.tokenLogprob(token, lp));
     const { emit: piece, stopped } = this.stops.push(this.detok!.push(token));
     this.emitText(piece);
     if (stopped) {
@@ -110,16 +121,28 @@ export class Job {
   /** Told to the caller on the final chunk. */
   readonly warnings: string[] = [];
 
-  /** The final chunk (flushing held-back text), with usage and timings. Returns the reply text. */
-  complete(): string {
+  /** The final chunk (flushing held-back text), with usage and timings. Returns the reply as the assistant message
+   * a client sends back next turn. */
+  complete(): ChatMessage {
     if (this.detok) {
       const tail = this.stops.push(this.detok.flush());
       this.emitText(tail.emit + (tail.stopped ? '' : this.stops.flush()));
     }
+    let reply: ChatMessage = { role: 'assistant', content: this.text };
+    let last: ChunkDelta = {};
+    if (this.output) {
+      const { delta, output } = this.output.finish();
+      last = delta ?? {};
+      reply = { role: 'assistant', content: output.content };
+      if (output.toolCalls.length) {
+        reply.tool_calls = output.toolCalls;
+        if (this.finish === 'stop') this.finish = 'tool_calls';
+      }
+    }
     const tEnd = now();
     const promptTokens = this.tokens.length;
     const cached = this.prep.cached;
-    this.emit(chunk(this.meta, {}, this.finish, {
+    this.emit(chunk(this.meta, last, this.finish, {
       usage: {
         prompt_tokens: promptTokens, completion_tokens: this.n, total_tokens: promptTokens + this.n,
         prompt_tokens_details: { cached_tokens: cached },
@@ -129,8 +152,8 @@ export class Job {
         predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
       },
       warnings: this.warnings,
-    }));
-    return this.text;
+    }, this.takeLogprobs()));
+    return reply;
   }
 
   /** Resolves the request once the consumer has every chunk; or rejects it. */
@@ -147,8 +170,25 @@ export class Job {
   }
 
   private emitText(piece: string) {
+    if (!piece) return;
     this.text += piece;
-    if (piece) this.emit(chunk(this.meta, { content: piece }));
+    const delta = this.output ? this.output.push(piece) : { content: piece };
+    if (delta) this.emit(chunk(this.meta, delta, null, undefined, this.takeLogprobs()));
+  }
+
+  private takeLogprobs() {
+    if (this.req.logprobs === null) return null;
+    const content = this.logprobs;
+    this.logprobs = [];
+    return { content };
+  }
+
+  private tokenLogprob(token: number, lp: TokenLogprobs): TokenLogprob {
+    const entry = (t: number, logprob: number) => {
+      const bytes = this.model!.tokenBytes(t, true);
+      return { token: new TextDecoder().decode(bytes), logprob, bytes: Array.from(bytes) };
+    };
+    return { ...entry(token, lp.logprob), top_logprobs: lp.top.map((e) => entry(e.token, e.logprob)) };
   }
 
   private emit(c: ChatCompletionChunk) {

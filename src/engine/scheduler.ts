@@ -8,13 +8,14 @@
 //
 // The context grows with demand (growth.ts). When it cannot grow further and a reply fills it, the request's
 // context_overflow policy applies (overflow.ts).
-import { AbortError, ContextFullError, EngineError } from '../errors.ts';
+import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../errors.ts';
+import type { ChatMessage } from '../types.ts';
 import type { Slot } from './cache/slots.ts';
 import { now } from './clock.ts';
 import { fit, grow, resize } from './growth.ts';
 import { Job } from './job.ts';
 import { contextFor, DEFAULT_REPLY_BUDGET } from './kv-layout.ts';
-import { Sampler } from './llama/binding.ts';
+import { GrammarError, logprobs, Sampler } from './llama/binding.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
@@ -216,7 +217,7 @@ export class Scheduler {
       if (job.stopReason()) return; // aborted while the cache was read: the next step ends it
       s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
       if (job.logitsOnly) return;
-      job.sampler = s.llama.guard(() => new Sampler(s.model, job.req.sampler));
+      job.sampler = s.llama.guard(() => newSampler(s, job));
       // Penalties look back over the prompt too (as llama.cpp's own tools do).
       for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) job.sampler.accept(t);
     } catch (err) {
@@ -293,7 +294,8 @@ export class Scheduler {
     const trace = job.trace ? s.ctx.logits(logits) : null;
     const token = s.llama.guard(() => job.sampler!.sample(s.ctx, logits));
     if (trace) job.trace!({ token, logits: trace });
-    if (job.take(token, s.model.eogTokens.has(token))) this.finish(s, job);
+    const lp = job.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, job.req.logprobs!)) : undefined;
+    if (job.take(token, s.model.eogTokens.has(token), lp)) this.finish(s, job);
   }
 
   /** Running requests whose cells llama.cpp refused to take into a resized context cannot go on. */
@@ -328,7 +330,7 @@ export class Scheduler {
   private finish(s: Session | null, job: Job, err?: unknown) {
     const i = this.active.indexOf(job);
     if (i >= 0) this.active.splice(i, 1);
-    let reply: string | null = null;
+    let reply: ChatMessage | null = null;
     if (err === undefined && !job.logitsOnly) reply = job.complete();
     if (s) {
       job.sampler?.free();
@@ -336,6 +338,18 @@ export class Scheduler {
     }
     job.sampler = null;
     job.end(err);
+  }
+}
+
+/** The request's sampler, with its grammar; a grammar llama.cpp refuses fails the request before it generates. */
+function newSampler(s: Session, job: Job): Sampler {
+  const grammar = job.prompt!.output.grammar;
+  try {
+    return new Sampler(s.model, job.req.sampler, grammar);
+  } catch (err) {
+    if (!(err instanceof GrammarError)) throw err;
+    const param = job.req.grammar === grammar ? 'grammar' : 'tools';
+    throw new InvalidRequestError(`${param}: ${err.message}`, 'invalid_grammar', { param });
   }
 }
 

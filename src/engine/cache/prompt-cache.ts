@@ -51,8 +51,9 @@ export interface Prepared {
 
 /** How a request on a slot ended (see release). */
 export interface Outcome {
-  /** The reply of a completed turn; null when it failed, was aborted or only read its prompt. */
-  reply: string | null;
+  /** The reply of a completed turn, as the assistant message the client sends back; null when it failed, was
+   * aborted or only read its prompt. */
+  reply: ChatMessage | null;
   error: unknown;
   /** Prompt position where a context shift cut the slot, if one did. */
   shiftedAt: number | null;
@@ -226,7 +227,7 @@ export class PromptCache {
       slot.msgCount = 0;
       return;
     }
-    const messages: ChatMessage[] = [...req.messages, { role: 'assistant', content: reply }];
+    const messages: ChatMessage[] = [...req.messages, reply];
     slot.msgHash = hashMessages(messages, req.tools);
     slot.msgCount = messages.length;
     this.persistence.saveConversation(slot);

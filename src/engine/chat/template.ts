@@ -20,6 +20,8 @@ export interface RenderOptions {
   tools?: Tool[];
   /** End with the assistant's turn header (default true). */
   addGenerationPrompt?: boolean;
+  /** More template variables (chat_template_kwargs: enable_thinking, reasoning_effort, …). */
+  kwargs?: Record<string, unknown>;
 }
 
 export class ChatTemplate {
@@ -51,6 +53,7 @@ export class ChatTemplate {
   /** What the template is given for `messages`: the messages adapted to its caps, tools, special tokens. */
   context(messages: ChatMessage[], opts: RenderOptions = {}): Record<string, unknown> {
     const context: Record<string, unknown> = {
+      ...opts.kwargs,
       messages: adaptMessages(messages, this.caps),
       add_generation_prompt: opts.addGenerationPrompt ?? true,
       bos_token: this.tokens.bos,

@@ -417,16 +417,30 @@ export class LlamaContext {
   }
 }
 
+/** Thrown when llama.cpp refuses a GBNF grammar; `detail` holds its parser's messages. */
+export class GrammarError extends Error {
+  constructor(readonly detail: string[]) {
+    super(`llama.cpp could not parse the grammar${detail.length ? `: ${detail.join('; ')}` : ''}`);
+  }
+}
+
 export class Sampler {
   private ptrValue: number;
 
-  constructor(readonly model: LlamaModel, p: SamplerParams) {
-    this.ptrValue = model.llama.mod._hearth_sampler_new(model.ptr, p.temperature, p.topK, p.topP, p.minP,
-      p.repeatLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty, p.seed >>> 0);
-    if (!this.ptrValue) throw new Error('llama.cpp could not create the sampler');
+  /** `grammar`: GBNF with a rule named root that every sampled token must follow (GrammarError when it does not parse). */
+  constructor(readonly model: LlamaModel, p: SamplerParams, grammar: string | null = null) {
+    const llama = model.llama;
+    const mark = llama.log.mark();
+    const create = (g: number) => llama.mod._hearth_sampler_new(model.ptr, p.temperature, p.topK, p.topP, p.minP,
+      p.repeatLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty, p.seed >>> 0, g);
+    this.ptrValue = grammar ? llama.withCString(grammar, create) : create(0);
+    if (!this.ptrValue) {
+      if (grammar) throw new GrammarError(llama.log.since(mark));
+      throw new Error('llama.cpp could not create the sampler');
+    }
   }
 
-  /** Samples from the logits at batch index i of ctx's last decode, and records the token for the penalties. */
+  /** Samples from the logits at batch index i of ctx's last decode, and records the token (penalties, grammar). */
   sample(ctx: LlamaContext, i: number): number {
     return this.model.llama.mod._hearth_sampler_sample(this.ptrValue, ctx.ptr, i);
   }
@@ -440,4 +454,24 @@ export class Sampler {
     if (this.ptrValue) this.model.llama.mod._hearth_sampler_free(this.ptrValue);
     this.ptrValue = 0;
   }
+}
+
+export interface TokenLogprobs {
+  logprob: number;
+  /** The most likely tokens at that step, most likely first. */
+  top: Array<{ token: number; logprob: number }>;
+}
+
+/** The log-probability of `token` at batch index i of ctx's last decode (from the raw logits), and the `nTop` likeliest. */
+export function logprobs(ctx: LlamaContext, i: number, token: number, nTop: number): TokenLogprobs {
+  const llama = ctx.model.llama;
+  return llama.withBuffer(8 * Math.max(1, nTop), (buf) => {
+    const ids = buf;
+    const lps = buf + 4 * nTop;
+    const logprob = llama.mod._hearth_logprobs(ctx.ptr, i, token, nTop, ids, lps);
+    const { i32, f32 } = llama.heap();
+    const top = [];
+    for (let k = 0; k < nTop; k++) top.push({ token: i32[(ids >> 2) + k]!, logprob: f32[(lps >> 2) + k]! });
+    return { logprob, top };
+  });
 }

@@ -69,10 +69,17 @@ export interface HearthModule {
   _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): number;
 
   _hearth_sampler_new(model: Ptr, temp: number, topK: number, topP: number, minP: number, lastN: number,
-    repeat: number, freq: number, presence: number, seed: number): Ptr;
+    repeat: number, freq: number, presence: number, seed: number, grammar: Ptr): Ptr;
   _hearth_sampler_sample(sampler: Ptr, ctx: Ptr, i: number): number;
   _hearth_sampler_accept(sampler: Ptr, token: number): void;
   _hearth_sampler_free(sampler: Ptr): void;
+  _hearth_logprobs(ctx: Ptr, i: number, token: number, nTop: number, topIds: Ptr, topLogprobs: Ptr): number;
+
+  _hearth_set_embeddings(ctx: Ptr, on: number): void;
+  _hearth_pooling_type(ctx: Ptr): number;
+  _hearth_embeddings_seq(ctx: Ptr, seq: number): Ptr;
+  _hearth_embeddings_ith(ctx: Ptr, i: number): Ptr;
+  _hearth_model_n_cls_out(model: Ptr): number;
 }
 
 export interface EmscriptenFS {
