@@ -3,9 +3,9 @@ import type { EngineBrowser } from './e2e/fixtures.ts';
 
 // E2E tests against the built site (vite preview), served twice: with COOP/COEP (cross-origin isolated: threaded
 // wasm) and without (single-thread wasm). Debian's Chromium runs every spec, through Playwright; Debian's firefox-esr
-// runs the API specs (engine, cache), through puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
+// runs the API specs (engine, cache, chat-features), through puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const apiSpecs = /(engine|cache)\.spec\.ts$/;
+const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({

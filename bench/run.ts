@@ -3,6 +3,7 @@
 // issue asks for (e.g. decode: the 2-thread row).
 import { batch } from './scenarios/batch.ts';
 import { decode } from './scenarios/decode.ts';
+import { grammar } from './scenarios/grammar.ts';
 import { kv } from './scenarios/kv.ts';
 import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
@@ -15,7 +16,7 @@ export interface ScenarioOptions {
   log: (line: string) => void;
 }
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants, swa };
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants, swa, grammar };
 
 const args = process.argv.slice(2);
 const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));

@@ -155,17 +155,17 @@ describe('structured output', () => {
     }
   });
 
-  it('json_object: the reply is a JSON object, 4 seeds', async () => {
-    let finished = 0;
+  it('json_object: the reply is a JSON object, or one cut off by max_tokens, 4 seeds', async () => {
+    // A random model under the bare object grammar writes strings that rarely end: a reply cut off at max_tokens must
+    // still be the start of a JSON object, which closeJson completes.
     for (let seed = 0; seed < 4; seed++) {
-      const r = await create(llama, { response_format: { type: 'json_object' }, seed, temperature: 0.7, max_tokens: 400 });
+      const r = await create(llama, { response_format: { type: 'json_object' }, seed, temperature: 1, max_tokens: 120 });
       const text = r.choices[0]!.message.content!;
-      if (r.choices[0]!.finish_reason === 'length') continue; // an object still open at max_tokens is not done
-      finished++;
-      const value = JSON.parse(text);
+      const value = JSON.parse(r.choices[0]!.finish_reason === 'length' ? closeJson(text) : text);
       expect(typeof value === 'object' && value !== null && !Array.isArray(value), text).toBe(true);
     }
-    expect(finished).toBeGreaterThan(0);
+    expect(() => JSON.parse(closeJson('{"a": [1, {"b'))).not.toThrow();
+    expect(() => JSON.parse(closeJson('{"a": x'))).toThrow(); // not a JSON prefix: stays invalid
   });
 
   it('a raw GBNF grammar is followed', async () => {
@@ -233,12 +233,12 @@ describe('logprobs', () => {
 
 describe('reasoning', () => {
   // A random model never thinks on its own: a grammar makes it write a reasoning block, then an answer.
-  const think = 'root ::= "<think>\\n" [a-z ]{4,30} "\\n</think>\\n\\n" [a-z ]{2,20}';
+  const think = 'root ::= "<think>\\n" [a-z] [a-z ]{3,29} "\\n</think>\\n\\n" [a-z] [a-z ]{1,19}';
 
   it('<think> goes to reasoning_content, streamed as delta.reasoning_content; content excludes it', async () => {
     const r = await create(qwen3, { grammar: think, seed: 1, temperature: 1 });
     const m = r.choices[0]!.message;
-    expect(m.reasoning_content).toMatch(/^[a-z ]{1,30}$/);
+    expect(m.reasoning_content).toMatch(/^[a-z][a-z ]{0,29}$/);
     expect(m.content).toMatch(/^[a-z ]{2,20}$/);
     const stream = await qwen3.chat.completions.create({ messages: ask, max_tokens: 400, grammar: think, seed: 1, temperature: 1, stream: true });
     let reasoning = '';
@@ -276,3 +276,24 @@ describe('reasoning', () => {
     }
   });
 });
+
+/** Completes the start of a JSON text: closes an open string, gives a dangling key or colon a null value, drops a
+ * trailing comma, and closes open arrays and objects. Anything that is not a JSON prefix stays invalid. */
+function closeJson(text: string): string {
+  const open: string[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') open.push(c === '{' ? '}' : ']');
+    else if (c === '}' || c === ']') open.pop();
+  }
+  let out = text.replace(/\\$/, '') + (inString ? '"' : '');
+  out = out.trimEnd().replace(/,$/, '');
+  if (out.endsWith(':')) out += 'null';
+  else if (open.at(-1) === '}' && /[{,]\s*"(?:[^"\\]|\\.)*"$/.test(out)) out += ':null';
+  return out + open.reverse().join('');
+}

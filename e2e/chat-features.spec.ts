@@ -1,0 +1,57 @@
+// Chat features through the worker in a browser: a forced tool call streamed as delta.tool_calls, JSON that follows
+// a schema, logprobs, and reasoning apart from the content (fixture models with random weights: grammars hold them).
+import { expect, openEngine, test } from './fixtures.ts';
+
+test('tool calls, structured output, logprobs and reasoning come through the worker', async ({ harness }) => {
+  await openEngine(harness);
+  const result = await harness.evaluate(async () => {
+    const e = window.engine;
+    await e.load('/test-models/qwen2-tiny.gguf', { nCtx: 2048 });
+    const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+    const tools = [{
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 10 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'] },
+      },
+    }];
+    const stream = await e.chat.completions.create({
+      messages, tools, tool_choice: 'required', parallel_tool_calls: false, seed: 1, temperature: 1, max_tokens: 300, stream: true,
+    });
+    const call = { name: '', args: '', deltas: 0, finish: '' };
+    for await (const c of stream) {
+      for (const d of c.choices[0]!.delta.tool_calls ?? []) {
+        call.deltas++;
+        call.name += d.function.name ?? '';
+        call.args += d.function.arguments;
+      }
+      call.finish = c.choices[0]!.finish_reason ?? call.finish;
+    }
+    const schema = { type: 'object', properties: { answer: { enum: ['yes', 'no'] }, confidence: { type: 'integer', minimum: 0, maximum: 100 } }, required: ['answer', 'confidence'], additionalProperties: false };
+    const json = await e.chat.completions.create({
+      messages, response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } }, seed: 2, temperature: 1, max_tokens: 200,
+      logprobs: true, top_logprobs: 3,
+    });
+    await e.load('/test-models/qwen3-tiny.gguf', { nCtx: 2048 });
+    const thought = await e.chat.completions.create({
+      messages, grammar: 'root ::= "<think>" [a-z]{3,20} "</think>" [a-z]{2,10}', seed: 3, temperature: 1, max_tokens: 100,
+    });
+    return { call, json: json.choices[0]!, thought: thought.choices[0]!.message };
+  });
+  expect(result.call).toMatchObject({ name: 'get_weather', finish: 'tool_calls' });
+  expect(result.call.deltas).toBeGreaterThan(2);
+  const args = JSON.parse(result.call.args);
+  expect(Object.keys(args).sort()).toEqual(['city', 'days']);
+  expect(args.days).toBeGreaterThanOrEqual(1);
+  expect(args.days).toBeLessThanOrEqual(7);
+
+  const value = JSON.parse(result.json.message.content!);
+  expect(['yes', 'no']).toContain(value.answer);
+  expect(Number.isInteger(value.confidence) && value.confidence >= 0 && value.confidence <= 100).toBe(true);
+  const lp = result.json.logprobs!.content!;
+  expect(lp.map((t) => t.token).join('')).toBe(result.json.message.content);
+  expect(lp.every((t) => t.logprob <= 0 && t.top_logprobs.length === 3)).toBe(true);
+
+  expect(result.thought.reasoning_content).toMatch(/^[a-z ]+$/);
+  expect(result.thought.content).toMatch(/^[a-z]{2,10}$/);
+});
