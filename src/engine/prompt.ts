@@ -83,7 +83,8 @@ export class Prompts {
     const tools = req.tools ?? [];
     const parse = format.tools !== 'none' || format.think
       ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial) : null;
-    return { grammar, parse, preserved: new Set(this.markers.values()) };
+    // Without a parser nothing reads the markers: special tokens stay out of the content, as before.
+    return { grammar, parse, preserved: new Set(parse ? this.markers.values() : []) };
   }
 
   /** The request's prompt, its tokens, what the cache matches them by, and the tokens a context shift keeps. */
