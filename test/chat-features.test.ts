@@ -45,7 +45,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  for (const e of [qwen, llama, qwen3]) await e.unload();
+  for (const e of [qwen, llama, qwen3]) await e?.unload();
 });
 
 const create = (e: NodeEngine, p: Omit<ChatCompletionCreateParams, 'messages'> & { messages?: ChatMessage[] }) =>
