@@ -1,8 +1,9 @@
 // Chat features through the worker in a browser: a forced tool call streamed as delta.tool_calls, JSON that follows
-// a schema, logprobs, and reasoning apart from the content (fixture models with random weights: grammars hold them).
+// a schema, logprobs, reasoning apart from the content (fixture models with random weights: grammars hold them), and
+// embeddings and rerank on the embedding and reranker fixtures.
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('tool calls, structured output, logprobs and reasoning come through the worker', async ({ harness }) => {
+test('tool calls, structured output, logprobs, reasoning, embeddings and rerank come through the worker', async ({ harness }) => {
   await openEngine(harness);
   const result = await harness.evaluate(async () => {
     const e = window.engine;
@@ -36,7 +37,11 @@ test('tool calls, structured output, logprobs and reasoning come through the wor
     const thought = await e.chat.completions.create({
       messages, grammar: 'root ::= "<think>" [a-z]{3,20} "</think>" [a-z]{2,10}', seed: 3, temperature: 1, max_tokens: 100,
     });
-    return { call, json: json.choices[0]!, thought: thought.choices[0]!.message };
+    await e.load('/test-models/qwen3-embed.gguf');
+    const embedded = await e.embeddings.create({ input: ['bread', 'the sea'] });
+    await e.load('/test-models/qwen3-rerank.gguf');
+    const ranked = await e.rerank({ query: 'food', documents: ['bread', 'the sea', 'stars'] });
+    return { call, json: json.choices[0]!, thought: thought.choices[0]!.message, embedded, ranked };
   });
   expect(result.call).toMatchObject({ name: 'get_weather', finish: 'tool_calls' });
   expect(result.call.deltas).toBeGreaterThan(2);
@@ -54,4 +59,10 @@ test('tool calls, structured output, logprobs and reasoning come through the wor
 
   expect(result.thought.reasoning_content).toMatch(/^[a-z ]+$/);
   expect(result.thought.content).toMatch(/^[a-z]{2,10}$/);
+
+  const vectors = result.embedded.data.map((d) => d.embedding);
+  expect(vectors).toHaveLength(2);
+  for (const v of vectors) expect(v.reduce((s, x) => s + x * x, 0)).toBeCloseTo(1, 4);
+  expect(result.ranked.results.map((r) => r.index).sort()).toEqual([0, 1, 2]);
+  expect(result.ranked.results[0]!.relevance_score).toBeGreaterThanOrEqual(result.ranked.results[2]!.relevance_score);
 });

@@ -8,5 +8,6 @@ export default async function setup() {
   for (const f of ['index.html', 'e2e/harness.html', 'hearth/engine.worker.js', 'hearth/hearth-mt.wasm', 'hearth/hearth-st.wasm']) {
     if (!existsSync(join(dist, f))) throw new Error(`dist/${f} is missing: run "npm run build:wasm && npm run build" first`);
   }
-  for (const name of ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const) await ensureModel(name);
+  const models = ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
+  for (const name of models) await ensureModel(name);
 }

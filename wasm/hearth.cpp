@@ -89,6 +89,10 @@ EMSCRIPTEN_KEEPALIVE int hearth_model_desc(const llama_model * m, char * buf, in
 EMSCRIPTEN_KEEPALIVE const char * hearth_model_chat_template(const llama_model * m) {
   return llama_model_chat_template(m, nullptr);
 }
+// A named template of the GGUF (tokenizer.chat_template.<name>, e.g. "rerank"), or null.
+EMSCRIPTEN_KEEPALIVE const char * hearth_model_named_template(const llama_model * m, const char * name) {
+  return llama_model_chat_template(m, name);
+}
 EMSCRIPTEN_KEEPALIVE int hearth_model_meta_count(const llama_model * m) { return llama_model_meta_count(m); }
 EMSCRIPTEN_KEEPALIVE int hearth_model_meta_key(const llama_model * m, int i, char * buf, int len) {
   return llama_model_meta_key_by_index(m, i, buf, len);
@@ -104,6 +108,8 @@ static const llama_vocab * vocab_of(const llama_model * m) { return llama_model_
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_n_tokens(const llama_model * m) { return llama_vocab_n_tokens(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_bos(const llama_model * m) { return llama_vocab_bos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_eos(const llama_model * m) { return llama_vocab_eos(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_sep(const llama_model * m) { return llama_vocab_sep(vocab_of(m)); }
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_eos(const llama_model * m) { return llama_vocab_get_add_eos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_bos(const llama_model * m) { return llama_vocab_get_add_bos(vocab_of(m)); }
 
 // Writes every end-of-generation token id into `out`; returns how many there are (may exceed `max`).

@@ -3,11 +3,13 @@
 // in Node is such a core itself (engine/engine.ts). So request validation and defaults, the create() overloads,
 // streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
 import type {
-  CacheStats, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EngineCache, EngineInfo,
-  HearthEngine, LoadOptions, ModelInfo, ModelSource, Progress,
+  CacheStats, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams,
+  Embeddings, EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, Progress, RerankParams,
+  RerankResponse,
 } from '../types.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler } from './completion.ts';
+import { embeddingResponse, embedInputs, type EmbedResult, type RankResult, rerankInputs, rerankResponse } from './embeddings.ts';
 import { resolveRequest, type ResolvedRequest } from './request.ts';
 
 /** The callbacks and the abort signal of one call. Across the worker boundary the callbacks travel as proxies and an
@@ -36,6 +38,10 @@ export interface EngineCore {
   load(request: LoadRequest, control?: CallControl): Promise<ModelInfo>;
   /** Generates one completion, handing every chunk to control.onChunk; resolves after the final chunk. */
   complete(request: CompletionRequest, control?: CallControl): Promise<void>;
+  /** The pooled embeddings of the texts (raw: normalised by the caller). */
+  embed(request: { inputs: string[] }, control?: CallControl): Promise<EmbedResult>;
+  /** A reranker's score of each document against the query. */
+  rank(request: { query: string; documents: string[] }, control?: CallControl): Promise<RankResult>;
   info(): Promise<EngineInfo>;
   unload(): Promise<void>;
   cacheStats(): Promise<CacheStats>;
@@ -48,11 +54,18 @@ const STREAM_BUFFER = 16;
 
 export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };
+  readonly embeddings: Embeddings;
   readonly cache: EngineCache;
 
   constructor(protected readonly core: EngineCore) {
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
+    this.embeddings = {
+      create: async (params: EmbeddingCreateParams) => {
+        const { inputs, dimensions } = embedInputs(params);
+        return embeddingResponse(await core.embed({ inputs }, { signal: params.signal }), dimensions);
+      },
+    };
     this.cache = {
       stats: () => core.cacheStats(),
       clear: (options = {}) => core.cacheClear(options),
@@ -63,6 +76,11 @@ export class EngineApi implements HearthEngine {
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     const { signal, onProgress, ...rest } = options;
     return this.core.load({ source, options: rest }, { signal, onProgress });
+  }
+
+  async rerank(params: RerankParams): Promise<RerankResponse> {
+    const { query, documents } = rerankInputs(params);
+    return rerankResponse(await this.core.rank({ query, documents }, { signal: params.signal }), params);
   }
 
   info(): Promise<EngineInfo> {

@@ -3,12 +3,14 @@
 // wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
 import type { CallControl, CompletionRequest, EngineCore, LoadRequest } from '../api/engine-api.ts';
 import { newCompletionMeta } from '../api/completion.ts';
+import type { EmbedResult, RankResult } from '../api/embeddings.ts';
 import { resolveRequest } from '../api/request.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type { CacheOptions, CacheSource, CacheStats, ChatCompletionCreateParams, EngineInfo, ModelInfo } from '../types.ts';
 import { conversationKey } from './cache/identity.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
+import { pooledOutputs, rerankTokens } from './embed.ts';
 import { Job, type LogitsTrace } from './job.ts';
 import { Llama } from './llama/binding.ts';
 import type { ModuleLoader } from './llama/module.ts';
@@ -105,6 +107,25 @@ export class Engine implements EngineCore {
     const meta = newCompletionMeta(this.live?.info.name ?? '');
     const job = new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, meta, false, trace);
     return this.scheduler.submit(job);
+  }
+
+  /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
+  embed({ inputs }: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const texts = inputs.map((t) => s.llama.guard(() => s.model.tokenize(t, true, false)));
+      const { vectors, tokens } = pooledOutputs(s, texts, 'embed');
+      return { vectors: vectors.map((v) => Array.from(v)), tokens, model: s.info.name };
+    });
+  }
+
+  /** A reranker's score of each document against the query (the first classifier output). */
+  rank({ query, documents }: { query: string; documents: string[] }, control: CallControl = {}): Promise<RankResult> {
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const { vectors, tokens } = pooledOutputs(s, documents.map((d) => rerankTokens(s, query, d)), 'rank');
+      return { scores: vectors.map((v) => v[0]!), tokens, model: s.info.name };
+    });
   }
 
   async unload(): Promise<void> {

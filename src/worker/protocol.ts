@@ -14,7 +14,7 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: WireError }
 
 // Every core method, for the page's forwarding stubs: a Record over Method fails to compile when one is missing.
 const methods: Record<Method, true> = {
-  load: true, complete: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true,
+  load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true,
 };
 export const METHODS = Object.keys(methods) as Method[];
 

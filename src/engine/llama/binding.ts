@@ -190,6 +190,17 @@ export class LlamaModel {
   get addBos(): boolean {
     return this.llama.mod._hearth_vocab_add_bos(this.ptr) === 1;
   }
+  get addEos(): boolean {
+    return this.llama.mod._hearth_vocab_add_eos(this.ptr) === 1;
+  }
+  /** The separator token (BERT's [SEP]), or -1. */
+  get sep(): number {
+    return this.llama.mod._hearth_vocab_sep(this.ptr);
+  }
+  /** Classifier outputs of a reranker (n_cls_out). */
+  get nClsOut(): number {
+    return this.llama.mod._hearth_model_n_cls_out(this.ptr);
+  }
 
   /** Every end-of-generation token (eos, eot, <|im_end|>, …) as llama.cpp detected them. */
   get eogTokens(): Set<number> {
@@ -207,6 +218,12 @@ export class LlamaModel {
 
   get chatTemplate(): string | null {
     const p = this.llama.mod._hearth_model_chat_template(this.ptr);
+    return p ? this.llama.mod.UTF8ToString(p) : null;
+  }
+
+  /** A named template of the GGUF (tokenizer.chat_template.<name>, e.g. 'rerank'), or null. */
+  namedTemplate(name: string): string | null {
+    const p = this.llama.withCString(name, (n) => this.llama.mod._hearth_model_named_template(this.ptr, n));
     return p ? this.llama.mod.UTF8ToString(p) : null;
   }
 
@@ -374,6 +391,23 @@ export class LlamaContext {
 
   clear() {
     this.mod._hearth_memory_clear(this.ptr);
+  }
+
+  /** Embedding outputs (pooled per sequence) instead of logits for the next decodes. */
+  setEmbeddings(on: boolean) {
+    this.mod._hearth_set_embeddings(this.ptr, on ? 1 : 0);
+  }
+
+  /** llama_pooling_type: 0 none, 1 mean, 2 cls, 3 last, 4 rank; the model's own unless the context set one. */
+  get poolingType(): number {
+    return this.mod._hearth_pooling_type(this.ptr);
+  }
+
+  /** A copy of sequence `seq`'s pooled output after the last decode: n_embd floats, or n_cls_out scores (rank). */
+  pooled(seq: number, n: number): Float32Array {
+    const ptr = this.mod._hearth_embeddings_seq(this.ptr, seq);
+    if (!ptr) throw new RangeError(`no pooled embedding for sequence ${seq}`);
+    return this.model.llama.heap().f32.slice(ptr >> 2, (ptr >> 2) + n);
   }
   /** Drops positions [p0, p1) of seq (p1 < 0: to the end). False when llama.cpp cannot (partial removal of a recurrent state). */
   seqRm(seq: number, p0 = 0, p1 = -1): boolean {

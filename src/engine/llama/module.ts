@@ -37,6 +37,7 @@ export interface HearthModule {
   _hearth_model_size(model: Ptr): number;
   _hearth_model_desc(model: Ptr, buf: Ptr, len: number): number;
   _hearth_model_chat_template(model: Ptr): Ptr;
+  _hearth_model_named_template(model: Ptr, name: Ptr): Ptr;
   _hearth_model_meta_count(model: Ptr): number;
   _hearth_model_meta_key(model: Ptr, i: number, buf: Ptr, len: number): number;
   _hearth_model_meta_val(model: Ptr, i: number, buf: Ptr, len: number): number;
@@ -45,6 +46,8 @@ export interface HearthModule {
   _hearth_vocab_bos(model: Ptr): number;
   _hearth_vocab_eos(model: Ptr): number;
   _hearth_vocab_add_bos(model: Ptr): number;
+  _hearth_vocab_add_eos(model: Ptr): number;
+  _hearth_vocab_sep(model: Ptr): number;
   _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
   _hearth_tokenize(model: Ptr, text: Ptr, len: number, out: Ptr, max: number, addSpecial: number, parseSpecial: number): number;
   _hearth_token_to_piece(model: Ptr, token: number, buf: Ptr, len: number, special: number): number;
