@@ -21,7 +21,7 @@ export class StopMatcher {
       this.pending = '';
       return { emit, stopped: true };
     }
-    const keep = this.heldBack();
+    const keep = heldBack(this.pending, this.stops);
     const emit = this.pending.slice(0, this.pending.length - keep);
     this.pending = this.pending.slice(this.pending.length - keep);
     return { emit, stopped: false };
@@ -33,18 +33,18 @@ export class StopMatcher {
     this.pending = '';
     return rest;
   }
+}
 
-  // Length of the longest suffix of `pending` that is a proper prefix of a stop string.
-  private heldBack(): number {
-    let keep = 0;
-    for (const s of this.stops) {
-      for (let n = Math.min(s.length - 1, this.pending.length); n > keep; n--) {
-        if (this.pending.endsWith(s.slice(0, n))) {
-          keep = n;
-          break;
-        }
+/** Length of the longest end of `text` that is a proper start of one of `markers` (it may still become that marker). */
+export function heldBack(text: string, markers: string[]): number {
+  let keep = 0;
+  for (const m of markers) {
+    for (let n = Math.min(m.length - 1, text.length); n > keep; n--) {
+      if (text.endsWith(m.slice(0, n))) {
+        keep = n;
+        break;
       }
     }
-    return keep;
   }
+  return keep;
 }

@@ -3,6 +3,7 @@
 // whatever the next tokens could still turn into something else (the start of a marker, a call whose name is not yet
 // known), so that each partial result extends the previous one and a stream can send the difference (stream.ts).
 import type { Tool } from '../../types.ts';
+import { heldBack } from '../stop.ts';
 
 export interface ParsedCall {
   name: string;
@@ -29,20 +30,6 @@ export interface OutputFormat {
 /** Trimmed text; while it may go on (partial), trailing whitespace is held back rather than dropped. */
 function trim(text: string, partial: boolean): string {
   return partial ? text.trimStart().replace(/\s+$/, '') : text.trim();
-}
-
-/** The longest end of `text` that is the start of one of `markers` (it may still become that marker). */
-function heldBack(text: string, markers: string[]): number {
-  let keep = 0;
-  for (const m of markers) {
-    for (let n = Math.min(m.length - 1, text.length); n > keep; n--) {
-      if (text.endsWith(m.slice(0, n))) {
-        keep = n;
-        break;
-      }
-    }
-  }
-  return keep;
 }
 
 /** `text` up to the first of `markers`: [before, marker, after]; without one, what is surely text (partial). */
