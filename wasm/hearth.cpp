@@ -382,10 +382,6 @@ EMSCRIPTEN_KEEPALIVE int hearth_pooling_type(hearth_context * h) { return (int) 
 EMSCRIPTEN_KEEPALIVE float * hearth_embeddings_seq(hearth_context * h, int seq) {
   return llama_get_embeddings_seq(h->ctx, seq);
 }
-// The embedding of output i of the last decode, without pooling.
-EMSCRIPTEN_KEEPALIVE float * hearth_embeddings_ith(hearth_context * h, int i) {
-  return llama_get_embeddings_ith(h->ctx, i);
-}
 EMSCRIPTEN_KEEPALIVE int hearth_model_n_cls_out(const llama_model * m) { return (int) llama_model_n_cls_out(m); }
 
 }  // extern "C"

@@ -81,7 +81,6 @@ export interface HearthModule {
   _hearth_set_embeddings(ctx: Ptr, on: number): void;
   _hearth_pooling_type(ctx: Ptr): number;
   _hearth_embeddings_seq(ctx: Ptr, seq: number): Ptr;
-  _hearth_embeddings_ith(ctx: Ptr, i: number): Ptr;
   _hearth_model_n_cls_out(model: Ptr): number;
 }
 
