@@ -109,7 +109,6 @@ EMSCRIPTEN_KEEPALIVE int hearth_vocab_n_tokens(const llama_model * m) { return l
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_bos(const llama_model * m) { return llama_vocab_bos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_eos(const llama_model * m) { return llama_vocab_eos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_sep(const llama_model * m) { return llama_vocab_sep(vocab_of(m)); }
-EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_eos(const llama_model * m) { return llama_vocab_get_add_eos(vocab_of(m)); }
 EMSCRIPTEN_KEEPALIVE int hearth_vocab_add_bos(const llama_model * m) { return llama_vocab_get_add_bos(vocab_of(m)); }
 
 // Writes every end-of-generation token id into `out`; returns how many there are (may exceed `max`).

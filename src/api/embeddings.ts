@@ -1,7 +1,7 @@
 // Embeddings and rerank, the OpenAI (and Cohere/Jina rerank) shapes over the engine's two flat calls: requests checked
 // on the caller's side, vectors normalised (and shortened to `dimensions`) here, results sorted by score.
-import { InvalidRequestError } from '../errors.ts';
 import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, RerankResponse } from '../types.ts';
+import { bad } from './request.ts';
 
 /** What embed() returns: raw pooled vectors, and the tokens read. */
 export interface EmbedResult {
@@ -15,10 +15,6 @@ export interface RankResult {
   scores: number[];
   tokens: number;
   model: string;
-}
-
-function bad(param: string, message: string): never {
-  throw new InvalidRequestError(`${param}: ${message}`, 'invalid_parameter', { param });
 }
 
 export function embedInputs(p: EmbeddingCreateParams): { inputs: string[]; dimensions: number | null } {

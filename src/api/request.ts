@@ -50,7 +50,8 @@ export const SAMPLING_DEFAULTS = {
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
-function bad(param: string, message: string): never {
+/** Throws the InvalidRequestError every request check gives: it names the parameter. */
+export function bad(param: string, message: string): never {
   throw new InvalidRequestError(`${param}: ${message}`, 'invalid_parameter', { param });
 }
 

@@ -186,7 +186,7 @@ export class Job {
   private tokenLogprob(token: number, lp: TokenLogprobs): TokenLogprob {
     const entry = (t: number, logprob: number) => {
       const bytes = this.model!.tokenBytes(t, true);
-      return { token: new TextDecoder().decode(bytes), logprob, bytes: Array.from(bytes) };
+      return { token: tokenText.decode(bytes), logprob, bytes: Array.from(bytes) };
     };
     return { ...entry(token, lp.logprob), top_logprobs: lp.top.map((e) => entry(e.token, e.logprob)) };
   }
@@ -201,5 +201,8 @@ export class Job {
       });
   }
 }
+
+/** Decodes one token's bytes on their own (a piece of a character becomes U+FFFD, as OpenAI's tokens do). */
+const tokenText = new TextDecoder();
 
 const round = (ms: number) => Math.round(ms * 100) / 100;

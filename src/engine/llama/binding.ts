@@ -190,9 +190,6 @@ export class LlamaModel {
   get addBos(): boolean {
     return this.llama.mod._hearth_vocab_add_bos(this.ptr) === 1;
   }
-  get addEos(): boolean {
-    return this.llama.mod._hearth_vocab_add_eos(this.ptr) === 1;
-  }
   /** The separator token (BERT's [SEP]), or -1. */
   get sep(): number {
     return this.llama.mod._hearth_vocab_sep(this.ptr);

@@ -46,7 +46,6 @@ export interface HearthModule {
   _hearth_vocab_bos(model: Ptr): number;
   _hearth_vocab_eos(model: Ptr): number;
   _hearth_vocab_add_bos(model: Ptr): number;
-  _hearth_vocab_add_eos(model: Ptr): number;
   _hearth_vocab_sep(model: Ptr): number;
   _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
   _hearth_tokenize(model: Ptr, text: Ptr, len: number, out: Ptr, max: number, addSpecial: number, parseSpecial: number): number;
