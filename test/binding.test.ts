@@ -110,6 +110,8 @@ describe('binding', () => {
     calls(); // llama.cpp allocates some buffers on first use and keeps them
     const before = llama.heapInUse;
     for (let i = 0; i < 50; i++) calls();
-    expect(llama.heapInUse).toBe(before);
+    // dlmalloc counts whole chunks: a buffer placed in a free chunk up to 15 bytes larger than asked counts those
+    // bytes too (seen: +8 after 50 rounds). Leaking even the smallest allocation (a 16-byte chunk) each round adds 800.
+    expect(llama.heapInUse - before).toBeLessThan(100);
   });
 });
