@@ -1,7 +1,8 @@
 // The low-level binding the caches and the scheduler build on: batched decode with positions and sequence ids,
 // KV memory operations, and sequence state export/import.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
+import { schemaGrammar } from '../src/api/json-schema.ts';
+import { type Llama, LlamaContext, type LlamaModel, Sampler } from '../src/engine/llama/binding.ts';
 import { argmax, maxDiff, openLlama } from './helpers.ts';
 
 let llama: Llama;
@@ -96,6 +97,33 @@ describe('binding', () => {
     const warm = prefill(1, prompt.subarray(10), 10);
     expect(maxDiff(cold, warm)).toBeLessThan(1e-2);
     expect(argmax(warm)).toBe(argmax(cold));
+  });
+
+  it('a grammar allows the same tokens whether llama.cpp checks the whole vocabulary at once or a few at a time', () => {
+    // Over many candidates llama.cpp reads each token's text from a table decoded once (patch 0007); over a few it
+    // decodes them on the spot, as upstream does. Walk a JSON schema's grammar along allowed tokens and compare.
+    const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 12 }, n: { type: 'integer' } }, required: ['name', 'n'] };
+    const params = { temperature: 0, topK: 40, topP: 1, minP: 0, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0, seed: 1 };
+    const sampler = new Sampler(model, params, schemaGrammar(schema, 'response_format'));
+    const vocab = Int32Array.from({ length: model.nVocab }, (_, i) => i);
+    const allowedIds = (flags: boolean[], from = 0) => flags.flatMap((ok, i) => (ok ? [from + i] : []));
+    let seed = 12345;
+    try {
+      for (let step = 0; step < 20; step++) {
+        const whole = allowedIds(sampler.grammarAllows(vocab));
+        const few: number[] = [];
+        for (let i = 0; i < vocab.length; i += 200) few.push(...allowedIds(sampler.grammarAllows(vocab.subarray(i, i + 200)), i));
+        expect(whole, `step ${step}`).toEqual(few);
+        expect(whole.length).toBeGreaterThan(0);
+        const picks = whole.filter((t) => !model.eogTokens.has(t)); // the end of the reply ends the walk
+        if (!picks.length) break;
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        const next = picks[seed % picks.length]!;
+        sampler.grammarAllows(new Int32Array([next]), next);
+      }
+    } finally {
+      sampler.free();
+    }
   });
 
   it('frees everything it allocates, also when a call fails', () => {

@@ -339,6 +339,20 @@ EMSCRIPTEN_KEEPALIVE int hearth_sampler_sample(hearth_sampler * s, hearth_contex
 // Records a token that was not sampled (the prompt's tail, for the penalties).
 EMSCRIPTEN_KEEPALIVE void hearth_sampler_accept(hearth_sampler * s, int token) { llama_sampler_accept(s->chain, token); }
 
+// Which of the n tokens the grammar allows next (out[k] = 1 or 0), and, when accept >= 0, moves the grammar past
+// that token. For tests: llama.cpp checks a few candidates and many candidates by different paths (patch 0007).
+EMSCRIPTEN_KEEPALIVE int hearth_sampler_grammar_check(hearth_sampler * s, const int * tokens, int n, uint8_t * out,
+                                                      int accept) {
+  if (!s->grammar) return 0;
+  s->cur.resize(n);
+  for (int k = 0; k < n; k++) s->cur[k] = llama_token_data{tokens[k], 0.0f, 0.0f};
+  llama_token_data_array arr{s->cur.data(), (size_t) n, -1, false};
+  llama_sampler_apply(s->grammar, &arr);
+  for (int k = 0; k < n; k++) out[k] = arr.data[k].logit == -INFINITY ? 0 : 1;
+  if (accept >= 0) llama_sampler_accept(s->grammar, accept);
+  return 1;
+}
+
 EMSCRIPTEN_KEEPALIVE void hearth_sampler_free(hearth_sampler * s) {
   if (!s) return;
   llama_sampler_free(s->chain);

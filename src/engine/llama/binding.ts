@@ -481,6 +481,17 @@ export class Sampler {
     this.model.llama.mod._hearth_sampler_accept(this.ptrValue, token);
   }
 
+  /** Which of `tokens` the grammar allows next, checked together; then moves the grammar past `accept`, if given. */
+  grammarAllows(tokens: Int32Array, accept = -1): boolean[] {
+    const llama = this.model.llama;
+    return llama.withBuffer(5 * tokens.length, (buf) => {
+      llama.heap().i32.set(tokens, buf >> 2);
+      const out = buf + 4 * tokens.length;
+      if (!llama.mod._hearth_sampler_grammar_check(this.ptrValue, buf, tokens.length, out, accept)) throw new Error('the sampler has no grammar');
+      return [...llama.heap().u8.subarray(out, out + tokens.length)].map((v) => v === 1);
+    });
+  }
+
   free() {
     if (this.ptrValue) this.model.llama.mod._hearth_sampler_free(this.ptrValue);
     this.ptrValue = 0;

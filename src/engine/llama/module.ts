@@ -74,6 +74,7 @@ export interface HearthModule {
     repeat: number, freq: number, presence: number, seed: number, grammar: Ptr): Ptr;
   _hearth_sampler_sample(sampler: Ptr, ctx: Ptr, i: number): number;
   _hearth_sampler_accept(sampler: Ptr, token: number): void;
+  _hearth_sampler_grammar_check(sampler: Ptr, tokens: Ptr, n: number, out: Ptr, accept: number): number;
   _hearth_sampler_free(sampler: Ptr): void;
   _hearth_logprobs(ctx: Ptr, i: number, token: number, nTop: number, topIds: Ptr, topLogprobs: Ptr): number;
 
