@@ -39,7 +39,7 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
   const fingerprint = await fingerprintFile(file);
-  const model = readModel(llama, file, options);
+  const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   try {
     const shape = model.shape();
@@ -72,9 +72,9 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
 }
 
 /** The model's weights in the heap, with load progress; a ModelLoadError with llama.cpp's reason when it refuses. */
-function readModel(llama: Llama, file: ModelFile, options: LoadOptions): LlamaModel {
+async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): Promise<LlamaModel> {
   const mark = llama.log.mark();
-  const mounted = file.mount(llama.mod);
+  const mounted = await file.mount(llama.mod);
   let model: LlamaModel | null = null;
   try {
     llama.mod.hearthProgress = (p) => {

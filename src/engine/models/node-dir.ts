@@ -76,7 +76,7 @@ export async function diskFiles(dir: string, names: string[]): Promise<ModelFile
     name: names[0]!,
     size: parts.reduce((n, p) => n + p.size, 0),
     parts,
-    mount(mod) {
+    async mount(mod) {
       const at = `/hearth-node-${++mounts}`;
       mod.FS.mkdir(at);
       mod.FS.mount(mod.NODEFS, { root: dir }, at);

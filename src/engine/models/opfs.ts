@@ -92,10 +92,13 @@ export function opfsBackend(): StoreBackend | null {
   };
 }
 
-/** A stored model's files, as Files; works on the page too (reading OPFS needs no sync access handle). */
-export async function storedFiles(key: string, names: string[]): Promise<Array<{ name: string; blob: File }>> {
+/** A stored model's files, as Files and their handles; works on the page too (reading OPFS needs no sync access handle). */
+export async function storedFiles(key: string, names: string[]): Promise<Array<{ name: string; blob: File; opfs: FileSystemFileHandle }>> {
   const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(ROOT)).getDirectoryHandle(key);
-  return Promise.all(names.map(async (name) => ({ name, blob: await (await dir.getFileHandle(name)).getFile() })));
+  return Promise.all(names.map(async (name) => {
+    const opfs = await dir.getFileHandle(name);
+    return { name, blob: await opfs.getFile(), opfs };
+  }));
 }
 
 function syncWriter(handle: SyncHandle): FileWriter {
