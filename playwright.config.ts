@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import type { EngineBrowser } from './e2e/fixtures.ts';
+import type { EngineBackend, EngineBrowser } from './e2e/fixtures.ts';
 
 // E2E tests against the built site (vite preview), served twice: with COOP/COEP (cross-origin isolated: threaded
 // wasm) and without (single-thread wasm). Debian's Chromium runs every spec, through Playwright; Debian's firefox-esr
@@ -8,13 +8,19 @@ const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
+// The model store does not depend on threads: its spec runs once, in Chromium on the isolated page.
+const storeSpec = /models\.spec\.ts$/;
+const webgpuSpec = /webgpu\.spec\.ts$/;
+
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   ...(browser === 'firefox' ? { testMatch: apiSpecs } : {}),
+  // webgpu.spec is the 'chromium-webgpu' project's own.
+  testIgnore: browser !== 'chromium' || isolation !== 'isolated' ? [storeSpec, webgpuSpec] : [webgpuSpec],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
-export default defineConfig<{ isolated: boolean }, { engineBrowser: EngineBrowser }>({
+export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser }>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
   timeout: 180_000,
@@ -31,7 +37,15 @@ export default defineConfig<{ isolated: boolean }, { engineBrowser: EngineBrowse
         '--disable-component-update', '--disable-sync'],
     },
   },
-  projects: [project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain')],
+  projects: [
+    project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain'),
+    // The API tests again on backend 'webgpu' (@wllama/wllama): on this machine's adapter-less Chromium that is
+    // wllama's CPU build, after the self-test against the wasm engine. Tests that need a real GPU say so and skip.
+    {
+      name: 'chromium-webgpu', testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
+      use: { baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu' },
+    },
+  ],
   webServer: [
     { command: 'npx vite preview --port 4173 --strictPort', port: 4173, reuseExistingServer: !process.env.CI },
     {

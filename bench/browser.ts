@@ -1,5 +1,9 @@
-// Serves the project with Vite (COOP/COEP on, so threads work) and opens bench/page.html in Debian's Chromium.
-import { chromium, type Browser, type Page } from '@playwright/test';
+// Serves the project with Vite (COOP/COEP on, so threads work) and opens bench/page.html in Debian's Chromium, in a
+// browser context of its own (in memory, or a profile on disk).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
 import type { Bench } from './page.ts';
 
@@ -10,10 +14,13 @@ export interface BenchBrowser {
   call<K extends keyof Bench>(name: K, ...args: Parameters<Bench[K]>): Promise<Awaited<ReturnType<Bench[K]>>>;
   /** Reloads the page (IndexedDB and the HTTP cache stay, like a user's reload). */
   reload(): Promise<void>;
+  /** Closes the page and opens it again in the same profile (a visitor who comes back). */
+  reopen(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function openBenchPage(): Promise<BenchBrowser> {
+/** `profile`: a browser profile on disk (storage as a visitor's browser keeps it; OPFS at full quota), else in memory. */
+export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<BenchBrowser> {
   // No HMR and no file watching: an edit during a run must not reload the page mid-measurement.
   const server: ViteDevServer = await createServer({
     server: { port: 0, host: '127.0.0.1', hmr: false, watch: null }, logLevel: 'warn',
@@ -21,18 +28,30 @@ export async function openBenchPage(): Promise<BenchBrowser> {
   await server.listen();
   const address = server.httpServer!.address();
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const browser: Browser = await chromium.launch({
+  const launch = {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
-  });
-  const page = await browser.newPage();
-  page.on('pageerror', (e) => console.error('[page error]', e.message));
+  };
+  const profile = opts.profile ? mkdtempSync(join(tmpdir(), 'hearth-bench-')) : null;
+  let browser: Browser | null = null;
+  let context: BrowserContext;
+  if (profile) {
+    context = await chromium.launchPersistentContext(profile, launch);
+  } else {
+    browser = await chromium.launch(launch);
+    context = await browser.newContext();
+  }
+  let page = await context.newPage();
   const ready = () => page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, null, { timeout: 120_000 });
-  await page.goto(`${origin}/bench/page.html`);
-  await ready();
-  if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page is not cross-origin isolated');
-  return {
+  const open = async () => {
+    page.on('pageerror', (e) => console.error('[page error]', e.message));
+    await page.goto(`${origin}/bench/page.html`);
+    await ready();
+    if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page is not cross-origin isolated');
+  };
+  await open();
+  const b: BenchBrowser = {
     page,
     origin,
     call: (name, ...args) =>
@@ -41,9 +60,18 @@ export async function openBenchPage(): Promise<BenchBrowser> {
       await page.reload();
       await ready();
     },
+    async reopen() {
+      await page.close();
+      page = await context.newPage();
+      b.page = page;
+      await open();
+    },
     async close() {
-      await browser.close();
+      await context.close();
+      await browser?.close();
       await server.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
     },
   };
+  return b;
 }

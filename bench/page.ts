@@ -3,7 +3,9 @@
 // decode = (generated tokens - 1) / time from the first to the last.
 import { Wllama } from '@wllama/wllama';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import { createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient } from '../src/index.ts';
+import {
+  createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient, type Progress, type Timings, type Usage,
+} from '../src/index.ts';
 
 export interface RunResult {
   promptTokens: number;
@@ -127,6 +129,43 @@ const bench = {
       tLast = performance.now();
     }
     return { promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst };
+  },
+
+  /**
+   * A visit, timed from the page's navigation start (performance.now()): the engine starts, loads `source` (from the
+   * network or the model store), and answers `messages` in the conversation `conversationId`. Each progress phase's
+   * first and last moment, the first token, and the reply's figures; the reply's state is saved before returning.
+   */
+  async visit(source: string | { hf: { repo: string; file: string } }, hfEndpoint: string, threads: number, nCtx: number,
+    messages: ChatMessage[], maxTokens: number, conversationId: string) {
+    const phases: Record<string, { start: number; end: number; total: number }> = {};
+    const onProgress = (p: Progress) => {
+      const now = performance.now();
+      const ph = (phases[p.phase] ??= { start: now, end: now, total: p.total });
+      ph.end = now;
+      ph.total = p.total;
+    };
+    const scriptMs = performance.now();
+    hearth?.terminate();
+    hearth = await createEngine({ threads, hfEndpoint, cache: { persistent: true, budgetBytes: 2 ** 30 } });
+    const engineMs = performance.now();
+    await hearth.load(source, { nCtx, onProgress });
+    const loadedMs = performance.now();
+    let firstMs = 0;
+    let text = '';
+    let usage: Usage | undefined;
+    let timings: Timings | undefined;
+    const stream = await hearth.chat.completions.create({
+      messages, max_tokens: maxTokens, temperature: 0, stream: true, conversation_id: conversationId, onProgress,
+    });
+    for await (const c of stream) {
+      if (c.choices[0]?.delta.content && !firstMs) firstMs = performance.now();
+      text += c.choices[0]?.delta.content ?? '';
+      usage = c.usage ?? usage;
+      timings = c.timings ?? timings;
+    }
+    await hearth.cache.flush();
+    return { scriptMs, engineMs, loadedMs, firstMs, phases, text, usage: usage!, timings: timings!, info: await hearth.info() };
   },
 
   async unload() {

@@ -7,6 +7,7 @@ import { grammar } from './scenarios/grammar.ts';
 import { kv } from './scenarios/kv.ts';
 import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
+import { returnVisit } from './scenarios/return.ts';
 import { swa } from './scenarios/swa.ts';
 
 export interface ScenarioOptions {
@@ -16,7 +17,9 @@ export interface ScenarioOptions {
   log: (line: string) => void;
 }
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = { decode, resume, kv, batch, quants, swa, grammar };
+const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = {
+  decode, resume, return: returnVisit, kv, batch, quants, swa, grammar,
+};
 
 const args = process.argv.slice(2);
 const name = args.find((a) => !a.startsWith('--') && !/^\d[\d,]*$/.test(a));

@@ -17,6 +17,8 @@ declare global {
 }
 
 export interface HarnessPage {
+  /** What engines on this page are created with. */
+  backend: EngineBackend;
   goto(path: string): Promise<unknown>;
   reload(): Promise<unknown>;
   /** Runs `fn` in the page (it is sent as source: it may use only its argument and the page's globals). */
@@ -30,11 +32,14 @@ export interface HarnessPage {
 }
 
 export type EngineBrowser = 'chromium' | 'firefox';
+export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
 
-export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null }>({
+export const test = base.extend<{ harness: HarnessPage; isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null }>({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
   /** Whether the project's server sends COOP/COEP (threads). */
   isolated: [true, { option: true }],
+  /** The backend the API tests ask createEngine for ('auto', the default, is wasm on machines without a GPU). */
+  backend: ['auto', { option: true }],
 
   firefox: [async ({ engineBrowser }, use) => {
     if (engineBrowser !== 'firefox') return use(null);
@@ -49,11 +54,11 @@ export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { e
 
   // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, so
   // storage (IndexedDB) starts empty for every test as it does in Playwright.
-  harness: async ({ engineBrowser, firefox, page, baseURL }, use) => {
-    if (engineBrowser === 'chromium') return use(chromiumHarness(page));
+  harness: async ({ engineBrowser, firefox, page, baseURL, backend }, use) => {
+    if (engineBrowser === 'chromium') return use(chromiumHarness(page, backend));
     const context = await firefox!.createBrowserContext();
     try {
-      await use(firefoxHarness(await context.newPage(), baseURL!));
+      await use(firefoxHarness(await context.newPage(), baseURL!, backend));
     } finally {
       await context.close();
     }
@@ -62,8 +67,9 @@ export const test = base.extend<{ harness: HarnessPage; isolated: boolean }, { e
 
 export { expect } from '@playwright/test';
 
-function chromiumHarness(page: Page): HarnessPage {
+function chromiumHarness(page: Page, backend: EngineBackend): HarnessPage {
   return {
+    backend,
     goto: (path) => page.goto(path),
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never),
@@ -80,9 +86,10 @@ function chromiumHarness(page: Page): HarnessPage {
   };
 }
 
-function firefoxHarness(page: FirefoxPage, baseURL: string): HarnessPage {
+function firefoxHarness(page: FirefoxPage, baseURL: string, backend: EngineBackend): HarnessPage {
   page.setDefaultTimeout(120_000);
   return {
+    backend,
     goto: (path) => page.goto(new URL(path, baseURL).href),
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
@@ -108,5 +115,5 @@ export async function openEngine(harness: HarnessPage, options: Record<string, u
   return harness.evaluate(async (opts) => {
     window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), ...opts });
     return crossOriginIsolated;
-  }, options);
+  }, { backend: harness.backend, ...options });
 }

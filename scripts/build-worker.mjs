@@ -1,8 +1,17 @@
 // npm run build:worker — bundles src/worker/entry.ts (with Comlink and the engine) into one classic script,
-// public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts. --watch rebuilds on change.
+// public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts; and copies @wllama/wllama's wasm
+// there (the 'webgpu' backend loads it from Hearth's assets, never from a CDN). --watch rebuilds on change.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'vite';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { root } from './llama-source.mjs';
+
+export function copyWllamaWasm() {
+  const pkg = dirname(createRequire(import.meta.url).resolve('@wllama/wllama/package.json'));
+  mkdirSync(join(root, 'public/hearth'), { recursive: true });
+  copyFileSync(join(pkg, 'esm/wasm/wllama.wasm'), join(root, 'public/hearth/wllama.wasm'));
+}
 
 /** @returns {import('vite').InlineConfig} */
 export function workerBuildConfig({ watch = false } = {}) {
@@ -23,6 +32,7 @@ export function workerBuildConfig({ watch = false } = {}) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  copyWllamaWasm();
   await build(workerBuildConfig({ watch: process.argv.includes('--watch') }));
   if (!process.argv.includes('--watch')) console.log('[build:worker] public/hearth/engine.worker.js');
 }

@@ -1,15 +1,17 @@
 // Hearth in Node: the same engine as in the browser worker, over the same wasm, reading models from disk, behind the
 // same public API (`import { createNodeEngine } from 'hearth/node'`). The unit tests and benchmarks use it too.
 import { readFileSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineApi } from './api/engine-api.ts';
 import { Engine, type EngineConfig } from './engine/engine.ts';
 import type { ModuleFactory, ModuleLoader } from './engine/llama/module.ts';
-import { unmountDir, type ModelFile } from './engine/source.ts';
-import { ModelLoadError } from './errors.ts';
+import { diskFiles, folderBackend } from './engine/models/node-dir.ts';
+import { splitNames } from './engine/models/remote.ts';
+import { ModelStore } from './engine/models/store.ts';
+import type { ModelFile } from './engine/source.ts';
 import type { BuildVariant } from './types.ts';
 
 export const defaultWasmDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
@@ -32,36 +34,10 @@ export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; t
   };
 }
 
-let mounts = 0;
-
-/** A model file on disk, mounted into the wasm filesystem with NODEFS (read in chunks, never copied whole). */
+/** A model file on disk — for a split model, its first part (the others are found beside it by name). */
 export async function openPath(path: string): Promise<ModelFile> {
-  let size: number;
-  try {
-    size = (await stat(path)).size;
-  } catch {
-    throw new ModelLoadError(`no model file at ${path}`, 'not_found', { path });
-  }
-  return {
-    name: basename(path),
-    size,
-    async read(offset, length) {
-      const fh = await open(path, 'r');
-      try {
-        const buf = Buffer.alloc(Math.min(length, Math.max(0, size - offset)));
-        const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
-        return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
-      } finally {
-        await fh.close();
-      }
-    },
-    mount(mod) {
-      const dir = `/hearth-node-${++mounts}`;
-      mod.FS.mkdir(dir);
-      mod.FS.mount(mod.NODEFS, { root: dirname(path) }, dir);
-      return { path: `${dir}/${basename(path)}`, unmount: () => unmountDir(mod, dir) };
-    },
-  };
+  const names = splitNames(basename(path));
+  return diskFiles(dirname(path), names.length > 1 ? names : [basename(path)]);
 }
 
 /** The public API over an engine in this process; `core` is the engine itself (seams for tests and benchmarks). */
@@ -71,15 +47,21 @@ export class NodeEngine extends EngineApi {
   }
 }
 
-export interface NodeEngineOptions extends Partial<Omit<EngineConfig, 'loader'>> {
+export interface NodeEngineOptions extends Partial<Omit<EngineConfig, 'loader' | 'models'>> {
   wasmDir?: string;
   variant?: BuildVariant;
   threads?: number;
+  /** Where URL and { hf } models are kept. Default ~/.cache/hearth/models; null: downloaded into memory each time. */
+  modelsDir?: string | null;
 }
+
+export const defaultModelsDir = () => join(homedir(), '.cache', 'hearth', 'models');
 
 export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<NodeEngine> {
   const loader = nodeModuleLoader({ dir: opts.wasmDir, variant: opts.variant, threads: opts.threads });
-  const engine = new Engine({ ...opts, loader, openPath: opts.openPath ?? openPath });
+  const modelsDir = opts.modelsDir === undefined ? defaultModelsDir() : opts.modelsDir;
+  const models = modelsDir === null ? null : new ModelStore(folderBackend(modelsDir));
+  const engine = new Engine({ ...opts, loader, models, openPath: opts.openPath ?? openPath });
   await engine.init();
   return new NodeEngine(engine);
 }

@@ -7,7 +7,10 @@ export type Backend = 'auto' | 'wasm' | 'webgpu';
 export type BuildVariant = 'mt' | 'st';
 
 export interface EngineOptions {
-  /** 'auto' (default) and 'wasm' run llama.cpp in WebAssembly. 'webgpu' is not available yet. */
+  /** 'wasm': Hearth's llama.cpp in WebAssembly (all features). 'webgpu': @wllama/wllama with WebGPU (no KV
+   * persistence or batching; see the README), after a self-test against the wasm engine, falling back to wasm when
+   * it fails. 'auto' (default): 'webgpu' when an adapter with shader-f16 exists, the self-test passes and the model
+   * fits the adapter's buffers, else 'wasm'. engine.info().selection says which and why. */
   backend?: Backend;
   /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
   threads?: number;
@@ -15,6 +18,8 @@ export interface EngineOptions {
   maxModelBytes?: number;
   /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */
   assetsUrl?: string;
+  /** Where { hf } sources are fetched from (a mirror). Default: 'https://huggingface.co'. */
+  hfEndpoint?: string;
   cache?: CacheOptions;
 }
 
@@ -56,16 +61,59 @@ export interface EngineCache {
   flush(): Promise<void>;
 }
 
-/** A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. */
+/**
+ * A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. A split model
+ * (name-00001-of-0000N.gguf) is named by its first part; the others are found beside it.
+ */
 export type ModelSource = string | Blob | { hf: { repo: string; file: string; revision?: string } } | { path: string };
 
-export type ProgressPhase = 'download' | 'load' | 'restore' | 'prefill';
+/** 'download' and 'verify' (sha256) happen only when a URL or { hf } model is not in the model store yet. */
+export type ProgressPhase = 'download' | 'verify' | 'load' | 'restore' | 'prefill';
 
 export interface Progress {
   phase: ProgressPhase;
-  /** Bytes for 'download', 'load' and 'restore'; tokens for 'prefill'. */
+  /** Bytes for 'download', 'verify', 'load' and 'restore'; tokens for 'prefill'. */
   loaded: number;
   total: number;
+  /** 'download' only: bytes per second over the last few seconds. */
+  bytesPerSecond?: number;
+}
+
+/** A model in the model store (OPFS in a browser, a folder in Node). */
+export interface StoredModel {
+  /** The URL of its (first) file: what models.delete() takes. A { hf } source is stored under its resolve URL. */
+  id: string;
+  /** The (first) file's name. */
+  name: string;
+  files: Array<{ name: string; size: number; sha256: string | null }>;
+  /** Bytes of all its files; null while a download of unknown length is under way. */
+  size: number | null;
+  /** Bytes downloaded so far (size when complete). */
+  downloaded: number;
+  /** Downloaded in full and checked (size, and sha256 where the source gave one): it loads without the network. */
+  complete: boolean;
+  /** Its sha256 was checked against the one the source gave. */
+  verified: boolean;
+  /** When it was last loaded (or downloaded), ms since the epoch. */
+  lastUsed: number;
+}
+
+export interface ModelStoreUsage {
+  /** Bytes the stored models take. */
+  models: number;
+  /** Bytes this origin (or the disk, in Node) uses and may use in all; null when the platform does not say. */
+  used: number | null;
+  quota: number | null;
+  /** Whether the browser keeps this origin's storage under pressure (navigator.storage.persist(), requested on the
+   * first load of a URL or { hf } model); null when the platform does not say. */
+  persisted: boolean | null;
+}
+
+export interface ModelStoreApi {
+  list(): Promise<StoredModel[]>;
+  /** Deletes a stored model (complete or not); false when there was none with that id. */
+  delete(id: string): Promise<boolean>;
+  usage(): Promise<ModelStoreUsage>;
 }
 
 export type GgmlType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
@@ -89,6 +137,9 @@ export interface LoadOptions {
   /** Load models whose weight types have no WebAssembly SIMD kernel (IQ1–IQ3, TQ, MXFP4, BF16…), which run
    * several times slower; without it they fail with ModelLoadError 'unsupported_quantization'. */
   allowScalarKernels?: boolean;
+  /** Keep a URL or { hf } model in the model store (OPFS; a folder in Node): downloaded once, resumed after an
+   * interruption, loaded from the store afterwards without the network. Default true; false downloads into memory. */
+  store?: boolean;
   /** Sliding-window attention models (Gemma 3…): true (default) keeps every token in the sliding-window layers, so
    * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
    * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
@@ -308,8 +359,22 @@ export interface ModelInfo {
   metadata: Record<string, string>;
 }
 
+/** Why the engine runs on the backend it does (createEngine's `backend` option). */
+export interface BackendSelection {
+  requested: Backend;
+  /** Plain words: e.g. "no WebGPU adapter", "the adapter lacks shader-f16", "WebGPU self-test passed". */
+  reason: string;
+  /** The WebGPU adapter the browser offered, if any. */
+  adapter: { vendor: string; architecture: string; device: string; description: string; shaderF16: boolean } | null;
+  /** The probe comparison with the wasm engine, when it ran: the largest difference of the top next-token
+   * log-probabilities, and whether the likeliest tokens agreed. */
+  selfTest: { passed: boolean; maxLogprobDiff: number; sameTopTokens: boolean } | null;
+}
+
 export interface EngineInfo {
-  backend: 'wasm';
+  /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing). */
+  backend: 'wasm' | 'webgpu';
+  selection: BackendSelection;
   build: BuildVariant;
   threads: number;
   llamaBuild: string;
@@ -322,7 +387,9 @@ export interface EngineInfo {
   } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
-  capabilities: { persistentKv: boolean; webgpu: boolean; threads: boolean };
+  /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings
+   * or context shift. `webgpu`: the browser has navigator.gpu. */
+  capabilities: { persistentKv: boolean; batching: boolean; embeddings: boolean; contextShift: boolean; webgpu: boolean; threads: boolean };
 }
 
 export interface ChatCompletions {
@@ -380,6 +447,8 @@ export interface HearthEngine {
    * 'not_a_reranker' for other models. */
   rerank(params: RerankParams): Promise<RerankResponse>;
   readonly cache: EngineCache;
+  /** The downloaded models kept for the next load. */
+  readonly models: ModelStoreApi;
   info(): Promise<EngineInfo>;
   unload(): Promise<void>;
 }

@@ -9,7 +9,7 @@
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import type { RunResult } from '../page.ts';
-import { median, round } from '../common.ts';
+import { MUSEUM_SYSTEM as SYSTEM, median, museumQuestion as question, round } from '../common.ts';
 import type { ScenarioOptions } from '../run.ts';
 import type { ChatMessage } from '../../src/types.ts';
 
@@ -19,13 +19,6 @@ const TURNS = 20;
 const REPLY_TOKENS = 16;
 const CONVERSATION = 'bench-resume';
 
-// About 900 tokens of system prompt, then 20 user turns of ~40 tokens and 16-token replies: ~2,000 tokens.
-const TOPICS = ['bread', 'rivers', 'lighthouses', 'tea', 'old maps', 'winter', 'bees', 'clocks', 'gardens', 'trains'];
-const SYSTEM = 'You are the help desk of a small town museum. ' + Array.from({ length: 36 }, (_, i) =>
-  `Rule ${i + 1}: when visitors ask about ${TOPICS[i % TOPICS.length]}, answer in two short sentences, cite the room ` +
-  `where the exhibit stands, and never invent opening hours.`).join(' ');
-const question = (i: number) => `Question ${i + 1}: I am visiting with my family this weekend. What can we see about ` +
-  `${TOPICS[i % TOPICS.length]}, and which room should we start in if we only have an hour?`;
 
 export async function resume(opts: ScenarioOptions) {
   await ensureModel('bench-qwen2.5-0.5b');

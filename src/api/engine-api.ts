@@ -4,8 +4,8 @@
 // streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
 import type {
   CacheStats, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams,
-  Embeddings, EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, Progress, RerankParams,
-  RerankResponse,
+  Embeddings, EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, ModelStoreUsage,
+  Progress, RerankParams, RerankResponse, StoredModel,
 } from '../types.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler } from './completion.ts';
@@ -47,6 +47,12 @@ export interface EngineCore {
   cacheStats(): Promise<CacheStats>;
   cacheClear(options: { conversation_id?: string }): Promise<void>;
   cacheFlush(): Promise<void>;
+  /** Downloads a URL or { hf } model into the model store (if missing); where its files are there. For a page-side
+   * backend (webgpu) that reads them from OPFS itself. */
+  modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;
+  modelsList(): Promise<StoredModel[]>;
+  modelsDelete(request: { id: string }): Promise<boolean>;
+  modelsUsage(): Promise<ModelStoreUsage>;
 }
 
 /** Chunks a stream buffers before a consumer that does not read slows the generation down. */
@@ -56,6 +62,7 @@ export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };
   readonly embeddings: Embeddings;
   readonly cache: EngineCache;
+  readonly models: ModelStoreApi;
 
   constructor(protected readonly core: EngineCore) {
     const create = (params: ChatCompletionCreateParams) => this.create(params);
@@ -70,6 +77,11 @@ export class EngineApi implements HearthEngine {
       stats: () => core.cacheStats(),
       clear: (options = {}) => core.cacheClear(options),
       flush: () => core.cacheFlush(),
+    };
+    this.models = {
+      list: () => core.modelsList(),
+      delete: (id: string) => core.modelsDelete({ id }),
+      usage: () => core.modelsUsage(),
     };
   }
 

@@ -6,7 +6,9 @@ import { newCompletionMeta } from '../api/completion.ts';
 import type { EmbedResult, RankResult } from '../api/embeddings.ts';
 import { resolveRequest } from '../api/request.ts';
 import { InvalidRequestError } from '../errors.ts';
-import type { CacheOptions, CacheSource, CacheStats, ChatCompletionCreateParams, EngineInfo, ModelInfo } from '../types.ts';
+import type {
+  CacheOptions, CacheSource, CacheStats, ChatCompletionCreateParams, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
+} from '../types.ts';
 import { conversationKey } from './cache/identity.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
@@ -14,9 +16,11 @@ import { pooledOutputs, rerankTokens } from './embed.ts';
 import { Job, type LogitsTrace } from './job.ts';
 import { Llama } from './llama/binding.ts';
 import type { ModuleLoader } from './llama/module.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from './limits.ts';
 import { loadSession, openModelFile } from './load.ts';
 import { Scheduler } from './scheduler.ts';
 import type { Session } from './session.ts';
+import type { ModelStore } from './models/store.ts';
 import type { ModelFile } from './source.ts';
 
 export interface EngineConfig {
@@ -25,12 +29,15 @@ export interface EngineConfig {
   maxModelBytes?: number;
   openPath?: (path: string) => Promise<ModelFile>;
   fetch?: typeof fetch;
+  /** Where URL and { hf } models are kept (OPFS, a folder in Node); null: downloaded into memory each time. */
+  models?: ModelStore | null;
+  /** Where { hf } sources are fetched from. Default https://huggingface.co. */
+  hfEndpoint?: string;
   cache?: CacheOptions;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it. */
   kvStore?: KvStore | null;
 }
 
-const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
 const MAX_PARALLEL = 16;
 
 export class Engine implements EngineCore {
@@ -89,8 +96,10 @@ export class Engine implements EngineCore {
     const { signal, onProgress } = control;
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
-      const file = await openModelFile(source, this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
-        { signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, allowScalarKernels: options.allowScalarKernels });
+      const file = await openModelFile(source, this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES, {
+        signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
+        store: options.store === false ? null : this.config.models, allowScalarKernels: options.allowScalarKernels,
+      });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
         threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(),
       });
@@ -143,6 +152,7 @@ export class Engine implements EngineCore {
     const ctx = s?.ctx;
     return {
       backend: 'wasm',
+      selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
       threads: this.config.loader.threads,
       llamaBuild: llama.llamaBuild,
@@ -155,7 +165,7 @@ export class Engine implements EngineCore {
       } : null,
       kvCache: ctx ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 } : null,
       capabilities: {
-        persistentKv: (await this.getStore()) !== null,
+        persistentKv: (await this.getStore()) !== null, batching: true, embeddings: true, contextShift: true,
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.config.loader.variant === 'mt',
       },
@@ -181,6 +191,26 @@ export class Engine implements EngineCore {
 
   async cacheFlush(): Promise<void> {
     await this.live?.cache.flush();
+  }
+
+  async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {
+    if (!this.config.models || options.store === false || !(typeof source === 'string' || (source && typeof source === 'object' && 'hf' in source))) {
+      throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
+    }
+    return this.config.models.ensure(source, { signal: control.signal, onProgress: control.onProgress, fetch: this.config.fetch, hfEndpoint: this.config.hfEndpoint });
+  }
+
+  async modelsList(): Promise<StoredModel[]> {
+    return this.config.models ? this.config.models.list() : [];
+  }
+
+  async modelsDelete({ id }: { id: string }): Promise<boolean> {
+    if (typeof id !== 'string') throw new InvalidRequestError('models.delete(id): id must be the string models.list() gives', 'invalid_parameter');
+    return this.config.models ? this.config.models.delete(id) : false;
+  }
+
+  async modelsUsage(): Promise<ModelStoreUsage> {
+    return this.config.models ? this.config.models.usage() : { models: 0, used: null, quota: null, persisted: null };
   }
 
   // Seams for tests and benchmarks (Node; not part of EngineCore, so never reachable from the page).

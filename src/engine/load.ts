@@ -8,13 +8,12 @@ import { fingerprintFile, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/store.ts';
-import { checkGgufFile, GgufFormatError } from './gguf.ts';
 import { contextPlan } from './kv-layout.ts';
-import { checkTensorTypes } from './tensor-types.ts';
 import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
 import { Prompts } from './prompt.ts';
 import { N_BATCH } from './scheduler.ts';
 import { Session } from './session.ts';
+import { checkModelFile } from './check.ts';
 import { type ModelFile, openSource, type SourceOptions } from './source.ts';
 
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
@@ -33,32 +32,14 @@ export interface LoadSettings {
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
 export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>): Promise<ModelFile> {
   const file = await openSource(source, opts);
-  if (file.size > maxBytes) {
-    throw new ModelLoadError(
-      `${file.name} is ${bytes(file.size)}; this engine holds models up to ${bytes(maxBytes)} ` +
-      '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
-      'too_large', { size: file.size, limit: maxBytes });
-  }
-  let header;
-  try {
-    header = await checkGgufFile(file.read, file.size);
-  } catch (err) {
-    if (err instanceof GgufFormatError) {
-      throw new ModelLoadError(`${file.name} cannot be loaded: ${err.message}.` +
-        (err.reason === 'truncated' ? ' The download may have been cut short; fetch it again.' : ' Choose a .gguf model file.'),
-      err.reason, { name: file.name });
-    }
-    throw err;
-  }
-  checkTensorTypes(header, file.name, opts.allowScalarKernels ?? false);
-  if (opts.signal?.aborted) throw new AbortError('model load aborted');
+  await checkModelFile(file, maxBytes, { ...opts, tensorTypes: true });
   return file;
 }
 
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
   const fingerprint = await fingerprintFile(file);
-  const model = readModel(llama, file, options);
+  const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   try {
     const shape = model.shape();
@@ -85,14 +66,15 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
       model.free();
     }
     if (err instanceof HearthError) throw err;
-    throw new ModelLoadError(`could not set up ${file.name}: ${(err as Error).message}`, 'context_failed');
+    const why = err instanceof Error ? err.message : 'llama.cpp raised an exception (see the log)';
+    throw new ModelLoadError(`could not set up ${file.name}: ${why}`, 'context_failed');
   }
 }
 
 /** The model's weights in the heap, with load progress; a ModelLoadError with llama.cpp's reason when it refuses. */
-function readModel(llama: Llama, file: ModelFile, options: LoadOptions): LlamaModel {
+async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): Promise<LlamaModel> {
   const mark = llama.log.mark();
-  const mounted = file.mount(llama.mod);
+  const mounted = await file.mount(llama.mod);
   let model: LlamaModel | null = null;
   try {
     llama.mod.hearthProgress = (p) => {
@@ -132,4 +114,3 @@ function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaMo
   };
 }
 
-const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);

@@ -7,20 +7,9 @@ import { hashText } from './cache/hash.ts';
 import { systemKey } from './cache/identity.ts';
 import { commonPrefix } from './cache/prefix.ts';
 import type { CacheRequest } from './cache/prompt-cache.ts';
-import { detectFormat, forPrompt, toolCallGrammar, type TemplateFormat } from './chat/formats.ts';
-import { parseOutput, type OutputFormat, type ParsedOutput } from './chat/output.ts';
+import { ReplyPlanner, type ReplyPlan } from './chat/plan.ts';
 import { ChatTemplate } from './chat/template.ts';
 import type { Llama, LlamaModel } from './llama/binding.ts';
-
-/** How a request's reply is generated and read. */
-export interface ReplyPlan {
-  /** GBNF the reply must follow (response_format, grammar, or a forced tool call); null for none. */
-  grammar: string | null;
-  /** Cuts the text into reasoning, content and tool calls; null when it is all content. */
-  parse: ((text: string, partial: boolean) => ParsedOutput) | null;
-  /** Special tokens rendered as text in the reply: the format's markers. */
-  preserved: Set<number>;
-}
 
 export interface PreparedPrompt extends CacheRequest {
   /** The rendered prompt. */
@@ -43,9 +32,7 @@ export class Prompts {
   readonly template: ChatTemplate;
   private readonly bosText: string;
   private readonly templateHash: string;
-  readonly format: TemplateFormat;
-  /** Special tokens that are markers of the format (read as text from the reply). */
-  private readonly markers = new Map<string, number>();
+  private readonly planner: ReplyPlanner;
 
   constructor(private readonly llama: Llama, private readonly model: LlamaModel, private readonly options: PromptOptions) {
     const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model.tokenBytes(t, true)) : '');
@@ -53,11 +40,7 @@ export class Prompts {
     this.template = new ChatTemplate(model.chatTemplate, { bos: this.bosText, eos: text(model.eos) });
     if (this.template.warning) console.warn(`[hearth] ${this.template.warning}`);
     this.templateHash = hashText(this.template.source);
-    this.format = detectFormat(this.template.source);
-    for (const marker of MARKERS) {
-      const id = this.specialToken(marker);
-      if (id !== null) this.markers.set(marker, id);
-    }
+    this.planner = new ReplyPlanner(this.template.source, (t) => this.specialToken(t));
   }
 
   /** The id of the special token whose text is `text`, or null when it is not one. */
@@ -66,25 +49,6 @@ export class Prompts {
     if (parsed.length !== 1) return null;
     const plain = this.llama.guard(() => this.model.tokenize(text, false, false));
     return plain.length === 1 && plain[0] === parsed[0] ? null : parsed[0]!;
-  }
-
-  /** The grammar, parser and preserved tokens for this request's reply. */
-  private plan(req: ResolvedRequest, prompt: string): ReplyPlan {
-    const base = forPrompt(this.format, prompt);
-    const forced = req.toolChoice === 'required' || typeof req.toolChoice === 'object';
-    // Calls are read only where the model has a syntax for them, or a grammar forces the bare JSON form.
-    const calls = req.toolChoice !== 'none' && !req.grammar && (base.tools !== 'json' || forced);
-    const format: OutputFormat = { ...base, tools: calls ? base.tools : 'none' };
-    let grammar = req.grammar;
-    if (forced) {
-      grammar = toolCallGrammar(base.tools, req.tools!, req.toolChoice, req.parallelToolCalls,
-        (text) => this.markers.get(text) ?? null, this.format.xmlCalls);
-    }
-    const tools = req.tools ?? [];
-    const parse = format.tools !== 'none' || format.think
-      ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial) : null;
-    // Without a parser nothing reads the markers: special tokens stay out of the content, as before.
-    return { grammar, parse, preserved: new Set(parse ? this.markers.values() : []) };
   }
 
   /** The request's prompt, its tokens, what the cache matches them by, and the tokens a context shift keeps. */
@@ -96,7 +60,7 @@ export class Prompts {
     const keep = shift ? req.nKeep ?? (systemN || (this.model.addBos ? 1 : 0)) : 0;
     return {
       messages: req.messages, tools: req.tools, conversationId: req.conversationId, onProgress: req.onProgress,
-      text, tokens, system: this.systemPrefix(systemN, tokens), keep, output: this.plan(req, text),
+      text, tokens, system: this.systemPrefix(systemN, tokens), keep, output: this.planner.plan(req, text),
     };
   }
 
@@ -131,9 +95,3 @@ export class Prompts {
     return commonPrefix(this.llama.guard(() => this.model.tokenize(text, addSpecial, true)), tokens);
   }
 }
-
-/** Markers of the output formats that some vocabularies hold as special tokens. */
-const MARKERS = [
-  '<tool_call>', '</tool_call>', '<think>', '</think>', '[THINK]', '[/THINK]', '<|python_tag|>', '[TOOL_CALLS]', '[ARGS]',
-  '<|channel|>', '<|message|>', '<|start|>', '<|end|>', '<|constrain|>', '<|call|>', '<|return|>',
-];

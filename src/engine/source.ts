@@ -1,44 +1,189 @@
 // Turns a model source (URL, Hugging Face file, Blob/File, Node path) into a ModelFile the engine can check and
-// mount. Downloads report progress in bytes and stop when the signal aborts.
+// mount. URL and { hf } sources go through the model store (models/store.ts) when the engine has one; without it
+// (LoadOptions.store false) they are downloaded into memory, with progress in bytes, until the signal aborts.
 import { AbortError, ModelLoadError } from '../errors.ts';
 import type { ModelSource, Progress } from '../types.ts';
 import type { HearthModule } from './llama/module.ts';
+import type { ModelStore } from './models/store.ts';
+import { fetchOk, remoteModel, type RemoteOptions } from './models/remote.ts';
 
-export interface ModelFile {
+/** One file of a model: a whole model, or one part of a split one. */
+export interface ModelPart {
   name: string;
   size: number;
   read(offset: number, length: number): Promise<Uint8Array>;
-  /** Makes the file visible to llama.cpp; returns its path there and how to undo it. */
-  mount(mod: HearthModule): { path: string; unmount(): void };
+  /** The file itself, where it is a Blob (a browser). */
+  blob?: Blob;
+  /** The OPFS file behind `blob` (model store): read through a sync access handle while mounted in a worker. */
+  opfs?: FileSystemFileHandle;
 }
 
-export interface SourceOptions {
-  signal?: AbortSignal;
+export interface ModelFile {
+  /** The (first) file's name. */
+  name: string;
+  /** Bytes of all parts. */
+  size: number;
+  /** The files in order: one, or the parts of a split model (name-0000i-of-0000N.gguf). */
+  parts: ModelPart[];
+  /** Makes the files visible to llama.cpp; returns the first one's path there and how to undo it. */
+  mount(mod: HearthModule): Promise<{ path: string; unmount(): void }>;
+}
+
+export interface SourceOptions extends RemoteOptions {
   onProgress?: (p: Progress) => void;
-  fetch?: typeof fetch;
   /** Opens { path } sources; only Node provides it. */
   openPath?: (path: string) => Promise<ModelFile>;
+  /** Where URL and { hf } models are kept; null: downloaded into memory each time. */
+  store?: ModelStore | null;
 }
 
 let mountCounter = 0;
 
-/** A Blob or File mounted with WORKERFS: llama.cpp reads slices of it on demand, never the whole file at once. */
-export function blobFile(blob: Blob, name: string): ModelFile {
+/**
+ * Blobs or Files (a model's parts, in order) mounted with WORKERFS: llama.cpp reads slices on demand, never a whole
+ * file. Parts from the model store (`opfs`) are read through OPFS sync access handles while mounted.
+ */
+export function blobFile(parts: Array<{ name: string; blob: Blob; opfs?: FileSystemFileHandle }>): ModelFile {
   return {
-    name,
-    size: blob.size,
-    read: async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer()),
-    mount(mod) {
+    name: parts[0]!.name,
+    size: parts.reduce((n, p) => n + p.blob.size, 0),
+    parts: parts.map(({ name, blob, opfs }) => ({
+      name,
+      blob,
+      opfs,
+      size: blob.size,
+      read: async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer()),
+    })),
+    async mount(mod) {
       // WORKERFS reads with FileReaderSync, which only workers have.
       if (!('FileReaderSync' in globalThis)) {
         throw new ModelLoadError('Blob and URL models can only be loaded in a browser worker; in Node pass { path }.', 'unsupported_source');
       }
+      installReads(mod);
+      const handles = await openSyncReaders(parts);
       const dir = `/hearth-model-${++mountCounter}`;
       mod.FS.mkdir(dir);
-      mod.FS.mount(mod.WORKERFS, { blobs: [{ name: 'model.gguf', data: blob }] }, dir);
-      return { path: `${dir}/model.gguf`, unmount: () => unmountDir(mod, dir) };
+      // The parts keep their names: llama.cpp finds a split model's other parts by name beside the first.
+      mod.FS.mount(mod.WORKERFS, { blobs: parts.map(({ name, blob }) => ({ name, data: blob })) }, dir);
+      return {
+        path: `${dir}/${parts[0]!.name}`,
+        unmount: () => {
+          unmountDir(mod, dir);
+          for (const [blob, handle] of handles) {
+            syncReaders.delete(blob);
+            handle.close();
+          }
+        },
+      };
     },
   };
+}
+
+/** What WORKERFS reads with, in place of FileReaderSync, for files of the model store. */
+interface SyncReader {
+  read(buffer: Uint8Array, options: { at: number }): number;
+  close(): void;
+}
+type SyncReadable = FileSystemFileHandle & { createSyncAccessHandle(options?: { mode: string }): Promise<SyncReader> };
+
+/** The mounted Blobs that have a sync access handle. */
+const syncReaders = new WeakMap<Blob, SyncReader>();
+
+/**
+ * Opens a sync access handle on each part from OPFS. FileReaderSync reads a file-backed Blob through the browser
+ * process, about 50 MB/s in Chromium, where a sync access handle reads the file in this worker at disk speed. The
+ * handles are read-only where the browser allows (several tabs may read a model at once) and closed at unmount.
+ */
+async function openSyncReaders(parts: Array<{ blob: Blob; opfs?: FileSystemFileHandle }>): Promise<Map<Blob, SyncReader>> {
+  const handles = new Map<Blob, SyncReader>();
+  for (const { blob, opfs } of parts) {
+    if (!opfs || !('createSyncAccessHandle' in opfs)) continue;
+    const file = opfs as SyncReadable;
+    try {
+      const handle = await file.createSyncAccessHandle({ mode: 'read-only' }).catch(() => file.createSyncAccessHandle());
+      handles.set(blob, handle);
+      syncReaders.set(blob, handle);
+    } catch {
+      // Held elsewhere (another tab loading it without read-only handles): FileReaderSync reads it, slower.
+    }
+  }
+  return handles;
+}
+
+interface WorkerFs {
+  reader: { readAsArrayBuffer(blob: Blob): ArrayBuffer };
+  stream_ops: { read: WorkerFsRead & { buffered?: true } };
+}
+type WorkerFsRead = (stream: { node: { size: number; contents: Blob } }, buffer: Uint8Array, offset: number, length: number, position: number) => number;
+
+/** Reads smaller than this are served from a window of this size, read once. */
+const READ_WINDOW = 1 << 20;
+
+/**
+ * WORKERFS reads a Blob slice through FileReaderSync for every read() llama.cpp makes, and llama.cpp reads a GGUF
+ * header value by value: a 152k-token vocabulary is about 600,000 reads, each tens of microseconds in Chromium
+ * (10 s for a Qwen model before any weight is read). Small reads come from a window read ahead instead; files with a
+ * sync access handle (openSyncReaders) are read through it.
+ */
+function installReads(mod: HearthModule) {
+  const fs = mod.WORKERFS as WorkerFs;
+  if (fs.stream_ops.read.buffered) return;
+  const direct = fs.stream_ops.read;
+  /** Reads `length` bytes at `position` of the node's file into buffer[offset…]; returns how many it read. */
+  const readAt: WorkerFsRead = (stream, buffer, offset, length, position) => {
+    const sync = syncReaders.get(stream.node.contents);
+    if (!sync) return direct(stream, buffer, offset, length, position);
+    return syncRead(sync, buffer.subarray(offset, offset + Math.max(0, Math.min(length, stream.node.size - position))), position);
+  };
+  const windows = new WeakMap<object, { start: number; bytes: Uint8Array }>();
+  const read: WorkerFsRead & { buffered?: true } = (stream, buffer, offset, length, position) => {
+    const { node } = stream;
+    if (length >= READ_WINDOW || position >= node.size) return readAt(stream, buffer, offset, length, position);
+    const end = Math.min(node.size, position + length);
+    let w = windows.get(node);
+    if (!w || position < w.start || end > w.start + w.bytes.length) {
+      const bytes = new Uint8Array(Math.min(node.size - position, READ_WINDOW));
+      const n = readAt(stream, bytes, 0, bytes.length, position);
+      w = { start: position, bytes: bytes.subarray(0, n) };
+      windows.set(node, w);
+    }
+    const n = Math.max(0, Math.min(end, w.start + w.bytes.length) - position);
+    buffer.set(w.bytes.subarray(position - w.start, position - w.start + n), offset);
+    return n;
+  };
+  read.buffered = true;
+  fs.stream_ops.read = read;
+}
+
+/** Whether sync access handles take views of a SharedArrayBuffer (the threaded build's heap); learnt on first use. */
+let sharedReads = true;
+
+function syncRead(sync: SyncReader, into: Uint8Array, at: number): number {
+  // Pages that are not cross-origin isolated have no SharedArrayBuffer at all.
+  const shared = typeof SharedArrayBuffer !== 'undefined' && into.buffer instanceof SharedArrayBuffer;
+  if (sharedReads || !shared) {
+    try {
+      return readFully(sync, into, at);
+    } catch (err) {
+      if (!(err instanceof TypeError) || !shared) throw err;
+      sharedReads = false;
+    }
+  }
+  const copy = new Uint8Array(into.length);
+  const n = readFully(sync, copy, at);
+  into.set(copy.subarray(0, n));
+  return n;
+}
+
+/** A sync read may return fewer bytes than asked: read until the view is full or the file ends. */
+function readFully(sync: SyncReader, into: Uint8Array, at: number): number {
+  let done = 0;
+  while (done < into.length) {
+    const n = sync.read(into.subarray(done), { at: at + done });
+    if (n <= 0) break;
+    done += n;
+  }
+  return done;
 }
 
 export function unmountDir(mod: HearthModule, dir: string) {
@@ -50,64 +195,47 @@ export function unmountDir(mod: HearthModule, dir: string) {
   }
 }
 
-export function hfUrl(hf: { repo: string; file: string; revision?: string }): string {
-  const repoOk = typeof hf.repo === 'string' && /^[\w.-]+\/[\w.-]+$/.test(hf.repo);
-  const fileOk = typeof hf.file === 'string' && hf.file.length > 0 && !hf.file.startsWith('/') && !hf.file.includes('..');
-  if (!repoOk || !fileOk) {
-    throw new ModelLoadError(
-      `Hugging Face source must look like { hf: { repo: "owner/name", file: "model.gguf" } }, got ${JSON.stringify(hf)}`,
-      'invalid_source');
-  }
-  const path = hf.file.split('/').map(encodeURIComponent).join('/');
-  return `https://huggingface.co/${hf.repo}/resolve/${encodeURIComponent(hf.revision ?? 'main')}/${path}`;
-}
-
 export async function openSource(source: ModelSource, opts: SourceOptions): Promise<ModelFile> {
   if (typeof Blob !== 'undefined' && source instanceof Blob) {
     const name = typeof File !== 'undefined' && source instanceof File ? source.name : 'model.gguf';
-    return blobFile(source, name);
+    return blobFile([{ name, blob: source }]);
   }
-  if (typeof source === 'string') return download(source, opts);
-  if (source && typeof source === 'object' && 'hf' in source) return download(hfUrl(source.hf), opts);
   if (source && typeof source === 'object' && 'path' in source && typeof source.path === 'string') {
     if (!opts.openPath) throw new ModelLoadError('{ path } sources work only in Node; in a browser pass a URL, File or Blob.', 'unsupported_source');
     return opts.openPath(source.path);
   }
+  if (typeof source === 'string' || (source && typeof source === 'object' && 'hf' in source)) {
+    if (opts.store) return opts.store.open(source, opts);
+    return downloadToMemory(source, opts);
+  }
   throw new ModelLoadError('model source must be a URL string, a Blob/File, { hf: { repo, file } } or (Node) { path }', 'invalid_source');
 }
 
-async function download(url: string, opts: SourceOptions): Promise<ModelFile> {
-  const fetchImpl = opts.fetch ?? fetch;
-  const name = decodeURIComponent(url.split('?')[0]!.split('/').pop() || 'model.gguf');
-  let res: Response;
-  try {
-    res = await fetchImpl(url, { signal: opts.signal });
-  } catch (err) {
-    if (opts.signal?.aborted) throw new AbortError('model download aborted');
-    throw new ModelLoadError(`could not fetch ${url}: ${(err as Error).message}. Check the URL and your connection.`, 'network_error', { url });
-  }
-  if (!res.ok) {
-    throw new ModelLoadError(`fetching ${url} failed with HTTP ${res.status} ${res.statusText}`.trim() +
-      (res.status === 404 ? ': no file there; check the URL (for Hugging Face: repo, file name and revision).' : '.'),
-    'http_error', { url, status: res.status });
-  }
-  const total = Number(res.headers.get('content-length')) || 0;
-  const parts: Uint8Array[] = [];
+/** Downloads every part into a Blob (LoadOptions.store false). */
+async function downloadToMemory(source: string | { hf: { repo: string; file: string; revision?: string } }, opts: SourceOptions): Promise<ModelFile> {
+  const remote = await remoteModel(source, opts);
+  const total = remote.files.reduce((n, f) => n + (f.size ?? 0), 0);
   let loaded = 0;
+  const parts = [];
   opts.onProgress?.({ phase: 'download', loaded, total });
-  try {
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      loaded += value.length;
-      opts.onProgress?.({ phase: 'download', loaded, total: Math.max(total, loaded) });
+  for (const file of remote.files) {
+    const res = await fetchOk(file.url, opts);
+    const chunks: Uint8Array[] = [];
+    try {
+      const reader = res.body!.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        loaded += value.length;
+        opts.onProgress?.({ phase: 'download', loaded, total: Math.max(total, loaded) });
+      }
+    } catch (err) {
+      if (opts.signal?.aborted) throw new AbortError('model download aborted');
+      throw new ModelLoadError(`the download of ${file.url} broke off after ${loaded} bytes: ${(err as Error).message}`, 'network_error', { url: file.url });
     }
-  } catch (err) {
-    if (opts.signal?.aborted) throw new AbortError('model download aborted');
-    throw new ModelLoadError(`the download of ${url} broke off after ${loaded} bytes: ${(err as Error).message}`, 'network_error', { url });
+    // A Blob, not one big ArrayBuffer: the browser may keep large blobs on disk, and WORKERFS reads them in slices.
+    parts.push({ name: file.name, blob: new Blob(chunks as BlobPart[]) });
   }
-  // A Blob, not one big ArrayBuffer: the browser may keep large blobs on disk, and WORKERFS reads them in slices.
-  return blobFile(new Blob(parts as BlobPart[]), name);
+  return blobFile(parts);
 }

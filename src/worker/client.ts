@@ -2,8 +2,9 @@
 // over a core whose every call runs in the worker.
 import * as Comlink from 'comlink';
 import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from '../engine/limits.ts';
 import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
-import type { EngineOptions, HearthEngine } from '../types.ts';
+import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../types.ts';
 import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
@@ -28,10 +29,7 @@ export interface HearthClient extends HearthEngine {
 
 export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
   const backend = options.backend ?? 'auto';
-  if (backend === 'webgpu') {
-    throw new InvalidRequestError('backend "webgpu" is not available yet; use "auto" or "wasm"', 'unsupported_backend');
-  }
-  if (backend !== 'auto' && backend !== 'wasm') {
+  if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu') {
     throw new InvalidRequestError(`backend must be "auto", "wasm" or "webgpu", got ${JSON.stringify(backend)}`, 'invalid_parameter');
   }
   // Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (COOP + COEP headers).
@@ -47,7 +45,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   const assetsUrl = new URL(options.assetsUrl ?? '/hearth/', base).href.replace(/\/?$/, '/');
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
   const variant = isolated && threads > 1 ? 'mt' : 'st';
-  const init: HostInit = { variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, cache: options.cache };
+  const init: HostInit = {
+    variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
+  };
   const start = async () => {
     const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
     await remote.start(init);
@@ -55,7 +55,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   };
   for (let attempt = 1; ; attempt++) {
     try {
-      return new Client(await start());
+      const remote = await start();
+      if (backend === 'wasm') return new Client(remote, remote.core);
+      // Only pages that may use WebGPU load this (and wllama, once the adapter qualifies).
+      const { backendSwitch } = await import('../webgpu/select.ts');
+      return new Client(remote, await backendSwitch(remote.core, {
+        requested: backend, wasmUrl: new URL('wllama.wasm', assetsUrl).href, threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
+      }));
     } catch (err) {
       if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
       console.warn('[hearth] the engine worker stalled while starting; starting a new one');
@@ -64,12 +70,26 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
 }
 
 class Client extends EngineApi implements HearthClient {
-  constructor(private readonly remote: RemoteEngine) {
-    super(remote.core);
+  private persisting: Promise<unknown> | null = null;
+
+  constructor(private readonly remote: RemoteEngine, core: EngineCore) {
+    super(core);
+  }
+
+  override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
+    // ask; engine.models.usage().persisted tells the answer). Chromium decides at once; Firefox may ask the user.
+    const stored = (typeof source === 'string' || (typeof source === 'object' && 'hf' in source)) && options.store !== false;
+    if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
+      this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
+      await this.persisting;
+    }
+    return super.load(source, options);
   }
 
   terminate(): void {
     this.remote.terminate();
+    void this.core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
   }
 }
 

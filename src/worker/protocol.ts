@@ -15,6 +15,7 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: WireError }
 // Every core method, for the page's forwarding stubs: a Record over Method fails to compile when one is missing.
 const methods: Record<Method, true> = {
   load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true,
+  modelsFetch: true, modelsList: true, modelsDelete: true, modelsUsage: true,
 };
 export const METHODS = Object.keys(methods) as Method[];
 
@@ -24,6 +25,7 @@ export interface HostInit {
   /** Absolute URL of the folder with hearth-*.js/.wasm. */
   assetsUrl: string;
   maxModelBytes?: number;
+  hfEndpoint?: string;
   cache?: CacheOptions;
 }
 

@@ -4,11 +4,12 @@ import type { ModelFile } from '../source.ts';
 import { hashText, hashBytes, hashTokens } from './hash.ts';
 import { FORMAT_VERSION } from './store.ts';
 
-/** Identifies a model file without reading all of it: its size, its header (metadata) and the end of its weights. */
+/** Identifies a model without reading all of it: its size, its header (metadata) and the end of its weights. */
 export async function fingerprintFile(file: ModelFile): Promise<string> {
-  const span = Math.min(file.size, 1 << 20);
-  const head = await file.read(0, span);
-  const tail = await file.read(file.size - span, span);
+  const first = file.parts[0]!;
+  const last = file.parts[file.parts.length - 1]!;
+  const head = await first.read(0, Math.min(first.size, 1 << 20));
+  const tail = await last.read(Math.max(0, last.size - (1 << 20)), Math.min(last.size, 1 << 20));
   return `${file.size}-${hashBytes(head)}-${hashBytes(tail)}`;
 }
 

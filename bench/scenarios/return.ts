@@ -1,0 +1,97 @@
+// npm run bench -- return [--json]
+// A returning visitor: the benchmark model (Qwen2.5-0.5B shapes, Q8_0, 531 MB) served by a local server throttled to
+// 100 Mbit/s that plays the Hugging Face Hub (sizes and sha256 from its API), in Chromium with a profile on disk, at
+// 2 threads. The conversation: a ~1,000-token system prompt and 20 turns (~2,400 tokens).
+//
+// First visit: page open → first token of turn 21 — the engine starts, the model is downloaded into OPFS and checked,
+// read into the wasm heap, and the whole conversation is read (prefill). The reply is saved to IndexedDB.
+// Returning visit: the page is closed and opened again in the same profile; page open → first token of the next
+// turn — the model comes from OPFS (no request reaches the server), the conversation's state from IndexedDB, and only
+// the new question is read.
+import { statSync } from 'node:fs';
+import { ensureModel } from '../../test/fixtures/models.ts';
+import { ModelServer } from '../../test/model-server.ts';
+import type { ChatMessage } from '../../src/types.ts';
+import { openBenchPage } from '../browser.ts';
+import { MUSEUM_SYSTEM, museumQuestion, round } from '../common.ts';
+import type { ScenarioOptions } from '../run.ts';
+
+const THREADS = 2;
+const N_CTX = 4096;
+const TURNS = 20;
+const REPLY_TOKENS = 16;
+const MBIT = 100;
+const CONVERSATION = 'bench-return';
+const REPLY = 'The exhibit is in the east wing, room four; start there and keep the map for later.';
+
+type Visit = Awaited<ReturnType<import('../page.ts').Bench['visit']>>;
+
+export async function returnVisit(opts: ScenarioOptions) {
+  const path = await ensureModel('bench-qwen2.5-0.5b');
+  const size = statSync(path).size;
+  const server = await ModelServer.start();
+  server.addHub('bench/qwen2.5-0.5b-GGUF', 'main', { 'bench-qwen2.5-0.5b.gguf': { path } });
+  server.bytesPerSecond = (MBIT * 1e6) / 8;
+  const source = { hf: { repo: 'bench/qwen2.5-0.5b-GGUF', file: 'bench-qwen2.5-0.5b.gguf' } };
+
+  const messages: ChatMessage[] = [{ role: 'system', content: MUSEUM_SYSTEM }];
+  for (let i = 0; i < TURNS; i++) messages.push({ role: 'user', content: museumQuestion(i) }, { role: 'assistant', content: REPLY });
+  messages.push({ role: 'user', content: museumQuestion(TURNS) });
+
+  const b = await openBenchPage({ profile: true });
+  try {
+    const first: Visit = await b.call('visit', source, server.url, THREADS, N_CTX, messages, REPLY_TOKENS, CONVERSATION);
+    report(opts, 'first visit', first, size);
+    const modelRequests = server.log.length;
+
+    await b.reopen();
+    const next = [...messages, { role: 'assistant' as const, content: first.text }, { role: 'user' as const, content: museumQuestion(TURNS + 1) }];
+    const back: Visit = await b.call('visit', source, server.url, THREADS, N_CTX, next, REPLY_TOKENS, CONVERSATION);
+    report(opts, 'returning visit', back, size);
+    if (server.log.length !== modelRequests) throw new Error(`the returning visit made ${server.log.length - modelRequests} requests to the model server`);
+    if (back.timings.cache_source !== 'indexeddb') throw new Error(`the returning visit's prompt came from ${back.timings.cache_source}, not IndexedDB`);
+
+    const read = back.phases.load!;
+    const restore = back.phases.restore;
+    const row = {
+      model_mb: round(size / 1e6, 1),
+      mbit_per_s: MBIT,
+      first_visit_ms: round(first.firstMs, 0),
+      first_download_ms: round(span(first, 'download'), 0),
+      first_verify_ms: round(span(first, 'verify'), 0),
+      first_prefill_tokens: first.timings.prompt_n,
+      first_prefill_ms: round(first.timings.prompt_ms, 0),
+      return_ms: round(back.firstMs, 0),
+      ratio: round(first.firstMs / back.firstMs, 1),
+      return_engine_start_ms: round(back.engineMs - back.scriptMs, 0),
+      return_model_read_ms: round(read.end - read.start, 0),
+      model_read_mb_per_s: round(size / 1e6 / ((read.end - read.start) / 1000), 0),
+      restore_ms: round(restore ? restore.end - restore.start : 0, 0),
+      return_cached_tokens: back.timings.cache_n,
+      return_prefill_tokens: back.timings.prompt_n,
+    };
+    return [row];
+  } finally {
+    await b.close();
+    await server.stop();
+  }
+}
+
+const span = (v: Visit, phase: string) => (v.phases[phase] ? v.phases[phase].end - v.phases[phase].start : 0);
+
+function report(opts: ScenarioOptions, name: string, v: Visit, size: number) {
+  const read = v.phases.load;
+  const lines = [
+    `${name}: first token ${v.firstMs.toFixed(0)} ms after the page opened (${v.info.build} build, ${v.info.threads} threads)`,
+    `  page scripts ${v.scriptMs.toFixed(0)} ms, engine start (worker, wasm) ${(v.engineMs - v.scriptMs).toFixed(0)} ms`,
+    v.phases.download ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
+      `sha256 check ${span(v, 'verify').toFixed(0)} ms` : '  model from OPFS: no download',
+    `  model read into the wasm heap ${read ? (read.end - read.start).toFixed(0) : '?'} ms` +
+      (read ? ` (${(size / 1e6 / ((read.end - read.start) / 1000)).toFixed(0)} MB/s)` : '') +
+      `; load() returned after ${(v.loadedMs - v.engineMs).toFixed(0)} ms`,
+    `  request: ${v.usage.prompt_tokens} prompt tokens, ${v.timings.cache_n} from ${v.timings.cache_source}` +
+      (v.phases.restore ? ` (restore ${span(v, 'restore').toFixed(0)} ms)` : '') +
+      `, ${v.timings.prompt_n} read in ${v.timings.prompt_ms.toFixed(0)} ms; first token ${(v.firstMs - v.loadedMs).toFixed(0)} ms after load()`,
+  ];
+  for (const l of lines) opts.log(l);
+}

@@ -1,0 +1,57 @@
+// How a reply is generated and read, from the model's chat template and vocabulary: the grammar a request forces
+// (response_format, grammar, a required tool call), the parser that cuts the text into reasoning, content and tool
+// calls, and the special tokens that must come out as text for that parser. The wasm engine and the 'webgpu' backend
+// (wllama) both use it, so a reply is read the same way whichever backend wrote it.
+import type { ResolvedRequest } from '../../api/request.ts';
+import { detectFormat, forPrompt, type SpecialToken, toolCallGrammar, type TemplateFormat } from './formats.ts';
+import { parseOutput, type OutputFormat, type ParsedOutput } from './output.ts';
+
+/** How a request's reply is generated and read. */
+export interface ReplyPlan {
+  /** GBNF the reply must follow (response_format, grammar, or a forced tool call); null for none. */
+  grammar: string | null;
+  /** Cuts the text into reasoning, content and tool calls; null when it is all content. */
+  parse: ((text: string, partial: boolean) => ParsedOutput) | null;
+  /** Special tokens rendered as text in the reply (the format's markers), by id and by text. */
+  preserved: Map<number, string>;
+}
+
+/** Markers of the output formats that some vocabularies hold as special tokens. */
+const MARKERS = [
+  '<tool_call>', '</tool_call>', '<think>', '</think>', '[THINK]', '[/THINK]', '<|python_tag|>', '[TOOL_CALLS]', '[ARGS]',
+  '<|channel|>', '<|message|>', '<|start|>', '<|end|>', '<|constrain|>', '<|call|>', '<|return|>',
+];
+
+export class ReplyPlanner {
+  readonly format: TemplateFormat;
+  /** The format's markers that are special tokens, by text. */
+  private readonly markers = new Map<string, number>();
+
+  /** `special(text)`: the id of the special (control) token whose text is `text`, or null. */
+  constructor(template: string, special: SpecialToken) {
+    this.format = detectFormat(template);
+    for (const marker of MARKERS) {
+      const id = special(marker);
+      if (id !== null) this.markers.set(marker, id);
+    }
+  }
+
+  /** The grammar, parser and preserved tokens for this request's reply, given its rendered prompt. */
+  plan(req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'grammar' | 'parallelToolCalls'>, prompt: string): ReplyPlan {
+    const base = forPrompt(this.format, prompt);
+    const forced = req.toolChoice === 'required' || typeof req.toolChoice === 'object';
+    // Calls are read only where the model has a syntax for them, or a grammar forces the bare JSON form.
+    const calls = req.toolChoice !== 'none' && !req.grammar && (base.tools !== 'json' || forced);
+    const format: OutputFormat = { ...base, tools: calls ? base.tools : 'none' };
+    let grammar = req.grammar;
+    if (forced) {
+      grammar = toolCallGrammar(base.tools, req.tools!, req.toolChoice, req.parallelToolCalls,
+        (text) => this.markers.get(text) ?? null, this.format.xmlCalls);
+    }
+    const tools = req.tools ?? [];
+    const parse = format.tools !== 'none' || format.think
+      ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial) : null;
+    // Without a parser nothing reads the markers: special tokens stay out of the content, as before.
+    return { grammar, parse, preserved: new Map(parse ? [...this.markers].map(([text, id]) => [id, text]) : []) };
+  }
+}

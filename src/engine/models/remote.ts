@@ -1,0 +1,153 @@
+// Where a URL or { hf } model comes from: its id (the URL of its first file), its files (a split model's parts are
+// named name-0000i-of-0000N.gguf beside each other) and, asked of the server, their sizes — and for Hugging Face
+// their sha256, which its API gives for every LFS file.
+import { AbortError, ModelLoadError } from '../../errors.ts';
+
+export type RemoteSource = string | { hf: { repo: string; file: string; revision?: string } };
+
+export interface RemoteOptions {
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+  /** Where { hf } sources are fetched from. Default https://huggingface.co. */
+  hfEndpoint?: string;
+}
+
+export interface RemoteFile {
+  name: string;
+  url: string;
+  /** null when the server does not say (no Content-Length). */
+  size: number | null;
+  sha256: string | null;
+  /** The server's ETag, to tell a changed file from the one a paused download started on. */
+  etag: string | null;
+}
+
+export interface RemoteModel {
+  id: string;
+  files: RemoteFile[];
+}
+
+const DEFAULT_HF = 'https://huggingface.co';
+const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/;
+
+/** The model's id and the URLs of its files, without any network request. */
+export function remoteUrls(source: RemoteSource, hfEndpoint = DEFAULT_HF): { id: string; urls: string[] } {
+  const url = typeof source === 'string' ? checkedUrl(source) : hfUrl(source.hf, hfEndpoint);
+  const urls = splitNames(url);
+  return { id: urls[0]!, urls };
+}
+
+/** A split model's parts in order (name-0000i-of-0000N.gguf), else the one name. */
+export function splitNames(name: string): string[] {
+  const m = SPLIT.exec(name);
+  if (!m) return [name];
+  const count = Number(m[2]);
+  if (count < 1 || Number(m[1]) < 1 || Number(m[1]) > count) return [name];
+  const base = name.slice(0, m.index);
+  return Array.from({ length: count }, (_, i) => `${base}-${String(i + 1).padStart(5, '0')}-of-${m[2]}.gguf`);
+}
+
+export function fileName(url: string): string {
+  return decodeURIComponent(url.split(/[?#]/)[0]!.split('/').pop() || 'model.gguf');
+}
+
+/** Asks the server for the files' sizes (and Hugging Face for their sha256). */
+export async function remoteModel(source: RemoteSource, opts: RemoteOptions): Promise<RemoteModel> {
+  const { id, urls } = remoteUrls(source, opts.hfEndpoint);
+  const fromHub = typeof source === 'object' ? await hubFiles(source.hf, urls, opts) : null;
+  const files = fromHub ?? await Promise.all(urls.map((url) => headFile(url, opts)));
+  return { id, files };
+}
+
+function checkedUrl(source: string): string {
+  try {
+    return new URL(source, globalThis.location?.href).href;
+  } catch {
+    throw new ModelLoadError(`"${source}" is not a URL`, 'invalid_source');
+  }
+}
+
+function hfUrl(hf: { repo: string; file: string; revision?: string }, endpoint: string): string {
+  const repoOk = typeof hf.repo === 'string' && /^[\w.-]+\/[\w.-]+$/.test(hf.repo);
+  const fileOk = typeof hf.file === 'string' && hf.file.length > 0 && !hf.file.startsWith('/') && !hf.file.includes('..');
+  if (!repoOk || !fileOk) {
+    throw new ModelLoadError(
+      `Hugging Face source must look like { hf: { repo: "owner/name", file: "model.gguf" } }, got ${JSON.stringify(hf)}`,
+      'invalid_source');
+  }
+  const path = hf.file.split('/').map(encodeURIComponent).join('/');
+  return `${endpoint.replace(/\/$/, '')}/${hf.repo}/resolve/${encodeURIComponent(hf.revision ?? 'main')}/${path}`;
+}
+
+interface HubEntry {
+  type: string;
+  path: string;
+  size: number;
+  lfs?: { oid: string; size: number };
+}
+
+/** The files' sizes and sha256 from the Hub's tree API; null when the endpoint has no such API (a plain mirror). */
+async function hubFiles(hf: { repo: string; file: string; revision?: string }, urls: string[], opts: RemoteOptions): Promise<RemoteFile[] | null> {
+  const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
+  const dir = hf.file.includes('/') ? hf.file.slice(0, hf.file.lastIndexOf('/')) : '';
+  const api = `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
+    (dir ? `/${dir.split('/').map(encodeURIComponent).join('/')}` : '');
+  let entries: HubEntry[];
+  try {
+    const res = await fetchOk(api, opts);
+    try {
+      entries = await res.json() as HubEntry[];
+    } catch {
+      return null; // not the Hub's API: the files are asked for themselves
+    }
+  } catch (err) {
+    if (err instanceof ModelLoadError && err.code === 'http_error' && (err.details as { status?: number }).status === 404) {
+      throw new ModelLoadError(`Hugging Face has no repo ${hf.repo} at revision ${hf.revision ?? 'main'} (or it is private): ` +
+        'check the repo name and revision.', 'http_error', { url: api, status: 404 });
+    }
+    if (err instanceof ModelLoadError && err.code === 'http_error') return null;
+    throw err;
+  }
+  if (!Array.isArray(entries)) return null;
+  return urls.map((url) => {
+    const path = (dir ? `${dir}/` : '') + fileName(url);
+    const entry = entries.find((e) => e.type === 'file' && e.path === path);
+    if (!entry) {
+      throw new ModelLoadError(`${hf.repo} has no file ${path} at revision ${hf.revision ?? 'main'}: check the file name ` +
+        '(the repo\'s "Files" tab lists them).', 'http_error', { url, status: 404 });
+    }
+    return { name: fileName(url), url, size: entry.lfs?.size ?? entry.size, sha256: entry.lfs?.oid ?? null, etag: null };
+  });
+}
+
+/** Size and ETag from a HEAD request; a server that refuses HEAD leaves them unknown. */
+async function headFile(url: string, opts: RemoteOptions): Promise<RemoteFile> {
+  const file: RemoteFile = { name: fileName(url), url, size: null, sha256: null, etag: null };
+  try {
+    const res = await fetchOk(url, opts, { method: 'HEAD' });
+    const length = res.headers.get('content-length');
+    file.size = length !== null && /^\d+$/.test(length) ? Number(length) : null;
+    file.etag = res.headers.get('etag');
+  } catch (err) {
+    // 404 and network failures are final; other refusals (405 for HEAD…) leave the download to find out.
+    if (!(err instanceof ModelLoadError && err.code === 'http_error' && (err.details as { status?: number }).status !== 404)) throw err;
+  }
+  return file;
+}
+
+/** fetch() that turns a network failure, an abort or an HTTP error into Hearth's errors. */
+export async function fetchOk(url: string, opts: RemoteOptions, init: RequestInit = {}): Promise<Response> {
+  let res: Response;
+  try {
+    res = await (opts.fetch ?? fetch)(url, { ...init, signal: init.signal ?? opts.signal });
+  } catch (err) {
+    if (opts.signal?.aborted || init.signal?.aborted) throw new AbortError('model download aborted');
+    throw new ModelLoadError(`could not fetch ${url}: ${(err as Error).message}. Check the URL and your connection.`, 'network_error', { url });
+  }
+  if (!res.ok) {
+    throw new ModelLoadError(`fetching ${url} failed with HTTP ${res.status} ${res.statusText}`.trim() +
+      (res.status === 404 ? ': no file there; check the URL (for Hugging Face: repo, file name and revision).' : '.'),
+    'http_error', { url, status: res.status });
+  }
+  return res;
+}

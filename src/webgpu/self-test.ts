@@ -1,0 +1,58 @@
+// A backend proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
+// results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
+// (probe-model.ts); their next-token log-probabilities must agree.
+import type { EngineCore } from '../api/engine-api.ts';
+import { resolveRequest } from '../api/request.ts';
+import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../types.ts';
+import { probeModel, PROBE_PROMPT } from './probe-model.ts';
+import type { WllamaCore } from './wllama-core.ts';
+
+export type SelfTest = NonNullable<BackendSelection['selfTest']>;
+export type TopLogprobs = Array<{ token: string; logprob: number }>;
+
+const TOP = 8;
+/** Over the likeliest tokens, log-probabilities may differ by this much (f16 arithmetic on a GPU: ~1e-2). */
+export const TOLERANCE = 0.1;
+
+/** `wasmSource`: where the wasm engine reads the probe (default: the in-memory Blob; in Node, a file). */
+export async function selfTest(wasm: EngineCore, gpu: WllamaCore, wasmSource?: ModelSource): Promise<SelfTest> {
+  const blob = new Blob([probeModel() as BlobPart]);
+  await wasm.load({ source: wasmSource ?? blob, options: { nCtx: 256, store: false } });
+  let expected: TopLogprobs;
+  try {
+    expected = await wasmLogprobs(wasm);
+  } finally {
+    await wasm.unload();
+  }
+  await gpu.loadBlobs([{ name: 'hearth-probe.gguf', blob }], { source: blob, options: { nCtx: 256 } });
+  try {
+    return compareProbe(expected, await gpu.promptLogprobs(PROBE_PROMPT, TOP));
+  } finally {
+    await gpu.unload();
+  }
+}
+
+async function wasmLogprobs(wasm: EngineCore): Promise<TopLogprobs> {
+  const { onProgress: _, ...request } = resolveRequest({
+    messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: TOP,
+  });
+  let first: ChatCompletionChunk | null = null;
+  await wasm.complete(request, { onChunk: (c) => void (first ??= c.choices[0]?.logprobs ? c : null) });
+  const top = (first as ChatCompletionChunk | null)?.choices[0]?.logprobs?.content?.[0]?.top_logprobs ?? [];
+  return top.map((t) => ({ token: t.token, logprob: t.logprob }));
+}
+
+/**
+ * Whether `got` (the candidate backend) agrees with `expected` (the wasm engine): the same likeliest token, and the
+ * expected top tokens' log-probabilities within TOLERANCE (a token missing from `got` counts as a mismatch).
+ */
+export function compareProbe(expected: TopLogprobs, got: TopLogprobs): SelfTest {
+  const byToken = new Map(got.map((t) => [t.token, t.logprob]));
+  let maxLogprobDiff = 0;
+  for (const t of expected.slice(0, 5)) {
+    const g = byToken.get(t.token);
+    maxLogprobDiff = Math.max(maxLogprobDiff, g === undefined ? Infinity : Math.abs(g - t.logprob));
+  }
+  const sameTopTokens = expected.length > 0 && got.length > 0 && expected[0]!.token === got[0]!.token;
+  return { passed: sameTopTokens && maxLogprobDiff <= TOLERANCE, maxLogprobDiff, sameTopTokens };
+}

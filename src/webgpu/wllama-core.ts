@@ -1,0 +1,276 @@
+// The 'webgpu' backend: @wllama/wllama 3.8.1 (llama.cpp's server code compiled with its WebGPU backend) behind
+// Hearth's EngineCore, so the public API, its validation and its streams are the same as with the wasm engine. Hearth
+// renders the chat template and reads the reply itself (chat/template.ts, chat/plan.ts), exactly as for the wasm
+// engine: wllama's own chat path ignores a required tool_choice, and its Jinja differs from jinja2. wllama generates
+// from the rendered prompt with Hearth's grammar, stop strings, sampling and logprobs. Not offered here, with a typed
+// error: KV state (no persistence, no conversation cache across reloads), batching, embeddings, rerank and context
+// shifting.
+import type { Wllama } from '@wllama/wllama';
+import type { CallControl, CompletionRequest, LoadRequest } from '../api/engine-api.ts';
+import { chunk, newCompletionMeta } from '../api/completion.ts';
+import type { EmbedResult, RankResult } from '../api/embeddings.ts';
+import { ReplyPlanner } from '../engine/chat/plan.ts';
+import { OutputStream } from '../engine/chat/stream.ts';
+import { ChatTemplate } from '../engine/chat/template.ts';
+import { type GgufHeader, readGgufHeader } from '../engine/gguf.ts';
+import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
+import type { ChunkDelta, EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../types.ts';
+
+export interface WllamaOptions {
+  /** URL of wllama.wasm (served with Hearth's assets; never a CDN). */
+  wasmUrl: string;
+  threads: number;
+}
+
+/** A model as blobs, in order (a split model's parts). */
+export type ModelBlobs = Array<{ name: string; blob: Blob }>;
+
+const DEFAULT_CTX = 4096;
+
+export class WllamaCore {
+  private wllama: Wllama | null = null;
+  private model: ModelInfo | null = null;
+  /** The model's chat template and reply formats (from its GGUF), and its BOS text. */
+  private chat: { template: ChatTemplate; planner: ReplyPlanner; bos: string } | null = null;
+  private nCtx = 0;
+
+  constructor(private readonly opts: WllamaOptions) {}
+
+  private async instance(): Promise<Wllama> {
+    if (!this.wllama) {
+      const { Wllama } = await import('@wllama/wllama');
+      const w = new Wllama({ default: this.opts.wasmUrl }, { suppressNativeLog: true, logger: quietLogger });
+      w.setCompat(null); // its compat build comes from a CDN: never fetch it
+      this.wllama = w;
+    }
+    return this.wllama;
+  }
+
+  /** Loads blobs already in the page (from the model store, a File, or a download). */
+  async loadBlobs(parts: ModelBlobs, request: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+    await this.unload();
+    const w = await this.instance();
+    const size = parts.reduce((n, p) => n + p.blob.size, 0);
+    control.onProgress?.({ phase: 'load', loaded: 0, total: size });
+    const nCtx = request.options.nCtx ?? DEFAULT_CTX;
+    try {
+      await w.loadModel(parts.map((p) => p.blob), {
+        n_ctx: nCtx, n_threads: this.opts.threads, n_parallel: 1, jinja: true,
+        ...(request.options.cacheTypeK ? { cache_type_k: request.options.cacheTypeK } : {}),
+        ...(request.options.cacheTypeV ? { cache_type_v: request.options.cacheTypeV } : {}),
+      });
+    } catch (err) {
+      await this.unload();
+      throw new ModelLoadError(`wllama could not load ${parts[0]!.name}: ${(err as Error).message}`, 'unsupported', { backend: 'webgpu' });
+    }
+    if (control.signal?.aborted) {
+      await this.unload();
+      throw new AbortError('model load aborted');
+    }
+    this.nCtx = nCtx;
+    const blob = parts[0]!.blob;
+    const header = await readGgufHeader(async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()), blob.size);
+    this.model = modelInfo(w, header, parts[0]!.name, size);
+    this.chat = chatFormat(header, this.model);
+    control.onProgress?.({ phase: 'load', loaded: size, total: size });
+    return this.model;
+  }
+
+  async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
+    const w = this.require();
+    const chat = this.chat!;
+    if (request.contextOverflow !== 'stop') {
+      throw new InvalidRequestError(`context_overflow "${request.contextOverflow}" needs the wasm backend (wllama stops at a full context)`,
+        'unsupported_by_backend', { param: 'context_overflow' });
+    }
+    let prompt = chat.template.render(request.messages, { tools: request.tools, kwargs: request.templateKwargs });
+    const plan = chat.planner.plan(request, prompt);
+    // wllama's tokenizer adds the BOS itself: a template that writes it would give two.
+    if (chat.bos && w.mustAddBosToken() && prompt.startsWith(chat.bos)) prompt = prompt.slice(chat.bos.length);
+    const s = request.sampler;
+    const params = {
+      prompt, stream: true as const, abortSignal: control.signal, cache_prompt: true,
+      max_tokens: request.maxTokens ?? undefined, stop: request.stop.length ? request.stop : undefined,
+      temperature: s.temperature, top_p: s.topP, top_k: s.topK, min_p: s.minP, seed: s.seed,
+      repeat_penalty: s.repeatPenalty, repeat_last_n: s.repeatLastN, presence_penalty: s.presencePenalty, frequency_penalty: s.frequencyPenalty,
+      ...(plan.grammar ? { grammar: plan.grammar } : {}),
+      // The format's markers come out as text, for the parser (llama-server's preserved_tokens).
+      ...(plan.preserved.size ? { preserved_tokens: [...plan.preserved.values()] } : {}),
+      // llama-server gives no log-probabilities for 0 alternatives: ask for one and drop it.
+      ...(request.logprobs !== null ? { logprobs: Math.max(1, request.logprobs) } : {}),
+    };
+    const meta = newCompletionMeta(this.model!.name);
+    const output = plan.parse ? new OutputStream(plan.parse, request.parallelToolCalls ? Infinity : 1) : null;
+    await control.onChunk?.(chunk(meta, { role: 'assistant', content: '' }));
+    let finish: FinishReason = 'stop';
+    let usage: Usage | null = null;
+    let timings: Timings | null = null;
+    let pending: TokenLogprob[] = [];
+    const takeLogprobs = () => {
+      if (request.logprobs === null) return null;
+      const content = pending;
+      pending = [];
+      return { content };
+    };
+    try {
+      const stream = await w.createCompletion(params as never) as unknown as AsyncIterable<WllamaChunk>;
+      for await (const c of stream) {
+        if (control.signal?.aborted) break; // wllama may yield what it had already generated; the caller stopped reading
+        const choice = c.choices[0];
+        if (choice) {
+          for (const t of choice.logprobs?.content ?? []) pending.push(tokenLogprob(t, request.logprobs ?? 0));
+          const delta = !choice.text ? null : output ? output.push(choice.text) : { content: choice.text };
+          if (delta) await control.onChunk?.(chunk(meta, delta, null, undefined, takeLogprobs()));
+          if (choice.finish_reason === 'length') finish = 'length';
+        }
+        if (c.usage) usage = { ...c.usage, prompt_tokens_details: { cached_tokens: c.usage.prompt_tokens_details?.cached_tokens ?? 0 } };
+        if (c.timings) {
+          timings = { prompt_n: c.timings.prompt_n, prompt_ms: c.timings.prompt_ms, predicted_n: c.timings.predicted_n,
+            predicted_ms: c.timings.predicted_ms, cache_n: c.timings.cache_n, cache_source: c.timings.cache_n > 0 ? 'memory' : 'none' };
+        }
+      }
+    } catch (err) {
+      throw hearthError(err, control.signal, this.nCtx);
+    }
+    if (control.signal?.aborted) throw new AbortError();
+    let last: ChunkDelta = {};
+    if (output) {
+      const end = output.finish();
+      last = end.delta ?? {};
+      if (end.output.toolCalls.length && finish === 'stop') finish = 'tool_calls';
+    }
+    usage ??= { prompt_tokens: timings?.prompt_n ?? 0, completion_tokens: timings?.predicted_n ?? 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: timings?.cache_n ?? 0 } };
+    usage.total_tokens ||= usage.prompt_tokens + usage.completion_tokens;
+    timings ??= { prompt_n: usage.prompt_tokens, prompt_ms: 0, predicted_n: usage.completion_tokens, predicted_ms: 0, cache_n: 0, cache_source: 'none' };
+    await control.onChunk?.(chunk(meta, last, finish, { usage, timings }, takeLogprobs()));
+  }
+
+  /**
+   * The probe's next-token log-probabilities after `prompt` (raw text, no template), likeliest first. For the
+   * self-test, which compares them with the wasm engine's.
+   */
+  async promptLogprobs(prompt: string, top: number): Promise<Array<{ token: string; logprob: number }>> {
+    const w = this.require();
+    const res = await w.createCompletion({ prompt, max_tokens: 1, temperature: 0, logprobs: top, stream: false });
+    // llama-server's shape: logprobs.content[0].top_logprobs (its typings still show OpenAI's legacy one).
+    const logprobs = res.choices[0]?.logprobs as { content?: Array<{ top_logprobs: Array<{ token: string; logprob: number }> }> } | null;
+    return (logprobs?.content?.[0]?.top_logprobs ?? []).map(({ token, logprob }) => ({ token, logprob })).sort((a, b) => b.logprob - a.logprob);
+  }
+
+  embed(): Promise<EmbedResult> {
+    return Promise.reject(unsupported('embeddings'));
+  }
+
+  rank(): Promise<RankResult> {
+    return Promise.reject(unsupported('rerank'));
+  }
+
+  /** What engine.info() reports while this backend holds the model (the backend choice is added by the caller). */
+  info(base: EngineInfo): EngineInfo {
+    return {
+      ...base, backend: 'webgpu', llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
+      model: this.model, nCtx: this.nCtx, context: null, kvCache: null,
+      capabilities: { ...base.capabilities, persistentKv: false, batching: false, embeddings: false, contextShift: false },
+    };
+  }
+
+  get loaded(): boolean {
+    return this.model !== null;
+  }
+
+  async unload(): Promise<void> {
+    this.model = null;
+    this.chat = null;
+    const w = this.wllama;
+    this.wllama = null;
+    if (w) await w.exit().catch(() => {});
+  }
+
+  private require(): Wllama {
+    if (!this.wllama || !this.model) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
+    return this.wllama;
+  }
+}
+
+/** One streamed chunk of llama-server's OpenAI-compatible completion, as wllama yields it. */
+interface WllamaChunk {
+  choices: Array<{ text: string; finish_reason: 'stop' | 'length' | null; logprobs?: { content?: ServerLogprob[] } | null }>;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } } | null;
+  timings?: { prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number; cache_n: number };
+}
+
+interface ServerLogprob {
+  token: string;
+  logprob: number;
+  bytes?: number[];
+  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] }>;
+}
+
+/** llama-server's log-probability entry as OpenAI's, with `top` alternatives. */
+function tokenLogprob(t: ServerLogprob, top: number): TokenLogprob {
+  const entry = (e: { token: string; logprob: number; bytes?: number[] }) =>
+    ({ token: e.token, logprob: e.logprob, bytes: e.bytes ?? Array.from(new TextEncoder().encode(e.token)) });
+  return { ...entry(t), top_logprobs: (t.top_logprobs ?? []).slice(0, top).map(entry) };
+}
+
+function hearthError(err: unknown, signal: AbortSignal | undefined, nCtx: number): HearthError {
+  if (err instanceof HearthError) return err;
+  const e = err as { name?: string; type?: string; message?: string };
+  if (signal?.aborted || e.name === 'AbortError' || e.name === 'WllamaAbortError') return new AbortError();
+  if (e.type === 'kv_cache_full' || /context|kv cache/i.test(e.message ?? '')) {
+    return new ContextFullError(`the conversation does not fit the context (wllama: ${e.message})`, { promptTokens: 0, nCtx });
+  }
+  return new EngineError(`wllama failed: ${e.message ?? String(err)}`, 'backend_error', { backend: 'webgpu' });
+}
+
+const unsupported = (what: string) =>
+  new InvalidRequestError(`${what} needs the wasm backend: the 'webgpu' backend (wllama) does not offer it in Hearth`, 'unsupported_by_backend');
+
+function wllamaVersion(w: Wllama): string {
+  return (w.constructor as unknown as { getLibllamaVersion(): string }).getLibllamaVersion();
+}
+
+const quietLogger = { debug: () => {}, log: () => {}, warn: (...a: unknown[]) => console.warn('[hearth/wllama]', ...a), error: (...a: unknown[]) => console.error('[hearth/wllama]', ...a) };
+
+/** ModelInfo from the GGUF header (Hearth's reader) and what wllama reports. */
+function modelInfo(w: Wllama, header: GgufHeader, fileName: string, size: number): ModelInfo {
+  const ctx = w.getLoadedContextInfo();
+  const meta = ctx.metadata ?? {};
+  const kv = (k: string) => header.kv.get(k)?.value;
+  const arch = String(kv('general.architecture') ?? meta['general.architecture'] ?? 'unknown');
+  const num = (k: string) => Number(kv(`${arch}.${k}`) ?? 0);
+  const ssm = [...header.kv.keys()].some((k) => k.startsWith(`${arch}.ssm.`));
+  const swa = num('attention.sliding_window');
+  let nParams = 0;
+  for (const t of header.tensors) nParams += t.dims.reduce((a, b) => a * b, 1);
+  return {
+    name: String(kv('general.name') ?? fileName), description: '', architecture: arch, sizeBytes: size,
+    nParams, nCtxTrain: ctx.n_ctx_train, nEmbd: ctx.n_embd, nLayer: ctx.n_layer, nHead: num('attention.head_count'),
+    nHeadKv: num('attention.head_count_kv') || num('attention.head_count'), nVocab: ctx.n_vocab,
+    bosToken: ctx.token_bos, eosToken: ctx.token_eos, eogTokens: ctx.list_tokens_eog,
+    chatTemplate: typeof kv('tokenizer.chat_template') === 'string' ? String(kv('tokenizer.chat_template')) : null,
+    memory: { kind: ssm ? (num('attention.head_count') ? 'hybrid' : 'recurrent') : swa ? 'swa' : 'attention', swaWindow: swa },
+    metadata: meta,
+  };
+}
+
+/** llama.cpp's token type of control tokens (special: written as text only when asked). */
+const CONTROL = 3;
+
+/** The chat template and reply planner, from the vocabulary in the GGUF (wllama has no tokenizer API). */
+function chatFormat(header: GgufHeader, model: ModelInfo) {
+  const tokens = header.kv.get('tokenizer.ggml.tokens')?.value;
+  const types = header.kv.get('tokenizer.ggml.token_type')?.value;
+  const list = (v: unknown) => (v && typeof v === 'object' && 'values' in v ? (v as { values: unknown[] }).values : []);
+  const texts = list(tokens) as string[];
+  const kinds = list(types) as number[];
+  const control = new Map<string, number>();
+  kinds.forEach((kind, id) => {
+    if (kind === CONTROL) control.set(texts[id]!, id);
+  });
+  const text = (id: number) => (id >= 0 ? texts[id] ?? '' : '');
+  const bos = text(model.bosToken);
+  const template = new ChatTemplate(model.chatTemplate, { bos, eos: text(model.eosToken) });
+  if (template.warning) console.warn(`[hearth] ${template.warning}`);
+  return { template, planner: new ReplyPlanner(template.source, (t) => control.get(t) ?? null), bos };
+}

@@ -1,0 +1,171 @@
+// The model store in Node (a folder), against a local server that plays the network and the Hugging Face Hub (the
+// real one is on the internet): downloads kept and loaded again without the network, progress, sha256 checks, split
+// models, resumed downloads, servers without range requests, bad files refused, list/usage/delete. The browser's OPFS
+// store runs the same code; e2e/models.spec.ts checks it in Chromium.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AbortError, ModelLoadError } from '../src/errors.ts';
+import { createNodeEngine, type NodeEngine } from '../src/node.ts';
+import type { ModelSource, Progress } from '../src/types.ts';
+import { ensureSplitModel } from './fixtures/split.ts';
+import { modelPath, NO_CACHE, trackEngines } from './helpers.ts';
+import { ModelServer } from './model-server.ts';
+
+let server: ModelServer;
+const dirs: string[] = [];
+const track = trackEngines();
+const tiny = modelPath('qwen2-tiny');
+const MESSAGES = [{ role: 'user' as const, content: 'Tell me about bread.' }];
+
+beforeAll(async () => {
+  server = await ModelServer.start();
+});
+
+afterAll(async () => {
+  await server.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const newDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'hearth-models-'));
+  dirs.push(d);
+  return d;
+};
+
+const engineOver = (modelsDir: string) => track(createNodeEngine({ modelsDir, cache: NO_CACHE, hfEndpoint: server.url }));
+
+async function load(engine: NodeEngine, source: ModelSource, signal?: AbortSignal) {
+  const events: Progress[] = [];
+  await engine.load(source, { nCtx: 512, signal, onProgress: (p) => events.push(p) });
+  return events;
+}
+
+const answer = async (engine: NodeEngine) =>
+  (await engine.chat.completions.create({ messages: MESSAGES, max_tokens: 8, temperature: 0 })).choices[0]!.message.content;
+
+let reference: string | null = null;
+/** What the model answers when loaded straight from disk. */
+async function referenceAnswer() {
+  if (reference === null) {
+    const e = await track(createNodeEngine({ modelsDir: null, cache: NO_CACHE }));
+    await e.load({ path: tiny }, { nCtx: 512 });
+    reference = await answer(e);
+    await e.unload();
+  }
+  return reference;
+}
+
+describe('model store (Node: a folder)', () => {
+  it('downloads a { hf } model once with progress and a sha256 check, then loads it from the store with the server gone', async () => {
+    server.addHub('test/tiny', 'main', { 'tiny.gguf': { path: tiny } });
+    const dir = newDir();
+    const source = { hf: { repo: 'test/tiny', file: 'tiny.gguf' } };
+    const first = await engineOver(dir);
+    const events = await load(first, source);
+    const size = statSync(tiny).size;
+    const downloads = events.filter((e) => e.phase === 'download');
+    expect(downloads.at(-1)).toMatchObject({ loaded: size, total: size });
+    expect(downloads.every((e, i) => i === 0 || e.loaded >= downloads[i - 1]!.loaded)).toBe(true);
+    expect(downloads.some((e) => (e.bytesPerSecond ?? 0) > 0)).toBe(true);
+    expect(events.filter((e) => e.phase === 'verify').at(-1)).toMatchObject({ loaded: size, total: size });
+    expect(events.findIndex((e) => e.phase === 'verify')).toBeGreaterThan(events.findIndex((e) => e.phase === 'download'));
+    expect(await answer(first)).toBe(await referenceAnswer());
+    expect(await first.models.list()).toEqual([expect.objectContaining({
+      id: `${server.url}/test/tiny/resolve/main/tiny.gguf`, name: 'tiny.gguf', size, downloaded: size, complete: true, verified: true,
+    })]);
+
+    const requests = server.log.length;
+    await server.stop();
+    try {
+      const second = await engineOver(dir);
+      const again = await load(second, source);
+      expect(again.map((e) => e.phase)).not.toContain('download');
+      expect(await answer(second)).toBe(await referenceAnswer());
+    } finally {
+      await server.listen();
+    }
+    expect(server.log.length).toBe(requests);
+  });
+
+  it('loads a split model (three files) as one model that answers as the whole file does', async () => {
+    const parts = await ensureSplitModel('qwen2-tiny', 3);
+    server.addHub('test/split', 'main', Object.fromEntries(parts.map((p) => [p.split('/').pop()!, { path: p }])));
+    const engine = await engineOver(newDir());
+    await load(engine, { hf: { repo: 'test/split', file: parts[0]!.split('/').pop()! } });
+    const [stored] = await engine.models.list();
+    expect(stored!.files.map((f) => f.name)).toEqual(parts.map((p) => p.split('/').pop()));
+    expect(stored!.complete).toBe(true);
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('resumes an interrupted download where it stopped', async () => {
+    const url = server.add('/slow/tiny.gguf', { path: tiny });
+    const size = statSync(tiny).size;
+    const engine = await engineOver(newDir());
+    server.bytesPerSecond = 8 << 20;
+    const stop = new AbortController();
+    let seen = 0;
+    await expect(engine.load(url, { nCtx: 512, signal: stop.signal, onProgress: (p) => {
+      seen = p.loaded;
+      if (p.phase === 'download' && p.loaded > size * 0.4) stop.abort();
+    } })).rejects.toBeInstanceOf(AbortError);
+    const [partial] = await engine.models.list();
+    expect(partial!.complete).toBe(false);
+    expect(partial!.downloaded).toBeGreaterThan(size * 0.3);
+    const sentBefore = server.sent('/slow/tiny.gguf');
+
+    server.bytesPerSecond = null;
+    const events = await load(engine, url);
+    expect(events.find((e) => e.phase === 'download')!.loaded).toBe(partial!.downloaded);
+    // Only what was missing came again (give or take the pieces in flight when it stopped).
+    expect(server.sent('/slow/tiny.gguf') - sentBefore).toBeLessThan(size - partial!.downloaded + (1 << 20));
+    expect(seen).toBeGreaterThan(0);
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('downloads from a server that ignores range requests', async () => {
+    const url = server.add('/plain/tiny.gguf', { path: tiny, noRanges: true });
+    const engine = await engineOver(newDir());
+    await load(engine, url);
+    expect(server.log.filter((e) => e.path === '/plain/tiny.gguf' && e.method === 'GET').map((e) => e.status)).toContain(200);
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('refuses a file shorter than announced and one whose sha256 differs, and keeps neither', async () => {
+    const size = statSync(tiny).size;
+    server.addHub('test/short', 'main', { 'tiny.gguf': { path: tiny, size: size + 4096 } });
+    server.addHub('test/damaged', 'main', { 'tiny.gguf': { path: tiny, sha256: 'ab'.repeat(32) } });
+    const engine = await engineOver(newDir());
+    await expect(load(engine, { hf: { repo: 'test/short', file: 'tiny.gguf' } })).rejects.toMatchObject({ name: 'ModelLoadError', code: 'size_mismatch' });
+    await expect(load(engine, { hf: { repo: 'test/damaged', file: 'tiny.gguf' } })).rejects.toMatchObject({ name: 'ModelLoadError', code: 'checksum_mismatch' });
+    expect((await engine.models.list()).filter((m) => m.complete)).toEqual([]);
+    expect((await engine.models.list()).map((m) => m.id)).not.toContain(`${server.url}/test/damaged/resolve/main/tiny.gguf`);
+    // The engine goes on.
+    await load(engine, { path: tiny });
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('lists, measures and deletes stored models', async () => {
+    const url = server.add('/list/tiny.gguf', { path: tiny });
+    const engine = await engineOver(newDir());
+    expect(await engine.models.list()).toEqual([]);
+    await load(engine, url);
+    const usage = await engine.models.usage();
+    expect(usage.models).toBe(statSync(tiny).size);
+    expect(usage.quota).toBeGreaterThan(0);
+    expect(await engine.models.delete(url)).toBe(true);
+    expect(await engine.models.delete(url)).toBe(false);
+    expect(await engine.models.list()).toEqual([]);
+    expect((await engine.models.usage()).models).toBe(0);
+  });
+
+  it('a missing file is an http_error that names it; a bad source is invalid_source', async () => {
+    const engine = await engineOver(newDir());
+    await expect(load(engine, `${server.url}/nothing/here.gguf`)).rejects.toMatchObject({ code: 'http_error', details: { status: 404 } });
+    await expect(load(engine, { hf: { repo: 'test/tiny', file: 'other.gguf' } })).rejects.toSatisfy(
+      (e: unknown) => e instanceof ModelLoadError && e.code === 'http_error' && /other\.gguf/.test(e.message));
+    await expect(load(engine, { hf: { repo: 'no repo', file: 'x.gguf' } })).rejects.toMatchObject({ code: 'invalid_source' });
+  });
+});
