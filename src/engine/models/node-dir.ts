@@ -26,11 +26,16 @@ export function folderBackend(root: string): StoreBackend {
         return null;
       }
     },
-    async writeMeta(key, meta) {
+    async recorder(key) {
       await mkdir(folder(key), { recursive: true });
       const tmp = join(folder(key), 'meta.json.tmp');
-      await writeFile(tmp, JSON.stringify(meta));
-      await rename(tmp, join(folder(key), 'meta.json'));
+      return {
+        async write(meta) {
+          await writeFile(tmp, JSON.stringify(meta));
+          await rename(tmp, join(folder(key), 'meta.json'));
+        },
+        close: async () => {},
+      };
     },
     async writer(key, name) {
       await mkdir(folder(key), { recursive: true });

@@ -56,19 +56,29 @@ export function opfsBackend(): StoreBackend | null {
       seqs.set(key, latest.seq);
       return latest.meta;
     },
-    async writeMeta(key, meta) {
-      const seq = (seqs.get(key) ?? 0) + 1;
-      const file = await (await folder(key, true)).getFileHandle(META[seq % 2]!, { create: true }) as SyncFileHandle;
-      const handle = await file.createSyncAccessHandle();
+    async recorder(key) {
+      const dir = await folder(key, true);
+      const slots: SyncHandle[] = [];
       try {
-        const bytes = new TextEncoder().encode(JSON.stringify({ seq, meta }));
-        handle.truncate(0);
-        handle.write(bytes, { at: 0 });
-        handle.flush();
-      } finally {
-        handle.close();
+        for (const name of META) slots.push(await (await dir.getFileHandle(name, { create: true }) as SyncFileHandle).createSyncAccessHandle());
+      } catch (err) {
+        slots.forEach((h) => h.close());
+        throw err;
       }
-      seqs.set(key, seq);
+      return {
+        async write(meta) {
+          const seq = (seqs.get(key) ?? 0) + 1;
+          const handle = slots[seq % 2]!;
+          const bytes = new TextEncoder().encode(JSON.stringify({ seq, meta }));
+          handle.truncate(0);
+          handle.write(bytes, { at: 0 });
+          handle.flush();
+          seqs.set(key, seq);
+        },
+        async close() {
+          slots.forEach((h) => h.close());
+        },
+      };
     },
     async writer(key, name) {
       const file = await (await folder(key, true)).getFileHandle(name, { create: true }) as SyncFileHandle;

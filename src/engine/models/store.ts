@@ -25,8 +25,8 @@ export interface StoreBackend {
   /** The folders of the stored models. */
   keys(): Promise<string[]>;
   readMeta(key: string): Promise<StoreMeta | null>;
-  /** Replaces the record in one step: a crash leaves the old record or the new one, never half of one. */
-  writeMeta(key: string, meta: StoreMeta): Promise<void>;
+  /** Opens the model's record for writing (creating its folder); a download keeps it open while it runs. */
+  recorder(key: string): Promise<Recorder>;
   writer(key: string, name: string): Promise<FileWriter>;
   /** The stored files of a model, ready for llama.cpp. */
   files(key: string, names: string[]): Promise<ModelFile>;
@@ -36,6 +36,13 @@ export interface StoreBackend {
   persisted(): Promise<boolean | null>;
   /** Runs `fn` holding the model's lock: one download of a model at a time, across tabs where the platform allows. */
   lock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** Writes a model's record. */
+export interface Recorder {
+  /** Replaces the record in one step: a crash leaves the old record or the new one, never half of one. */
+  write(meta: StoreMeta): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** Metadata saves during a download: what a reload loses at most. */
@@ -61,7 +68,7 @@ export class ModelStore implements ModelStoreApi {
       let meta = await this.backend.readMeta(key);
       if (!meta?.complete) meta = await this.fetch(source, key, meta, opts);
       meta.lastUsed = Date.now();
-      await this.backend.writeMeta(key, meta);
+      await this.writeMeta(key, meta);
       return { id, folder: key, files: urls.map(fileName) };
     });
   }
@@ -95,21 +102,34 @@ export class ModelStore implements ModelStoreApi {
       meta = { version: 1, id: remote.id, parts: remote.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now };
     }
     await this.checkSpace(meta);
-    await this.backend.writeMeta(key, meta); // before any data: a folder always has its record
-    const writers = await Promise.all(meta.parts.map((p) => this.backend.writer(key, p.name)));
+    // Every file the download writes is opened before it starts and stays open until it ends: in Chromium, opening
+    // an OPFS file while a download writes others was seen to wait for ever (incognito profiles, as in Playwright).
+    const recorder = await this.backend.recorder(key);
+    const writers: FileWriter[] = [];
     try {
-      await this.download(key, meta, writers, opts);
+      await recorder.write(meta); // before any data: a folder always has its record
+      writers.push(...await Promise.all(meta.parts.map((p) => this.backend.writer(key, p.name))));
+      await this.download(meta, recorder, writers, opts);
     } catch (err) {
-      await Promise.all(writers.map((w) => w.close().catch(() => {})));
+      await Promise.all([recorder, ...writers].map((w) => w.close().catch(() => {})));
       // A file shorter than announced will not get longer: what came of it is dead weight.
       if (err instanceof ModelLoadError && err.code === 'size_mismatch') await this.backend.remove(key);
       throw err;
     }
-    await Promise.all(writers.map((w) => w.close()));
+    await Promise.all([recorder, ...writers].map((w) => w.close()));
     return this.check(key, meta, opts);
   }
 
-  private async download(key: string, meta: StoreMeta, writers: FileWriter[], opts: SourceOptions) {
+  private async writeMeta(key: string, meta: StoreMeta) {
+    const recorder = await this.backend.recorder(key);
+    try {
+      await recorder.write(meta);
+    } finally {
+      await recorder.close();
+    }
+  }
+
+  private async download(meta: StoreMeta, recorder: Recorder, writers: FileWriter[], opts: SourceOptions) {
     const progress = new DownloadProgress(meta, opts.onProgress);
     // Saves flush the files first, so the record never counts a byte that is not on disk.
     let saving = Promise.resolve();
@@ -117,7 +137,7 @@ export class ModelStore implements ModelStoreApi {
       const snapshot: StoreMeta = JSON.parse(JSON.stringify(meta));
       saving = saving.then(async () => {
         await Promise.all(writers.map((w) => w.flush()));
-        await this.backend.writeMeta(key, snapshot);
+        await recorder.write(snapshot);
       });
       return saving;
     };
