@@ -78,11 +78,11 @@ class Client extends EngineApi implements HearthClient {
 
   override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
-    // ask; engine.models.usage().persisted tells the answer). Chromium decides at once; Firefox may ask the user.
+    // ask; engine.models.usage().persisted tells the answer). Never waited for: Chromium decides at once, but Firefox
+    // asks the user, and the load must not wait on a prompt they may never answer.
     const stored = (typeof source === 'string' || (typeof source === 'object' && 'hf' in source)) && options.store !== false;
     if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
       this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
-      await this.persisting;
     }
     return super.load(source, options);
   }
