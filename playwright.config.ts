@@ -8,15 +8,19 @@ const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
-// The model store does not depend on threads: its spec runs once, in Chromium on the isolated page.
-const storeSpec = /models\.spec\.ts$/;
+// The model store and the app (service worker, offline) do not depend on threads: their specs run once, in
+// Chromium on the isolated page.
+const storeSpec = /(models|app)\.spec\.ts$/;
 const webgpuSpec = /webgpu\.spec\.ts$/;
+// The widget is for ordinary sites: its spec runs on the page served without isolation headers.
+const widgetSpec = /widget\.spec\.ts$/;
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   ...(browser === 'firefox' ? { testMatch: apiSpecs } : {}),
   // webgpu.spec is the 'chromium-webgpu' project's own.
-  testIgnore: browser !== 'chromium' || isolation !== 'isolated' ? [storeSpec, webgpuSpec] : [webgpuSpec],
+  testIgnore: [webgpuSpec, ...(browser !== 'chromium' || isolation !== 'isolated' ? [storeSpec] : []),
+    ...(browser !== 'chromium' || isolation !== 'plain' ? [widgetSpec] : [])],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 

@@ -1,5 +1,6 @@
 // The demo page as a newcomer uses it: load the test model, chat, stop, ask again.
 import { expect, test } from '@playwright/test';
+import { savedConversations } from './kv.ts';
 
 test('load a model, stream an answer, stop a long one, ask again', async ({ page }) => {
   await page.goto('/');
@@ -71,18 +72,3 @@ test('after a reload the conversation is back and the next answer starts from th
   await expect(page.locator('.msg.assistant').last()).toHaveText('Hello, world!');
   await expect(page.locator('#stats')).toContainText(/\d+ cached \(restored from IndexedDB\)/);
 });
-
-/** Conversation records in Hearth's IndexedDB store (runs in the page). */
-function savedConversations(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const open = indexedDB.open('hearth-kv');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      if (!db.objectStoreNames.contains('records')) return resolve(0);
-      const req = db.transaction('records').objectStore('records').getAllKeys();
-      req.onsuccess = () => resolve(req.result.filter((k) => String(k).startsWith('m:conversation')).length);
-      req.onerror = () => reject(req.error);
-    };
-  });
-}

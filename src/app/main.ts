@@ -1,8 +1,12 @@
-// The demo chat page: pick a GGUF, watch it load, chat with streaming, stop, ask again. The conversation and the
-// model choice are kept in localStorage and the model's KV state in IndexedDB (by Hearth), so after a reload the
-// next answer starts without reading the conversation again.
-// Model output is untrusted: it only ever reaches the page through textContent.
-import { createEngine, type ChatMessage, type HearthClient, type ModelSource, type Progress } from '../index.ts';
+// The app: pick a GGUF, watch it load, chat with streaming; stop, regenerate, edit and resend; many conversations,
+// each kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
+// Installable: a manifest and a service worker (sw.ts) that keeps the shell and the engine for offline use; models
+// come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown.
+import { createEngine, type HearthClient, type ModelSource, type Progress } from '../index.ts';
+import { conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
+import { renderMarkdown } from '../ui/markdown.ts';
+import { describeProgress } from '../ui/progress.ts';
+import { Sidebar } from './sidebar.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
@@ -11,18 +15,26 @@ const ui = {
   file: $<HTMLInputElement>('model-file'), load: $<HTMLButtonElement>('load'), progress: $<HTMLProgressElement>('progress'),
   loadStatus: $('load-status'), chat: $('chat'), composer: $<HTMLFormElement>('composer'),
   prompt: $<HTMLTextAreaElement>('prompt'), send: $<HTMLButtonElement>('send'), stop: $<HTMLButtonElement>('stop'),
-  newChat: $<HTMLButtonElement>('new-chat'), stats: $('stats'),
+  regenerate: $<HTMLButtonElement>('regenerate'), newChat: $<HTMLButtonElement>('new-chat'), stats: $('stats'),
+  system: $<HTMLTextAreaElement>('system-prompt'), temperature: $<HTMLInputElement>('temperature'),
+  overflow: $<HTMLSelectElement>('overflow'),
 };
 
 const TEST_MODEL = '/test-models/qwen2-hello.gguf';
 const SAVED = 'hearth-demo';
 let engine: HearthClient | null = null;
-let messages: ChatMessage[] = [];
-let conversationId = newId();
+let conversation: SavedConversation = newConversation();
 let readyText = '';
 let generating: AbortController | null = null;
 let loading: AbortController | null = null;
 let modelReady = false;
+
+const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputElement>('search'), {
+  open: (c) => void openConversation(c.id),
+  deleted: (id) => {
+    if (id === conversation.id) startNew();
+  },
+});
 
 function showKind() {
   for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) el.hidden = el.dataset.kind !== ui.kind.value;
@@ -33,13 +45,28 @@ function setBusy() {
   ui.prompt.disabled = !modelReady;
   ui.send.disabled = !modelReady || busy;
   ui.stop.disabled = !busy;
+  ui.regenerate.disabled = !modelReady || busy || conversation.messages.at(-1)?.role !== 'assistant';
   ui.load.textContent = loading ? 'Cancel' : 'Load';
 }
 
-function bubble(role: 'user' | 'assistant' | 'error', text: string): HTMLElement {
+function bubble(role: 'user' | 'assistant' | 'error', text: string, index = -1): HTMLElement {
   const el = document.createElement('div');
   el.className = `msg ${role}`;
-  el.textContent = text;
+  if (role === 'assistant') el.append(renderMarkdown(text));
+  else el.textContent = text;
+  if (role === 'user' && index >= 0) {
+    // Edit and resend: the conversation goes back to before this message, which returns to the composer.
+    const edit = Object.assign(document.createElement('button'), { type: 'button', className: 'edit', title: 'Edit and resend' });
+    edit.setAttribute('aria-label', 'Edit and resend'); // its pencil is CSS: the message's text stays the message
+    edit.addEventListener('click', () => {
+      if (generating) return;
+      conversation.messages = conversation.messages.slice(0, index);
+      showConversation();
+      ui.prompt.value = text;
+      ui.prompt.focus();
+    });
+    el.append(edit);
+  }
   ui.chat.append(el);
   el.scrollIntoView({ block: 'end' });
   return el;
@@ -52,47 +79,67 @@ function note(el: HTMLElement, text: string) {
   el.append(n);
 }
 
-const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-
-function newId(): string {
-  return globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+function showConversation() {
+  ui.chat.replaceChildren();
+  conversation.messages.forEach((m, i) => {
+    if (m.role === 'user' || m.role === 'assistant') bubble(m.role, messageText(m), i);
+  });
+  setBusy();
 }
 
-/** Keeps the conversation and the model choice (not a local file: it cannot be reopened) for the next visit. */
+async function openConversation(id: string) {
+  generating?.abort();
+  conversation = (await conversations.get(id).catch(() => undefined)) ?? newConversation(id);
+  showConversation();
+  save();
+  await sidebar.refresh(conversation.id);
+}
+
+function startNew() {
+  generating?.abort();
+  conversation = newConversation();
+  showConversation();
+  save();
+  void sidebar.refresh(conversation.id);
+}
+
+/** Keeps the open conversation, the model choice (not a local file: it cannot be reopened) and the settings. */
 function save() {
   const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value };
+  const settings = { system: ui.system.value, temperature: ui.temperature.value, overflow: ui.overflow.value };
   try {
-    localStorage.setItem(SAVED, JSON.stringify({ messages, conversationId, model }));
+    localStorage.setItem(SAVED, JSON.stringify({ conversationId: conversation.id, model, settings }));
   } catch {
     // storage full or disabled: the chat still works, it just is not kept
   }
 }
 
-function restore() {
-  let saved: { messages?: ChatMessage[]; conversationId?: string; model?: Record<string, string> } = {};
+async function restore() {
+  let saved: { conversationId?: string; model?: Record<string, string>; settings?: Record<string, string> } = {};
   try {
     saved = JSON.parse(localStorage.getItem(SAVED) ?? '{}');
   } catch {
     return;
   }
-  if (Array.isArray(saved.messages)) messages = saved.messages;
-  if (saved.conversationId) conversationId = saved.conversationId;
-  for (const m of messages) bubble(m.role === 'user' ? 'user' : 'assistant', typeof m.content === 'string' ? m.content : '');
   const model = saved.model ?? {};
+  if (model.kind === 'test') ui.testOption.hidden = false; // offered before: it is in the model store, even offline
   if (model.kind && model.kind !== 'file' && [...ui.kind.options].some((o) => o.value === model.kind && !o.hidden)) ui.kind.value = model.kind;
   if (model.hfRepo) ui.hfRepo.value = model.hfRepo;
   if (model.hfFile) ui.hfFile.value = model.hfFile;
   if (model.url) ui.url.value = model.url;
+  const settings = saved.settings ?? {};
+  if (settings.system !== undefined) ui.system.value = settings.system;
+  if (settings.temperature) ui.temperature.value = settings.temperature;
+  if (settings.overflow) ui.overflow.value = settings.overflow;
   showKind();
+  if (saved.conversationId) await openConversation(saved.conversationId);
+  else await sidebar.refresh(conversation.id);
 }
 
 function onProgress(p: Progress) {
   ui.progress.hidden = false;
   ui.progress.value = p.total ? p.loaded / p.total : 0;
-  const what = p.phase === 'download' ? 'Downloading' : p.phase === 'load' ? 'Loading into llama.cpp'
-    : p.phase === 'restore' ? 'Restoring the conversation' : 'Reading the prompt';
-  const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${mb(p.loaded)}${p.total ? ` of ${mb(p.total)}` : ''}`;
-  ui.loadStatus.textContent = `${what}: ${amount}`;
+  ui.loadStatus.textContent = describeProgress(p);
 }
 
 function chosenSource(): ModelSource | null {
@@ -120,6 +167,7 @@ async function loadModel() {
     modelReady = true;
     readyText = `Ready: ${info.name} (${info.description}), context up to ${(await engine.info()).context?.maxCtx ?? 0} tokens.`;
     ui.loadStatus.textContent = readyText;
+    save();
     ui.prompt.focus();
   } catch (err) {
     ui.loadStatus.textContent = `Could not load the model: ${(err as Error).message}`;
@@ -132,51 +180,58 @@ async function loadModel() {
 
 async function send(text: string) {
   if (!engine || generating || !text.trim()) return;
-  messages.push({ role: 'user', content: text });
-  bubble('user', text);
+  bubble('user', text, conversation.messages.length);
   ui.prompt.value = '';
   const out = bubble('assistant', '');
   generating = new AbortController();
   setBusy();
   const t0 = performance.now();
   let ttft = 0;
-  let answer = '';
   try {
-    const stream = await engine.chat.completions.create({
-      messages, stream: true, signal: generating.signal, conversation_id: conversationId, onProgress,
-    });
-    ui.progress.hidden = true;
-    for await (const chunk of stream) {
-      const piece = chunk.choices[0]?.delta.content ?? '';
-      if (piece && !ttft) ttft = performance.now() - t0;
-      answer += piece;
-      out.textContent = answer;
-      if (chunk.timings) {
-        const t = chunk.timings;
+    const temperature = Number(ui.temperature.value);
+    const { answer, stopped } = await sendMessage(conversation, engine, text, {
+      signal: generating.signal, onProgress, system: ui.system.value.trim() || undefined,
+      params: {
+        temperature: Number.isFinite(temperature) ? temperature : undefined,
+        context_overflow: ui.overflow.value as 'stop' | 'shift' | 'error',
+      },
+      onText: (answer) => {
+        if (!ttft) ttft = performance.now() - t0;
+        ui.progress.hidden = true;
+        out.replaceChildren(renderMarkdown(answer));
+      },
+      onTimings: (t) => {
         const tps = t.predicted_ms > 0 ? (t.predicted_n / t.predicted_ms) * 1000 : 0;
         const cached = t.cache_n ? ` · ${t.cache_n} cached (${t.cache_source === 'indexeddb' ? 'restored from IndexedDB' : 'in memory'})` : '';
         ui.stats.textContent = `TTFT ${Math.round(ttft)} ms · ${tps.toFixed(1)} tokens/s · prompt ${t.prompt_n} tokens in ` +
           `${Math.round(t.prompt_ms)} ms${cached}`;
-      }
-    }
-    messages.push({ role: 'assistant', content: answer });
+      },
+    });
+    out.replaceChildren(renderMarkdown(answer));
+    if (stopped) note(out, 'stopped');
   } catch (err) {
-    if ((err as Error).name === 'AbortError') {
-      messages.push({ role: 'assistant', content: answer }); // keep what was said before Stop
-      note(out, 'stopped');
-    } else {
-      out.remove();
-      messages.pop();
-      ui.prompt.value = text; // nothing the user wrote is lost
-      bubble('error', (err as Error).message);
-    }
+    out.previousElementSibling?.remove(); // the user's message goes back to the composer
+    out.remove();
+    ui.prompt.value = text; // nothing the user wrote is lost
+    bubble('error', (err as Error).message);
   } finally {
     generating = null;
     ui.progress.hidden = true;
     ui.loadStatus.textContent = readyText;
     save();
     setBusy();
+    void sidebar.refresh(conversation.id);
   }
+}
+
+/** Asks again for the last answer: the last exchange is taken back and the user's message sent anew. */
+function regenerate() {
+  const messages = conversation.messages;
+  if (generating || messages.at(-1)?.role !== 'assistant' || messages.at(-2)?.role !== 'user') return;
+  const text = messageText(messages.at(-2)!);
+  conversation.messages = messages.slice(0, -2);
+  showConversation();
+  void send(text);
 }
 
 ui.kind.addEventListener('change', showKind);
@@ -192,17 +247,15 @@ ui.prompt.addEventListener('keydown', (e) => {
   }
 });
 ui.stop.addEventListener('click', () => generating?.abort());
-ui.newChat.addEventListener('click', () => {
-  generating?.abort();
-  messages = [];
-  conversationId = newId();
-  ui.chat.replaceChildren();
-  save();
-});
+ui.regenerate.addEventListener('click', regenerate);
+ui.newChat.addEventListener('click', startNew);
+for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
 
 async function main() {
   showKind();
   setBusy();
+  // Installable and offline: the service worker keeps the shell and the engine (not in dev, where files change).
+  if ('serviceWorker' in navigator && !import.meta.env.DEV) void navigator.serviceWorker.register('/sw.js').catch(() => {});
   // The dev and preview servers serve generated test models; offer one when it is there.
   const hasTestModel = await fetch(TEST_MODEL, { method: 'HEAD' }).then((r) => r.ok, () => false);
   if (hasTestModel) {
@@ -210,7 +263,7 @@ async function main() {
     ui.kind.value = 'test';
     showKind();
   }
-  restore();
+  await restore();
   try {
     engine = await createEngine();
     const info = await engine.info();
