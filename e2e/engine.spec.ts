@@ -170,11 +170,7 @@ test('bad model sources give a typed ModelLoadError, and a good model loads afte
   expect(results.answer).toBe('Hello, world!');
 });
 
-test('loads { hf: { repo, file } } from huggingface.co: sizes and sha256 from its API, then the file (fake Hugging Face server: no internet here)', async ({ harness, engineBrowser }) => {
-  // Known failure, not understood yet (issue 12): in Firefox the fake Hub's API request is intercepted (puppeteer,
-  // WebDriver BiDi) but the file requests made since the model store never reach the interception and fail with
-  // NetworkError (no internet here). Expected to fail there, so a fix shows up as an unexpected pass.
-  test.fail(engineBrowser === 'firefox', 'the fake Hub cannot answer the file requests in Firefox yet');
+test('loads { hf: { repo, file } } from huggingface.co: sizes and sha256 from its API, then the file (fake Hugging Face server: no internet here)', async ({ harness }) => {
   const model = readFileSync(modelPath('qwen2-hello'));
   const cors = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
   const tree = [{ type: 'file', path: 'qwen2-hello.gguf', size: model.length, lfs: { oid: createHash('sha256').update(model).digest('hex'), size: model.length } }];

@@ -97,11 +97,13 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, backend: EngineBacke
     async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
       await page.setRequestInterception(true);
+      // Cooperative interception (priorities): with several serve() calls, each handler sees every request, and one
+      // that lets a request through must not win over the one that answers it.
       page.on('request', (request) => {
         if (request.isInterceptResolutionHandled()) return;
-        if (!request.url().startsWith(prefix) || (options.once && answered.length)) return void request.continue();
+        if (!request.url().startsWith(prefix) || (options.once && answered.length)) return void request.continue(request.continueRequestOverrides(), 0);
         answered.push(request.url());
-        void request.respond({ status: 200, body: Buffer.from(body), headers });
+        void request.respond({ status: 200, body: Buffer.from(body), headers }, 1);
       });
       return () => answered;
     },
