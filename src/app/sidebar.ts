@@ -1,6 +1,6 @@
 // The app's conversation list: every conversation kept in IndexedDB, newest first, filtered by title; open, rename
 // (in place) and delete. Titles are text the user or the model wrote: set through textContent only.
-import { conversations, type SavedConversation } from '../ui/conversation.ts';
+import { conversations, type SavedConversation, WIDGET_ID_PREFIX } from '../ui/conversation.ts';
 
 export interface SidebarActions {
   open(c: SavedConversation): void;
@@ -18,7 +18,9 @@ export class Sidebar {
     this.current = current;
     const query = this.search.value.trim().toLowerCase();
     const all = await conversations.list().catch(() => []);
-    const shown = all.filter((c) => c.messages.length && (!query || c.title.toLowerCase().includes(query)));
+    // A widget on the same site keeps its own conversation in the same store; it is not one of the app's.
+    const shown = all.filter((c) => c.messages.length && !c.id.startsWith(WIDGET_ID_PREFIX) &&
+      (!query || c.title.toLowerCase().includes(query)));
     this.list.replaceChildren(...shown.map((c) => this.item(c)));
   }
 

@@ -26,6 +26,9 @@ export interface SendOptions {
   params?: Partial<ChatCompletionCreateParams>;
 }
 
+/** The widget keeps its conversations under ids with this prefix, so an app on the same site can leave them out. */
+export const WIDGET_ID_PREFIX = 'widget:';
+
 const db = () => (store ??= createStore('hearth-chat', 'conversations'));
 let store: ReturnType<typeof createStore> | undefined;
 
