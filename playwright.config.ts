@@ -8,9 +8,9 @@ const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
-// The model store and the app (service worker, offline) do not depend on threads: their specs run once, in
-// Chromium on the isolated page.
-const storeSpec = /(models|app)\.spec\.ts$/;
+// The model store, the app (service worker, offline) and the engine shared by tabs do not depend on threads: their
+// specs run once, in Chromium on the isolated page.
+const storeSpec = /(models|app|shared)\.spec\.ts$/;
 const webgpuSpec = /webgpu\.spec\.ts$/;
 // The widget is for ordinary sites: its spec runs on the page served without isolation headers.
 const widgetSpec = /widget\.spec\.ts$/;

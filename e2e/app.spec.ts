@@ -24,7 +24,25 @@ async function ask(page: Page, text: string) {
 
 const titles = (page: Page) => page.locator('#conversations .title');
 
+/** A conversation of a <hearth-chat> widget on the same site: same store, not one of the app's. */
+function keepWidgetConversation(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open('hearth-chat');
+    open.onupgradeneeded = () => open.result.createObjectStore('conversations');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const tx = open.result.transaction('conversations', 'readwrite');
+      const messages = [{ role: 'user', content: 'Do you deliver?' }, { role: 'assistant', content: 'Yes.' }];
+      tx.objectStore('conversations').put({ id: 'widget:default', title: 'Do you deliver?', messages, updatedAt: Date.now() }, 'widget:default');
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+    };
+  });
+}
+
 test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept', async ({ page }) => {
+  await page.goto('/');
+  await page.evaluate(keepWidgetConversation);
   await openApp(page);
   await ask(page, 'How do I feed a **sourdough** starter?');
   await ask(page, 'And how often?');
@@ -104,4 +122,21 @@ test('installed and offline: the service worker serves the app, the model comes 
   await expect(page.locator('#load-status')).toContainText('Ready');
   await ask(page, 'And now?');
   await expect(page.locator('#stats')).toContainText(/\d+ cached \(restored from IndexedDB\)/);
+});
+
+test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({ page, context }) => {
+  await openApp(page);
+  const second = await context.newPage();
+  await openApp(second);
+  await expect(second.locator('#engine-status')).toContainText('shared by 2 tabs');
+  expect(second.workers()).toHaveLength(0);
+  await second.click('#new-chat');
+  await ask(second, 'Which flour for rye bread?');
+  await ask(page, 'How do I feed a starter?');
+  await expect(page.locator('#engine-status')).toContainText('shared by 2 tabs, run by this one');
+  await page.close();
+  await ask(second, 'And for spelt?');
+  await expect(second.locator('.msg.user')).toHaveText(['Which flour for rye bread?', 'And for spelt?']);
+  expect(second.workers().length).toBeGreaterThan(0);
+  await expect(second.locator('#engine-status')).not.toContainText('shared by');
 });

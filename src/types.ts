@@ -21,6 +21,12 @@ export interface EngineOptions {
   /** Where { hf } sources are fetched from (a mirror). Default: 'https://huggingface.co'. */
   hfEndpoint?: string;
   cache?: CacheOptions;
+  /** One engine for all tabs of this origin that pass the same name (true: 'default'): one tab, elected with Web
+   * Locks, runs it and serves the others over a BroadcastChannel, so the model is in memory once. The running tab's
+   * options apply. When it closes, another tab takes over and loads the models in use again (from the model store);
+   * requests in flight then fail with EngineError 'leader_gone' (details.retryable) and may be sent again. Each tab
+   * is answered by the model it loaded; a tab that loaded none uses the loaded one. Default false. */
+  shared?: boolean | string;
 }
 
 export interface CacheOptions {
@@ -390,6 +396,8 @@ export interface EngineInfo {
   /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings
    * or context shift. `webgpu`: the browser has navigator.gpu. */
   capabilities: { persistentKv: boolean; batching: boolean; embeddings: boolean; contextShift: boolean; webgpu: boolean; threads: boolean };
+  /** A shared engine (EngineOptions.shared): its name, whether this tab runs it, and how many tabs use it. */
+  shared: { name: string; leader: boolean; tabs: number } | null;
 }
 
 export interface ChatCompletions {

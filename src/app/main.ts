@@ -166,6 +166,7 @@ async function loadModel() {
     const info = await engine.load(source, { onProgress, signal: loading.signal });
     modelReady = true;
     readyText = `Ready: ${info.name} (${info.description}), context up to ${(await engine.info()).context?.maxCtx ?? 0} tokens.`;
+    void showStatus().catch(() => {});
     ui.loadStatus.textContent = readyText;
     save();
     ui.prompt.focus();
@@ -221,6 +222,7 @@ async function send(text: string) {
     save();
     setBusy();
     void sidebar.refresh(conversation.id);
+    void showStatus().catch(() => {});
   }
 }
 
@@ -250,6 +252,19 @@ ui.stop.addEventListener('click', () => generating?.abort());
 ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', startNew);
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
+document.addEventListener('visibilitychange', () => {
+  if (engine && document.visibilityState === 'visible') void showStatus().catch(() => {});
+});
+
+/** What runs the chat, and which tab runs it; refreshed after each load and answer, and when the tab is shown again
+ * (other tabs come and go, and the tab that runs the engine may change). */
+async function showStatus() {
+  const info = await engine!.info();
+  const shared = info.shared && info.shared.tabs > 1
+    ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
+  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build === 'mt' ? 'threaded' : 'single-thread'} · ` +
+    `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`;
+}
 
 async function main() {
   showKind();
@@ -265,10 +280,9 @@ async function main() {
   }
   await restore();
   try {
-    engine = await createEngine();
-    const info = await engine.info();
-    ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build === 'mt' ? 'threaded' : 'single-thread'} · ` +
-      `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}`;
+    // One engine for all the app's tabs: the model is in memory once (see README, "One engine for all tabs").
+    engine = await createEngine({ shared: true });
+    await showStatus();
   } catch (err) {
     ui.status.textContent = `The engine could not start: ${(err as Error).message}`;
   }

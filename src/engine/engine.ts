@@ -169,6 +169,7 @@ export class Engine implements EngineCore {
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.config.loader.variant === 'mt',
       },
+      shared: null, // a page's client says when tabs share this engine (shared/tab.ts)
     };
   }
 

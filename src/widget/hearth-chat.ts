@@ -4,7 +4,9 @@
 // Markdown (ui/markdown.ts), never as raw HTML.
 import type { HearthClient } from '../worker/client.ts';
 import type { ModelSource, Progress } from '../types.ts';
-import { conversations, messageText, newConversation, send, type SavedConversation, type StreamingChat } from '../ui/conversation.ts';
+import {
+  conversations, messageText, newConversation, send, type SavedConversation, type StreamingChat, WIDGET_ID_PREFIX,
+} from '../ui/conversation.ts';
 import { describeProgress } from '../ui/progress.ts';
 import { WIDGET_CSS } from './style.ts';
 
@@ -156,7 +158,7 @@ export class HearthChatElement extends HTMLElement {
     this.#status('Starting…');
     const { createEngine } = await import('../worker/client.ts');
     const assetsUrl = this.getAttribute('assets') ?? new URL(/* @vite-ignore */ '../hearth/', import.meta.url).href;
-    const engine: HearthClient = await createEngine({ assetsUrl });
+    const engine: HearthClient = await createEngine({ assetsUrl, shared: 'hearth-chat' }); // one model for the site's tabs
     try {
       await engine.load(parseModel(model), { onProgress: (p) => this.#progress(p) });
     } catch (err) {
@@ -173,7 +175,7 @@ export class HearthChatElement extends HTMLElement {
   /** The site's conversation for this widget, from IndexedDB, shown once. */
   async #restore() {
     if (this.#conversation) return;
-    const id = `widget:${this.getAttribute('storage-key') ?? 'default'}`;
+    const id = `${WIDGET_ID_PREFIX}${this.getAttribute('storage-key') ?? 'default'}`;
     this.#conversation = (await conversations.get(id).catch(() => undefined)) ?? newConversation(id);
     const log = this.#$('.log');
     log.replaceChildren();

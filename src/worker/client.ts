@@ -4,6 +4,7 @@ import * as Comlink from 'comlink';
 import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from '../engine/limits.ts';
 import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
+import { joinShared } from '../shared/tab.ts';
 import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../types.ts';
 import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
 
@@ -23,11 +24,29 @@ export function defaultThreads(): number {
 }
 
 export interface HearthClient extends HearthEngine {
-  /** Stops the worker at once; the engine cannot be used afterwards. */
+  /** Stops the worker at once; the engine cannot be used afterwards. A shared engine: this tab leaves it, and if
+   * this tab ran it, another tab takes it over. */
+  terminate(): void;
+}
+
+/** An engine this tab runs: its core and how to stop it. */
+export interface LocalEngine {
+  core: EngineCore;
   terminate(): void;
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
+  const start = starter(options);
+  const { shared } = options;
+  if (shared === undefined || shared === false) return new Client(await start());
+  if (shared !== true && (typeof shared !== 'string' || !shared)) {
+    throw new InvalidRequestError(`shared must be true or a non-empty name, got ${JSON.stringify(shared)}`, 'invalid_parameter');
+  }
+  return new Client(await joinShared(shared === true ? 'default' : shared, start));
+}
+
+/** Checks the options and returns what starts this tab's own engine (a worker, and wllama for WebGPU). */
+function starter(options: EngineOptions): () => Promise<LocalEngine> {
   const backend = options.backend ?? 'auto';
   if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu') {
     throw new InvalidRequestError(`backend must be "auto", "wasm" or "webgpu", got ${JSON.stringify(backend)}`, 'invalid_parameter');
@@ -48,32 +67,40 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   const init: HostInit = {
     variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
   };
-  const start = async () => {
+  const start = async (): Promise<LocalEngine> => {
     const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
     await remote.start(init);
-    return remote;
+    if (backend === 'wasm') return { core: remote.core, terminate: () => remote.terminate() };
+    // Only pages that may use WebGPU load this (and wllama, once the adapter qualifies).
+    const { backendSwitch } = await import('../webgpu/select.ts');
+    const core = await backendSwitch(remote.core, {
+      requested: backend, wasmUrl: new URL('wllama.wasm', assetsUrl).href, threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
+    });
+    return {
+      core,
+      terminate: () => {
+        remote.terminate();
+        void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
+      },
+    };
   };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const remote = await start();
-      if (backend === 'wasm') return new Client(remote, remote.core);
-      // Only pages that may use WebGPU load this (and wllama, once the adapter qualifies).
-      const { backendSwitch } = await import('../webgpu/select.ts');
-      return new Client(remote, await backendSwitch(remote.core, {
-        requested: backend, wasmUrl: new URL('wllama.wasm', assetsUrl).href, threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
-      }));
-    } catch (err) {
-      if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
-      console.warn('[hearth] the engine worker stalled while starting; starting a new one');
+  return async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start();
+      } catch (err) {
+        if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
+        console.warn('[hearth] the engine worker stalled while starting; starting a new one');
+      }
     }
-  }
+  };
 }
 
 class Client extends EngineApi implements HearthClient {
   private persisting: Promise<unknown> | null = null;
 
-  constructor(private readonly remote: RemoteEngine, core: EngineCore) {
-    super(core);
+  constructor(private readonly engine: LocalEngine) {
+    super(engine.core);
   }
 
   override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
@@ -88,8 +115,7 @@ class Client extends EngineApi implements HearthClient {
   }
 
   terminate(): void {
-    this.remote.terminate();
-    void this.core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
+    this.engine.terminate();
   }
 }
 

@@ -1,0 +1,137 @@
+// One engine for all tabs of a site (EngineOptions.shared): two pages in one browser context, as two tabs of one
+// site. The first runs the engine, the second has no engine worker of its own; both chat; tabs with different models
+// are each answered by their own; when the running tab closes, the other takes the engine over, a request in flight
+// fails with a retryable error, and the conversation continues with its KV state from IndexedDB.
+import type { BrowserContext, Page } from '@playwright/test';
+import { SYSTEM } from '../test/helpers.ts';
+import { expect, test } from './fixtures.ts';
+import { savedConversations } from './kv.ts';
+
+async function openTab(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto('/e2e/harness.html');
+  await page.waitForFunction(() => window.hearthReady);
+  await page.evaluate(async () => {
+    window.engine = await window.hearth.createEngine({ threads: 2, shared: 'e2e' });
+  });
+  return page;
+}
+
+const shared = (page: Page) => page.evaluate(async () => (await window.engine.info()).shared);
+
+const load = (page: Page, model: string) => page.evaluate(async (url) => {
+  const phases: string[] = [];
+  const info = await window.engine.load(url, { nCtx: 2048, onProgress: (p) => phases.push(p.phase) });
+  return { name: info.name, phases: [...new Set(phases)] };
+}, `/test-models/${model}.gguf`);
+
+type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
+
+const ask = (page: Page, messages: Msg[], conversation_id?: string) => page.evaluate(async ({ messages, conversation_id }) => {
+  const r = await window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 12, conversation_id });
+  return { text: r.choices[0]!.message.content!, source: r.timings!.cache_source, cached: r.usage.prompt_tokens_details.cached_tokens };
+}, { messages, conversation_id });
+
+/** Starts a long streamed answer in the tab and waits for its first chunks; streamEnd() tells how it ended. */
+async function streamLong(page: Page) {
+  await page.evaluate(() => {
+    const w = window as unknown as { chunks: number; streamed: Promise<unknown> };
+    w.chunks = 0;
+    w.streamed = (async () => {
+      const stream = await window.engine.chat.completions.create({
+        messages: [{ role: 'user', content: 'Tell me a long story.' }], temperature: 0, max_tokens: 2000, stream: true,
+      });
+      try {
+        for await (const _ of stream) w.chunks++;
+        return null;
+      } catch (e) {
+        const err = e as import('../src/index.ts').HearthError;
+        return { name: err.name, code: err.code, details: err.details };
+      }
+    })();
+  });
+  await page.waitForFunction(() => (window as unknown as { chunks: number }).chunks >= 3);
+}
+
+const streamEnd = (page: Page) => page.evaluate(() => (window as unknown as { streamed: Promise<unknown> }).streamed);
+
+// The engine worker, and the threads it starts, are the page's workers in Chromium.
+const workers = (page: Page) => page.workers().length;
+
+test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({ context }) => {
+  const a = await openTab(context);
+  const b = await openTab(context);
+  expect(await shared(a)).toEqual({ name: 'e2e', leader: true, tabs: 2 });
+  expect(await shared(b)).toEqual({ name: 'e2e', leader: false, tabs: 2 });
+  expect(workers(a)).toBeGreaterThan(0);
+  expect(workers(b)).toBe(0);
+
+  // Loaded once: the second tab's load of the same model is answered at once, without reading it again.
+  const loadedA = await load(a, 'qwen2-tiny');
+  expect(loadedA.phases).toContain('load');
+  const loadedB = await load(b, 'qwen2-tiny');
+  expect(loadedB).toEqual({ name: loadedA.name, phases: [] });
+
+  // Both chat at once, answered as one tab alone is (greedy decoding; batched together in the one engine).
+  const question: Msg[] = [{ role: 'user', content: 'Tell me about the sea.' }];
+  const alone = await ask(a, question);
+  const conversation: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+  const [fromA, fromB] = await Promise.all([ask(a, question), ask(b, conversation, 'b-chat')]);
+  expect(fromA.text).toBe(alone.text);
+  expect(fromB.text.length).toBeGreaterThan(0);
+  await expect.poll(() => b.evaluate(savedConversations)).toBe(1); // the engine in tab a saved b's conversation
+
+  // Tab b switches to another model; each tab is still answered by its own.
+  await load(b, 'qwen2-hello');
+  expect((await ask(b, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
+  expect((await ask(a, question)).text).toBe(alone.text);
+  expect((await ask(b, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
+  await load(b, 'qwen2-tiny');
+
+  // A long answer streams to tab b while tab a, which runs the engine, closes.
+  await streamLong(b);
+  await a.close();
+  expect(await streamEnd(b)).toEqual({ name: 'EngineError', code: 'leader_gone', details: { retryable: true } });
+
+  // Tab b runs the engine now; sent again, requests are answered as before, its model loaded again from the store
+  // and its conversation's KV state restored from IndexedDB instead of read again.
+  await expect.poll(() => shared(b)).toEqual({ name: 'e2e', leader: true, tabs: 1 });
+  expect(workers(b)).toBeGreaterThan(0);
+  expect((await ask(b, question)).text).toBe(alone.text);
+  conversation.push({ role: 'assistant', content: fromB.text }, { role: 'user', content: 'And a river?' });
+  const continued = await ask(b, conversation, 'b-chat');
+  expect(continued.source).toBe('indexeddb');
+  expect(continued.cached).toBeGreaterThan(100);
+});
+
+// A crashed tab says nothing (no pagehide); the browser releases its locks, and that is how the others notice. The
+// crash is simulated by dropping the tab's goodbye, then closing it: a real renderer crash (CDP Page.crash) takes
+// both tabs down here, since Chromium puts same-site tabs in one process.
+test('a tab that vanishes without a word is noticed: its requests stop, and when it ran the engine another tab takes over (crash simulated)', async ({ context }) => {
+  const crash = async (page: Page) => {
+    await page.evaluate(() => {
+      const post = BroadcastChannel.prototype.postMessage;
+      BroadcastChannel.prototype.postMessage = function (this: BroadcastChannel, message: { kind?: string }) {
+        if (message?.kind !== 'bye') post.call(this, message);
+      };
+    });
+    await page.close();
+  };
+  const a = await openTab(context);
+  const b = await openTab(context);
+  await load(a, 'qwen2-tiny');
+  await load(b, 'qwen2-tiny');
+  await streamLong(b);
+  await crash(b);
+  // Tab a needs another model: that waits for b's request on this one, which would never end had it not been noticed.
+  await load(a, 'qwen2-hello');
+  expect((await ask(a, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
+
+  const c = await openTab(context);
+  await load(c, 'qwen2-tiny');
+  await streamLong(c);
+  await crash(a);
+  expect(await streamEnd(c)).toEqual({ name: 'EngineError', code: 'leader_gone', details: { retryable: true } });
+  await expect.poll(() => shared(c)).toEqual({ name: 'e2e', leader: true, tabs: 1 });
+  expect((await ask(c, [{ role: 'user', content: 'Hi' }])).text.length).toBeGreaterThan(0);
+});

@@ -1,0 +1,229 @@
+// One engine for the tabs of an origin (EngineOptions.shared). Every tab queues for one Web Lock; the tab holding
+// it starts the engine and leads: it runs its own calls directly and the other tabs' calls, which arrive over a
+// BroadcastChannel (leader.ts). When the leader closes, the browser hands the lock to the next tab, which starts its
+// own engine; calls that were in flight fail with a retryable 'leader_gone', and the next calls load each tab's
+// model again, from the model store. Not a SharedWorker: the model store reads through OPFS sync access handles,
+// which only dedicated workers have, and Chrome for Android has no SharedWorker.
+import type { CallControl, EngineCore, LoadRequest } from '../api/engine-api.ts';
+import { AbortError, EngineError, fromWire } from '../errors.ts';
+import type { EngineInfo } from '../types.ts';
+import type { LocalEngine } from '../worker/client.ts';
+import { type Method, METHODS } from '../worker/protocol.ts';
+import { Leader } from './leader.ts';
+import { leaderGone, lockNames, type TabModel, type Wire } from './wire.ts';
+
+/** Joins (or starts) the engine the tabs of this origin share under `name`. */
+export async function joinShared(name: string, start: () => Promise<LocalEngine>): Promise<LocalEngine> {
+  if (typeof BroadcastChannel === 'undefined' || !globalThis.navigator?.locks) {
+    console.warn('[hearth] this browser lacks Web Locks or BroadcastChannel: the engine is not shared with other tabs');
+    return start();
+  }
+  const tab = new SharedTab(name, start);
+  await tab.join();
+  return tab;
+}
+
+interface Pending {
+  control: CallControl;
+  /** Acknowledgements of chunks, sent in order once the consumer has room. */
+  acks: Promise<void>;
+  settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
+}
+
+class SharedTab implements LocalEngine {
+  readonly core: EngineCore;
+  private readonly id = crypto.randomUUID();
+  private readonly locks: ReturnType<typeof lockNames>;
+  private readonly channel: BroadcastChannel;
+  /** Aborted when the tab leaves: releases its locks, or takes it out of the queue for the lead. */
+  private readonly quit = new AbortController();
+  /** The leading tab's term that calls go to; null while no leader is ready. */
+  private term: string | null = null;
+  private leader: Leader | null = null;
+  private local: LocalEngine | null = null;
+  private model: TabModel | null = null;
+  private loads = 0;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private waiters: Array<() => void> = [];
+  private dead: Error | null = null;
+  private joined!: { resolve(): void; reject(err: unknown): void };
+
+  constructor(private readonly name: string, private readonly start: () => Promise<LocalEngine>) {
+    this.locks = lockNames(name);
+    this.channel = new BroadcastChannel(this.locks.leader);
+    const stubs = METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => this.call(m, argument, control ?? {})]);
+    this.core = Object.fromEntries(stubs) as EngineCore;
+  }
+
+  /** Resolves once a leader (this tab or another) is ready; rejects when this tab should lead and cannot start. */
+  async join(): Promise<void> {
+    const joined = new Promise<void>((resolve, reject) => (this.joined = { resolve, reject }));
+    // This tab's own lock tells the leader it is open: the browser releases a closed or crashed tab's locks.
+    await new Promise<void>((held) => {
+      void navigator.locks.request(this.locks.tab(this.id), () => (held(), aborted(this.quit.signal)));
+    });
+    this.channel.onmessage = (e: MessageEvent<Wire>) => this.receive(e.data);
+    addEventListener('pagehide', this.leave);
+    navigator.locks.request(this.locks.leader, { signal: this.quit.signal }, () => this.lead()).catch(() => {});
+    this.post({ kind: 'hello' });
+    return joined;
+  }
+
+  terminate(): void {
+    this.close(new EngineError('the engine was terminated', 'terminated'));
+  }
+
+  /** Leaves the shared engine (stopping it, if this tab ran it): its calls fail with `err`. */
+  private close(err: Error) {
+    if (this.dead) return;
+    this.leave();
+    removeEventListener('pagehide', this.leave);
+    this.dead = err;
+    for (const p of [...this.pending.values()]) p.settle({ ok: false, error: err });
+    this.waiters.splice(0).forEach((wake) => wake());
+    this.leader?.stop();
+    this.local?.terminate();
+    this.quit.abort();
+    this.channel.close();
+  }
+
+  private readonly leave = () => this.post({ kind: 'bye', tab: this.id, term: this.leader?.term });
+
+  /** Holds the lead until the tab leaves: starts the engine, then serves. */
+  private async lead(): Promise<void> {
+    const term = crypto.randomUUID();
+    this.switchTo(null);
+    this.post({ kind: 'leader', term, ready: false });
+    try {
+      this.local = await this.start();
+    } catch (err) {
+      // This tab cannot run the engine: it leaves, and the lock passes to the next tab, which tries its own.
+      this.joined.reject(err);
+      return this.close(err instanceof Error ? err : new EngineError(String(err)));
+    }
+    if (this.dead) return this.local.terminate();
+    this.leader = new Leader(term, this.local.core, (m) => this.post(m), () => this.openTabs());
+    this.switchTo(term);
+    this.post({ kind: 'leader', term, ready: true });
+    await aborted(this.quit.signal);
+  }
+
+  private receive(message: Wire) {
+    if (this.leader) return this.leader.receive(message);
+    switch (message.kind) {
+      case 'leader':
+        if (message.term !== this.term) this.switchTo(message.ready ? message.term : null);
+        break;
+      case 'bye':
+        if (message.term && message.term === this.term) this.switchTo(null);
+        break;
+      case 'progress':
+        if (message.tab === this.id) this.pending.get(message.id)?.control.onProgress?.(message.value);
+        break;
+      case 'chunk': {
+        const p = message.tab === this.id ? this.pending.get(message.id) : undefined;
+        if (!p) break;
+        const room = p.control.onChunk?.(message.value);
+        const { term } = this;
+        p.acks = p.acks.then(() => room).then(() => {
+          if (term) this.post({ kind: 'ack', term, tab: this.id, id: message.id });
+        });
+        break;
+      }
+      case 'result': {
+        const p = message.tab === this.id ? this.pending.get(message.id) : undefined;
+        const { result } = message;
+        p?.settle(result.ok ? result : { ok: false, error: fromWire(result.error) });
+        break;
+      }
+    }
+  }
+
+  /** A new leader (or none for now): calls sent to the old one will not be answered. */
+  private switchTo(term: string | null) {
+    for (const p of [...this.pending.values()]) p.settle({ ok: false, error: leaderGone() });
+    this.term = term;
+    if (term === null) return;
+    this.joined.resolve();
+    this.waiters.splice(0).forEach((wake) => wake());
+  }
+
+  private async call(method: Method, argument: unknown, control: CallControl): Promise<unknown> {
+    const model = method === 'load' ? this.modelOf(argument as LoadRequest) : this.model;
+    let value = await this.route(method, argument, model, control);
+    if (method === 'load') this.model = model;
+    if (method === 'unload') this.model = null;
+    if (method === 'info') {
+      const shared = { name: this.name, leader: this.leader !== null, tabs: (await this.openTabs()).size };
+      value = { ...(value as EngineInfo), shared };
+    }
+    return value;
+  }
+
+  private async route(method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
+    for (;;) {
+      if (this.dead) throw this.dead;
+      if (this.leader) return this.leader.run(this.id, method, argument, model, control);
+      if (this.term) return this.send(this.term, method, argument, model, control);
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => reject(new AbortError());
+        this.waiters.push(() => {
+          control.signal?.removeEventListener('abort', onAbort);
+          resolve();
+        });
+        control.signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  }
+
+  private send(term: string, method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
+    const id = this.nextId++;
+    const { signal } = control;
+    if (signal?.aborted) return Promise.reject(new AbortError());
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.post({ kind: 'abort', term, tab: this.id, id });
+        settle({ ok: false, error: new AbortError() });
+      };
+      const settle: Pending['settle'] = (result) => {
+        this.pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
+        if (result.ok) resolve(result.value);
+        else reject(result.error);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, { control, acks: Promise.resolve(), settle });
+      this.post({
+        kind: 'call', term, tab: this.id, id, method, argument, model, progress: !!control.onProgress, chunks: !!control.onChunk,
+      });
+    });
+  }
+
+  /** Tabs asking for the same URL or { hf } model with the same options share it; a Blob is this load's own. */
+  private modelOf(request: LoadRequest): TabModel {
+    const key = request.source instanceof Blob ? `blob:${this.id}:${++this.loads}` : canonical(request);
+    return { key, request };
+  }
+
+  private async openTabs(): Promise<Set<string>> {
+    const { held = [] } = await navigator.locks.query();
+    const prefix = this.locks.tabPrefix;
+    return new Set(held.flatMap((l) => (l.name?.startsWith(prefix) ? [l.name.slice(prefix.length)] : [])));
+  }
+
+  private post(message: Wire) {
+    if (!this.quit.signal.aborted) this.channel.postMessage(message);
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** JSON with object keys sorted, so equal requests give equal strings. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+    : v));
+}
