@@ -2,7 +2,7 @@
 // each kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
 // Installable: a manifest and a service worker (sw.ts) that keeps the shell and the engine for offline use; models
 // come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown.
-import { createEngine, type HearthClient, type ModelSource, type Progress } from '../index.ts';
+import { createEngine, type EngineInfo, type HearthClient, type ModelSource, type Progress } from '../index.ts';
 import { conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
 import { describeProgress } from '../ui/progress.ts';
@@ -165,8 +165,9 @@ async function loadModel() {
   try {
     const info = await engine.load(source, { onProgress, signal: loading.signal });
     modelReady = true;
-    readyText = `Ready: ${info.name} (${info.description}), context up to ${(await engine.info()).context?.maxCtx ?? 0} tokens.`;
-    void showStatus().catch(() => {});
+    const status = await engine.info();
+    readyText = `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.`;
+    showStatus(status);
     ui.loadStatus.textContent = readyText;
     save();
     ui.prompt.focus();
@@ -222,7 +223,7 @@ async function send(text: string) {
     save();
     setBusy();
     void sidebar.refresh(conversation.id);
-    void showStatus().catch(() => {});
+    void engine.info().then(showStatus, () => {});
   }
 }
 
@@ -253,13 +254,12 @@ ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', startNew);
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
 document.addEventListener('visibilitychange', () => {
-  if (engine && document.visibilityState === 'visible') void showStatus().catch(() => {});
+  if (engine && document.visibilityState === 'visible') void engine.info().then(showStatus, () => {});
 });
 
 /** What runs the chat, and which tab runs it; refreshed after each load and answer, and when the tab is shown again
  * (other tabs come and go, and the tab that runs the engine may change). */
-async function showStatus() {
-  const info = await engine!.info();
+function showStatus(info: EngineInfo) {
   const shared = info.shared && info.shared.tabs > 1
     ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
   ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build === 'mt' ? 'threaded' : 'single-thread'} · ` +
@@ -282,7 +282,7 @@ async function main() {
   try {
     // One engine for all the app's tabs: the model is in memory once (see README, "One engine for all tabs").
     engine = await createEngine({ shared: true });
-    await showStatus();
+    showStatus(await engine.info());
   } catch (err) {
     ui.status.textContent = `The engine could not start: ${(err as Error).message}`;
   }

@@ -98,7 +98,10 @@ export class Leader {
       result = { ok: false as const, error: toWire(err) };
     }
     this.calls.delete(key);
-    if (this.calls.size === 0) this.sweeper = void clearInterval(this.sweeper);
+    if (this.calls.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
     this.post({ kind: 'result', tab, id, result });
   }
 

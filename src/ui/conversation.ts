@@ -62,6 +62,7 @@ export async function send(c: SavedConversation, engine: StreamingChat, text: st
   c.messages.push({ role: 'user', content: text });
   if (!c.title) c.title = text.trim().split('\n')[0]!.slice(0, 60);
   let answer = '';
+  let stopped = false;
   try {
     const messages: ChatMessage[] = opts.system ? [{ role: 'system', content: opts.system }, ...c.messages] : c.messages;
     const stream = await engine.chat.completions.create({
@@ -78,13 +79,11 @@ export async function send(c: SavedConversation, engine: StreamingChat, text: st
       await save(c);
       throw err;
     }
-    c.messages.push({ role: 'assistant', content: answer });
-    await save(c);
-    return { answer, stopped: true };
+    stopped = true;
   }
   c.messages.push({ role: 'assistant', content: answer });
   await save(c);
-  return { answer, stopped: false };
+  return { answer, stopped };
 }
 
 async function save(c: SavedConversation) {

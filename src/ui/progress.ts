@@ -5,7 +5,7 @@ const WHAT: Record<Progress['phase'], string> = {
   restore: 'Restoring the conversation', prefill: 'Reading the conversation',
 };
 
-export const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
 /** A progress event as a person reads it: "Downloading the model: 12.3 MB of 400.0 MB (11.8 MB/s)". */
 export function describeProgress(p: Progress): string {
