@@ -126,6 +126,33 @@ describe('binding', () => {
     }
   });
 
+  it('a JSON string in a schema grammar takes no UTF-16 surrogate (bytes ED A0 80–ED BF BF), only real UTF-8', () => {
+    // Qwen's byte-level vocabulary has a token for every byte: a model may write ED A0 80, which llama.cpp's grammar
+    // decodes to U+D800. A text decoder makes that three U+FFFD, so a string with maxLength 2 would hold 3 characters.
+    const params = { temperature: 0, topK: 40, topP: 1, minP: 0, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0, seed: 1 };
+    const sampler = new Sampler(model, params, schemaGrammar({ type: 'string', maxLength: 2 }, 'response_format'));
+    const byteToken = (b: number) => {
+      for (let t = 0; t < model.nVocab; t++) {
+        const bytes = model.tokenBytes(t, false);
+        if (bytes.length === 1 && bytes[0] === b) return t;
+      }
+      throw new Error(`no token for byte ${b.toString(16)}`);
+    };
+    const quote = model.tokenize('"', false, false);
+    expect(quote.length).toBe(1);
+    const [ed, a0, bf, x9f, x80] = [0xed, 0xa0, 0xbf, 0x9f, 0x80].map(byteToken) as [number, number, number, number, number];
+    try {
+      sampler.grammarAllows(quote, quote[0]);
+      expect(sampler.grammarAllows(new Int32Array([ed]), ed)).toEqual([true]); // ED 80–9F xx is U+D000–D7FF
+      // After ED: 9F may follow (U+D7C0–D7FF), A0 and BF may not (surrogates).
+      expect(sampler.grammarAllows(new Int32Array([a0, bf, x9f]))).toEqual([false, false, true]);
+      sampler.grammarAllows(new Int32Array([x9f]), x9f);
+      expect(sampler.grammarAllows(new Int32Array([x80]))).toEqual([true]); // ED 9F 80 = U+D7C0
+    } finally {
+      sampler.free();
+    }
+  });
+
   it('frees everything it allocates, also when a call fails', () => {
     const calls = () => {
       model.tokenize('Some text to tokenize, again and again.', false, false);

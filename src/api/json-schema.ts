@@ -13,7 +13,11 @@ const PRIMITIVES: Record<string, string> = {
   space: SPACE,
   boolean: '("true" | "false") space',
   null: '"null" space',
-  char: '[^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+  // Unicode scalar values only, not the UTF-16 surrogates: llama.cpp's grammar decodes the bytes ED A0 80–ED BF BF
+  // to them, which are not UTF-8 (a decoder makes each byte a U+FFFD, and the string outgrows its maxLength). A
+  // positive class: for a token that ends inside a character, llama.cpp allows it when some completion is in a
+  // positive class, but refuses it when any completion is in a negated one (ED 9F BF, U+D7FF, would be lost too).
+  char: '[\\x20-\\x21\\x23-\\x5B\\x5D-\\x7E\\x80-\\uD7FF\\uE000-\\U0010FFFF] | [\\\\] (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
   string: '"\\"" char* "\\"" space',
   'integral-part': '[0] | [1-9] [0-9]{0,15}',
   integer: '"-"? integral-part space',
