@@ -115,10 +115,13 @@ export interface ModelStoreUsage {
   persisted: boolean | null;
 }
 
+/** A stored model: its id (StoredModel.id, the URL) or the { hf } source it was loaded from. */
+export type StoredModelRef = string | { hf: { repo: string; file: string; revision?: string } };
+
 export interface ModelStoreApi {
   list(): Promise<StoredModel[]>;
-  /** Deletes a stored model (complete or not); false when there was none with that id. */
-  delete(id: string): Promise<boolean>;
+  /** Deletes a stored model (complete or not); false when there was none. */
+  delete(model: StoredModelRef): Promise<boolean>;
   usage(): Promise<ModelStoreUsage>;
 }
 
@@ -143,6 +146,10 @@ export interface LoadOptions {
   /** Load models whose weight types have no WebAssembly SIMD kernel (IQ1–IQ3, TQ, MXFP4, BF16…), which run
    * several times slower; without it they fail with ModelLoadError 'unsupported_quantization'. */
   allowScalarKernels?: boolean;
+  /** A { hf } model is kept only once checked against the sha256 the Hub's API gives; when the API cannot say
+   * (unreachable, rate-limited, a mirror without it), the load fails with ModelLoadError 'checksum_unavailable'
+   * (details.retryable). true: keep it checked by size and GGUF header only (models.list() shows verified: false). */
+  allowUnverified?: boolean;
   /** Keep a URL or { hf } model in the model store (OPFS; a folder in Node): downloaded once, resumed after an
    * interruption, loaded from the store afterwards without the network. Default true; false downloads into memory. */
   store?: boolean;

@@ -31,6 +31,8 @@ export class ModelServer {
   readonly log: LogEntry[] = [];
   /** Bytes per second for all responses together; null: unlimited. */
   bytesPerSecond: number | null = null;
+  /** The Hub API's answer: null for the file list, or an HTTP status it fails with (429, 503…). */
+  hubStatus: number | null = null;
   private readonly files = new Map<string, ServedFile>();
   private readonly hub = new Map<string, string[]>();
   private server: Server | null = null;
@@ -97,6 +99,7 @@ export class ModelServer {
     this.log.push(entry);
     if (req.method === 'OPTIONS') return void res.writeHead((entry.status = 204)).end();
     const listing = this.hub.get(path) ?? this.hub.get(path.replace(/\/$/, ''));
+    if (listing && this.hubStatus) return void res.writeHead((entry.status = this.hubStatus)).end('unavailable');
     if (listing) return this.sendHubTree(res, listing);
     const file = this.files.get(path);
     if (!file) return void res.writeHead((entry.status = 404)).end('not found');

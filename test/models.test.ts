@@ -2,7 +2,7 @@
 // real one is on the internet): downloads kept and loaded again without the network, progress, sha256 checks, split
 // models, resumed downloads, servers without range requests, bad files refused, list/usage/delete. The browser's OPFS
 // store runs the same code; e2e/models.spec.ts checks it in Chromium.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,8 @@ const newDir = () => {
   return d;
 };
 
-const engineOver = (modelsDir: string) => track(createNodeEngine({ modelsDir, cache: NO_CACHE, hfEndpoint: server.url }));
+const engineOver = (modelsDir: string, maxModelBytes?: number) =>
+  track(createNodeEngine({ modelsDir, cache: NO_CACHE, hfEndpoint: server.url, maxModelBytes }));
 
 async function load(engine: NodeEngine, source: ModelSource, signal?: AbortSignal) {
   const events: Progress[] = [];
@@ -159,6 +160,76 @@ describe('model store (Node: a folder)', () => {
     expect(await engine.models.delete(url)).toBe(false);
     expect(await engine.models.list()).toEqual([]);
     expect((await engine.models.usage()).models).toBe(0);
+  });
+
+  it('a web page where the model should be is stopped at its first bytes and nothing is kept; the real file loads later', async () => {
+    // A typo'd URL on a host that answers every path with its index.html.
+    const page = new TextEncoder().encode(`<!DOCTYPE html><html><body>${'<p>Welcome to our site.</p>'.repeat(120_000)}</body></html>`);
+    const url = server.add('/site/model.gguf', { bytes: page });
+    const engine = await engineOver(newDir());
+    const err = await load(engine, url).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'ModelLoadError', code: 'not_gguf' });
+    expect((err as Error).message).toMatch(/web page/);
+    expect(server.sent('/site/model.gguf')).toBeLessThan(page.length / 2); // not downloaded in full
+    expect(await engine.models.list()).toEqual([]);
+    // Once the real file is there, the next load asks the server again and gets it.
+    server.add('/site/model.gguf', { path: tiny });
+    await load(engine, url);
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('a model over the size limit is refused before its download, from the size the server announces', async () => {
+    const url = server.add('/big/tiny.gguf', { path: tiny });
+    const engine = await engineOver(newDir(), statSync(tiny).size - 1);
+    await expect(load(engine, url)).rejects.toMatchObject({ name: 'ModelLoadError', code: 'too_large' });
+    expect(server.log.filter((e) => e.path === '/big/tiny.gguf').map((e) => e.method)).toEqual(['HEAD']);
+    expect(await engine.models.list()).toEqual([]);
+  });
+
+  it('a file that fails its checks after the download (a GGUF cut short) is deleted, not kept as complete', async () => {
+    const cut = readFileSync(tiny).subarray(0, statSync(tiny).size >> 1);
+    const url = server.add('/cut/tiny.gguf', { bytes: cut });
+    const engine = await engineOver(newDir());
+    await expect(load(engine, url)).rejects.toMatchObject({ name: 'ModelLoadError', code: 'truncated' });
+    expect(await engine.models.list()).toEqual([]);
+  });
+
+  it('a sha256 the Hub cannot give is a typed error, unless the caller allows an unverified model', async () => {
+    server.addHub('test/busy', 'main', { 'tiny.gguf': { path: tiny } });
+    const engine = await engineOver(newDir());
+    const source = { hf: { repo: 'test/busy', file: 'tiny.gguf' } };
+    for (const status of [429, 503]) {
+      server.hubStatus = status;
+      await expect(load(engine, source)).rejects.toMatchObject({ name: 'ModelLoadError', code: 'checksum_unavailable', details: { retryable: true } });
+    }
+    expect(await engine.models.list()).toEqual([]);
+    await engine.load(source, { nCtx: 512, allowUnverified: true });
+    server.hubStatus = null;
+    expect(await engine.models.list()).toEqual([expect.objectContaining({ complete: true, verified: false })]);
+    expect(await answer(engine)).toBe(await referenceAnswer());
+  });
+
+  it('a stored record is used only when valid and its own: a foreign or damaged one is deleted and the model fetched again', async () => {
+    const url = server.add('/records/tiny.gguf', { path: tiny });
+    const dir = newDir();
+    const engine = await engineOver(dir);
+    await load(engine, url);
+    const [folder] = readdirSync(dir);
+    expect(folder).toMatch(/^s-[0-9a-f]{64}$/); // the sha256 of the id
+    const metaFile = join(dir, folder!, 'meta.json');
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    const tampered = [
+      { ...meta, id: `${server.url}/another/model.gguf` }, // another model's record in this folder
+      { ...meta, parts: [{ ...meta.parts[0], name: '../../escape.gguf' }] }, // a path, not a file name
+      { ...meta, parts: [{ ...meta.parts[0], hash: null }] }, // complete, but without its identity
+    ];
+    for (const record of tampered) {
+      writeFileSync(metaFile, JSON.stringify(record));
+      const before = server.sent('/records/tiny.gguf');
+      await load(engine, url);
+      expect(server.sent('/records/tiny.gguf') - before).toBe(statSync(tiny).size);
+      expect(await answer(engine)).toBe(await referenceAnswer());
+    }
   });
 
   it('a missing file is an http_error that names it; a bad source is invalid_source', async () => {

@@ -5,7 +5,7 @@
 import type {
   CacheStats, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams,
   Embeddings, EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, ModelStoreUsage,
-  Progress, RerankParams, RerankResponse, StoredModel,
+  Progress, RerankParams, RerankResponse, StoredModel, StoredModelRef,
 } from '../types.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler } from './completion.ts';
@@ -51,7 +51,7 @@ export interface EngineCore {
    * backend (webgpu) that reads them from OPFS itself. */
   modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;
   modelsList(): Promise<StoredModel[]>;
-  modelsDelete(request: { id: string }): Promise<boolean>;
+  modelsDelete(request: { id: StoredModelRef }): Promise<boolean>;
   modelsUsage(): Promise<ModelStoreUsage>;
 }
 
@@ -80,7 +80,7 @@ export class EngineApi implements HearthEngine {
     };
     this.models = {
       list: () => core.modelsList(),
-      delete: (id: string) => core.modelsDelete({ id }),
+      delete: (id: StoredModelRef) => core.modelsDelete({ id }),
       usage: () => core.modelsUsage(),
     };
   }

@@ -9,12 +9,7 @@ import { checkTensorTypes } from './tensor-types.ts';
 /** `tensorTypes`: also refuse weights without a wasm SIMD kernel (unless allowScalarKernels). */
 export async function checkModelFile(file: ModelFile, maxBytes: number,
   opts: { signal?: AbortSignal; allowScalarKernels?: boolean; tensorTypes: boolean }): Promise<void> {
-  if (file.size > maxBytes) {
-    throw new ModelLoadError(
-      `${file.name} is ${bytes(file.size)}; this engine holds models up to ${bytes(maxBytes)} ` +
-      '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
-      'too_large', { size: file.size, limit: maxBytes });
-  }
+  if (file.size > maxBytes) throw tooLarge(file.name, file.size, maxBytes);
   for (const part of file.parts) {
     let header;
     try {
@@ -32,5 +27,12 @@ export async function checkModelFile(file: ModelFile, maxBytes: number,
   if (opts.signal?.aborted) throw new AbortError('model load aborted');
 }
 
+/** A model over the engine's size limit (also found before a download, from the announced sizes). */
+export function tooLarge(name: string, size: number, maxBytes: number): ModelLoadError {
+  return new ModelLoadError(
+    `${name} is ${bytes(size)}; this engine holds models up to ${bytes(maxBytes)} ` +
+    '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
+    'too_large', { size, limit: maxBytes });
+}
 
 const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);

@@ -8,8 +8,8 @@ import { resolveRequest } from '../api/request.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type {
   CacheOptions, CacheSource, CacheStats, ChatCompletionCreateParams, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
+  StoredModelRef,
 } from '../types.ts';
-import { conversationKey } from './cache/identity.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
 import { pooledOutputs, rerankTokens } from './embed.ts';
@@ -66,6 +66,10 @@ export class Engine implements EngineCore {
     return this.llama;
   }
 
+  private get maxBytes(): number {
+    return this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
+  }
+
   /** Saved KV state, opened once; null when cache.persistent is off or the platform has no IndexedDB. */
   private getStore(): Promise<KvStore | null> {
     this.store ??= (async () => {
@@ -96,9 +100,10 @@ export class Engine implements EngineCore {
     const { signal, onProgress } = control;
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
-      const file = await openModelFile(source, this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES, {
+      const file = await openModelFile(source, this.maxBytes, {
         signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
         store: options.store === false ? null : this.config.models, allowScalarKernels: options.allowScalarKernels,
+        allowUnverified: options.allowUnverified,
       });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
         threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(),
@@ -187,7 +192,7 @@ export class Engine implements EngineCore {
   async cacheClear({ conversation_id: id }: { conversation_id?: string }): Promise<void> {
     if (this.live) return this.live.cache.clear(id);
     const store = await this.getStore();
-    if (store) await (id === undefined ? store.clear() : store.remove(conversationKey(id)));
+    if (store) await (id === undefined ? store.clear() : store.removeConversation(id));
   }
 
   async cacheFlush(): Promise<void> {
@@ -198,16 +203,22 @@ export class Engine implements EngineCore {
     if (!this.config.models || options.store === false || !(typeof source === 'string' || (source && typeof source === 'object' && 'hf' in source))) {
       throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
     }
-    return this.config.models.ensure(source, { signal: control.signal, onProgress: control.onProgress, fetch: this.config.fetch, hfEndpoint: this.config.hfEndpoint });
+    return this.config.models.ensure(source, {
+      signal: control.signal, onProgress: control.onProgress, fetch: this.config.fetch, hfEndpoint: this.config.hfEndpoint,
+      maxBytes: this.maxBytes, allowUnverified: options.allowUnverified,
+    });
   }
 
   async modelsList(): Promise<StoredModel[]> {
     return this.config.models ? this.config.models.list() : [];
   }
 
-  async modelsDelete({ id }: { id: string }): Promise<boolean> {
-    if (typeof id !== 'string') throw new InvalidRequestError('models.delete(id): id must be the string models.list() gives', 'invalid_parameter');
-    return this.config.models ? this.config.models.delete(id) : false;
+  async modelsDelete({ id }: { id: StoredModelRef }): Promise<boolean> {
+    const hf = typeof id === 'object' && id !== null && 'hf' in id ? id.hf : null;
+    if (typeof id !== 'string' && !(hf && typeof hf.repo === 'string' && typeof hf.file === 'string')) {
+      throw new InvalidRequestError('models.delete(id): id must be an id models.list() gives, or the URL or { hf } source the model was loaded from', 'invalid_parameter');
+    }
+    return this.config.models ? this.config.models.delete(id, this.config.hfEndpoint) : false;
   }
 
   async modelsUsage(): Promise<ModelStoreUsage> {

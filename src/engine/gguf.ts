@@ -212,6 +212,20 @@ function skipArray(c: Cursor, elemType: GgufValueType, n: number) {
   c.skip(n * size);
 }
 
+/**
+ * Why a file that starts with `head` (its first 8 bytes) cannot be a GGUF model, or null when it can. A download
+ * checks this on the first bytes that arrive: a server that answers a wrong path with a web page is found at once.
+ */
+export function notGgufStart(head: Uint8Array): string | null {
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  if (head.length >= 4 && view.getUint32(0, true) === GGUF_MAGIC) {
+    const version = head.length >= 8 ? view.getUint32(4, true) : 2;
+    return version >= 2 && version <= 3 ? null : `it is GGUF version ${version}, and only 2 and 3 are supported`;
+  }
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(head).replace(/[^\x20-\x7e]/g, '·');
+  return `it starts with "${text}", not "GGUF"${/^\s*</.test(text) ? ' (the server sent a web page: check the URL)' : ''}`;
+}
+
 /** Reads the header and checks that the file holds all the tensor data the header promises. */
 export async function checkGgufFile(read: ByteReader, fileSize: number): Promise<GgufHeader> {
   const header = await readGgufHeader(read, fileSize, { skipArrays: true });

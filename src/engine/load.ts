@@ -4,7 +4,7 @@
 import type { LoadRequest } from '../api/engine-api.ts';
 import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
 import type { LoadOptions, ModelInfo } from '../types.ts';
-import { fingerprintFile, layoutKey } from './cache/identity.ts';
+import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/store.ts';
@@ -31,14 +31,14 @@ export interface LoadSettings {
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
 export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>): Promise<ModelFile> {
-  const file = await openSource(source, opts);
+  const file = await openSource(source, { ...opts, maxBytes });
   await checkModelFile(file, maxBytes, { ...opts, tensorTypes: true });
   return file;
 }
 
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
-  const fingerprint = await fingerprintFile(file);
+  const identity = await fileIdentity(file, options);
   const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   try {
@@ -53,7 +53,7 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
       threads: settings.threads, typeK: plan.typeK, typeV: plan.typeV, flashAttn: plan.flashAttn,
       swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
     }));
-    const layout = layoutKey(fingerprint, llama.llamaBuild, ctx.params);
+    const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
     const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout });
     const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));

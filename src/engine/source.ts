@@ -16,6 +16,8 @@ export interface ModelPart {
   blob?: Blob;
   /** The OPFS file behind `blob` (model store): read through a sync access handle while mounted in a worker. */
   opfs?: FileSystemFileHandle;
+  /** The file's sha256 by a faster route than reading it through read() (Node's own crypto), where there is one. */
+  sha256?: () => Promise<string>;
 }
 
 export interface ModelFile {
@@ -27,9 +29,13 @@ export interface ModelFile {
   parts: ModelPart[];
   /** Makes the files visible to llama.cpp; returns the first one's path there and how to undo it. */
   mount(mod: HearthModule): Promise<{ path: string; unmount(): void }>;
+  /** The model's identity (models/sha256.ts) where already known: the model store computed it at download. */
+  identity?: string;
 }
 
 export interface SourceOptions extends RemoteOptions {
+  /** Models larger than this are refused (before a download, where the size is announced). */
+  maxBytes?: number;
   onProgress?: (p: Progress) => void;
   /** Opens { path } sources; only Node provides it. */
   openPath?: (path: string) => Promise<ModelFile>;

@@ -7,7 +7,7 @@ import { readGgufHeader, tensorBytes } from '../engine/gguf.ts';
 import { storedFiles } from '../engine/models/opfs.ts';
 import { checkModelFile } from '../engine/check.ts';
 import { blobFile, openSource } from '../engine/source.ts';
-import type { Backend, BackendSelection, EngineInfo, ModelInfo, ModelSource } from '../types.ts';
+import type { Backend, BackendSelection, EngineInfo, ModelInfo, ModelSource, StoredModelRef } from '../types.ts';
 import { selfTest } from './self-test.ts';
 import { type ModelBlobs, WllamaCore } from './wllama-core.ts';
 
@@ -152,7 +152,7 @@ class BackendSwitch implements EngineCore {
   cacheFlush = () => this.wasm.cacheFlush();
   modelsFetch = (request: LoadRequest, control?: CallControl) => this.wasm.modelsFetch(request, control);
   modelsList = () => this.wasm.modelsList();
-  modelsDelete = (request: { id: string }) => this.wasm.modelsDelete(request);
+  modelsDelete = (request: { id: StoredModelRef }) => this.wasm.modelsDelete(request);
   modelsUsage = () => this.wasm.modelsUsage();
 }
 

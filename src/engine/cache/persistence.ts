@@ -4,12 +4,12 @@
 import type { CacheStats, ChatMessage, Progress, Tool } from '../../types.ts';
 import { now } from '../clock.ts';
 import { hashBytes } from './hash.ts';
-import { conversationKey, isNamedConversation } from './identity.ts';
+import { conversationKey, FORMAT_VERSION, isNamedConversation, namedConversationId } from './identity.ts';
 import { exportCells } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { SaveQueue } from './save-queue.ts';
 import type { Slot, Slots } from './slots.ts';
-import { type ChunkMeta, FORMAT_VERSION, type KvStore, newChunkId, type RecordMeta, storedStats } from './store.ts';
+import { type ChunkMeta, type KvStore, newChunkId, type RecordMeta, storedStats } from './store.ts';
 import type { SystemState } from './system-states.ts';
 
 /** What a request offers for matching a saved conversation. */
@@ -63,19 +63,14 @@ export class Persistence {
     if (!this.enabled) return null;
     const store = this.store!;
     const records = await store.records();
-    const check = async (meta: RecordMeta | undefined) => {
-      if (!meta || meta.kind !== 'conversation') return false;
-      if (meta.layout !== this.layout) {
-        // Written by another model, llama.cpp build or KV layout: never restored.
-        await store.remove(meta.key);
-        return false;
-      }
-      return meta.tokens.length < this.slots.ctx.nCtx; // kept for a larger context
-    };
+    // Written by another model, llama.cpp build or KV layout: never restored, but kept (that model may come back;
+    // the budget's LRU eviction removes what is no longer used).
+    const check = (meta: RecordMeta | undefined) => !!meta && meta.kind === 'conversation' && meta.layout === this.layout &&
+      meta.tokens.length < this.slots.ctx.nCtx; // else kept for a larger context
     const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canRollBack);
     if (req.conversationId !== undefined) {
-      const meta = records.get(conversationKey(req.conversationId));
-      if (!(await check(meta))) return null;
+      const meta = records.get(conversationKey(req.conversationId, this.layout));
+      if (!check(meta)) return null;
       return { meta: meta!, lcp: reuse(meta!), byHash: true };
     }
     let best: FoundRecord | null = null;
@@ -86,7 +81,7 @@ export class Persistence {
       const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
       if (!byHash && lcp < this.minTokens) continue;
       if (best && (best.byHash && !byHash || best.lcp >= lcp)) continue;
-      if (await check(meta)) best = { meta, lcp, byHash };
+      if (check(meta)) best = { meta, lcp, byHash };
     }
     return best;
   }
@@ -153,7 +148,7 @@ export class Persistence {
   saveConversation(slot: Slot): void {
     if (!this.enabled || slot.tokens.length < this.minTokens) return;
     const store = this.store!;
-    slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId) : `conversation:${newChunkId()}`;
+    slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
     const key = slot.key;
     const tokens = Int32Array.from(slot.tokens);
     // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
@@ -211,11 +206,12 @@ export class Persistence {
   /** Forgets one conversation's records, or all (after the saves queued so far). */
   async clear(conversationId?: string): Promise<void> {
     await this.flush();
-    if (conversationId === undefined) this.planned.clear();
-    else this.planned.delete(conversationKey(conversationId));
+    for (const key of [...this.planned.keys()]) {
+      if (conversationId === undefined || namedConversationId(key) === conversationId) this.planned.delete(key);
+    }
     if (!this.enabled) return;
     if (conversationId === undefined) await this.store!.clear();
-    else await this.store!.remove(conversationKey(conversationId));
+    else await this.store!.removeConversation(conversationId);
   }
 }
 

@@ -65,7 +65,7 @@ export class PromptCache {
   private readonly systemStates = new SystemStates();
   private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
 
-  constructor(holder: ContextHolder, private readonly config: CacheConfig, store: KvStore | null, layout: string, nSlots: number) {
+  constructor(holder: ContextHolder, private readonly config: CacheConfig, store: KvStore | null, private readonly layout: string, nSlots: number) {
     this.slots = new Slots(holder, nSlots);
     this.persistence = new Persistence(store, layout, this.slots, config.minTokens);
   }
@@ -142,12 +142,12 @@ export class PromptCache {
         const cached = this.slots.trim(slot, savedLcp);
         // A record found by id or message hash continues that conversation; one found by tokens only starts a new one.
         const same = conversationId !== undefined || saved.byHash;
-        assign(slot, conversationId, same ? saved.meta : null);
+        assign(slot, conversationId, same ? saved.meta : null, this.layout);
         return { slot, cached, source: 'indexeddb', buildSystem: null };
       }
     }
     this.slots.reset(slot);
-    assign(slot, conversationId, null);
+    assign(slot, conversationId, null, this.layout);
     // (A failed restore may have evicted the donor to make room.)
     if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
       return { slot, cached: this.slots.copyPrefix(donor, slot, donorLcp), source: 'memory', buildSystem: null };
@@ -263,9 +263,9 @@ export class PromptCache {
 }
 
 /** Names the conversation a slot now holds: its id, or the saved record (and its messages) it continues. */
-function assign(slot: Slot, conversationId: string | undefined, meta: { key: string; msgHash: string | null; msgCount: number } | null) {
+function assign(slot: Slot, conversationId: string | undefined, meta: { key: string; msgHash: string | null; msgCount: number } | null, layout: string) {
   slot.conversationId = conversationId ?? null;
-  slot.key = conversationId !== undefined ? conversationKey(conversationId) : meta?.key ?? null;
+  slot.key = conversationId !== undefined ? conversationKey(conversationId, layout) : meta?.key ?? null;
   slot.msgHash = meta?.msgHash ?? null;
   slot.msgCount = meta?.msgCount ?? 0;
 }

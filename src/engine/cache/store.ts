@@ -7,9 +7,8 @@
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 import type { CacheStats } from '../../types.ts';
 import { hashBytes } from './hash.ts';
+import { FORMAT_VERSION, namedConversationId } from './identity.ts';
 
-/** Bump when the record layout changes: older records are deleted, never read. */
-export const FORMAT_VERSION = 1;
 
 export interface ChunkMeta {
   id: string;
@@ -78,11 +77,14 @@ export class KvStore {
     const metas = await this.idb('readonly', (s) => Promise.all(metaKeys.map((k) => promisifyRequest(s.get(k))))) as unknown[];
     const index = new Map<string, RecordMeta>();
     const stale: string[] = [];
+    let bad = 0;
     metaKeys.forEach((k, i) => {
       const m = metas[i] as RecordMeta | undefined;
-      if (isMeta(m) && META + m.key === k) index.set(m.key, m);
-      else stale.push(k);
+      if (isMeta(m) && META + m.key === k) return void index.set(m.key, m);
+      stale.push(k);
+      if ((m as { v?: unknown } | undefined)?.v === FORMAT_VERSION) bad++; // not just an older format
     });
+    if (bad) console.warn(`[hearth] dropped ${bad} saved KV record(s) that are not valid`);
     const used = new Set([...index.values()].flatMap((m) => m.chunks.map((c) => CHUNK + c.id)));
     for (const k of keys) if (typeof k === 'string' && k.startsWith(CHUNK) && !used.has(k)) stale.push(k);
     if (stale.length) await this.idb('readwrite', (s) => tx(s, () => stale.forEach((k) => s.delete(k))));
@@ -157,6 +159,12 @@ export class KvStore {
     })).catch(() => {});
   }
 
+  /** Removes the records of a conversation named by conversation_id, under every layout. */
+  async removeConversation(conversationId: string): Promise<void> {
+    const index = await this.records();
+    for (const key of [...index.keys()]) if (namedConversationId(key) === conversationId) await this.remove(key);
+  }
+
   async clear(): Promise<void> {
     const index = await this.records();
     for (const m of [...index.values()]) await this.remove(m.key);
@@ -187,10 +195,26 @@ function tx(s: IDBObjectStore, fill: () => void): Promise<void> {
   return promisifyRequest(s.transaction);
 }
 
+/** A stored record checked in every field this code relies on: anything else (damaged, or written by other code) is
+ * dropped, and a bad record never disables saving the others. */
 function isMeta(m: RecordMeta | undefined): m is RecordMeta {
-  return !!m && m.v === FORMAT_VERSION && typeof m.key === 'string' && m.tokens instanceof Int32Array &&
-    Array.isArray(m.chunks) && typeof m.layout === 'string';
+  if (!m || typeof m !== 'object' || m.v !== FORMAT_VERSION || typeof m.key !== 'string' || typeof m.layout !== 'string') return false;
+  if ((m.kind !== 'conversation' && m.kind !== 'system') || !(m.tokens instanceof Int32Array) || !Array.isArray(m.chunks)) return false;
+  if (!(m.msgHash === null || typeof m.msgHash === 'string') || !count(m.msgCount) || !Number.isFinite(m.lastUsed)) return false;
+  // The chunks rebuild cells [0, tokens.length) in order, one after the other.
+  let end = 0;
+  let bytes = 0;
+  for (const c of m.chunks as unknown[]) {
+    const chunk = c as ChunkMeta | null;
+    if (!chunk || typeof chunk !== 'object' || typeof chunk.id !== 'string' || typeof chunk.sum !== 'string') return false;
+    if (chunk.start !== end || !count(chunk.end) || chunk.end <= chunk.start || !count(chunk.bytes)) return false;
+    end = chunk.end;
+    bytes += chunk.bytes;
+  }
+  return end === m.tokens.length && m.bytes === bytes;
 }
+
+const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
 
 let chunkCounter = 0;
 export function newChunkId(): string {

@@ -21,6 +21,8 @@ export interface PartState extends RemoteFile {
   done: number[];
   /** Whether the server answers range requests: null until the first answer says. */
   ranges: boolean | null;
+  /** The sha256 of the bytes stored, once the whole file is (the model's identity for saved KV state). */
+  hash: string | null;
 }
 
 export interface DownloadOptions {
@@ -38,7 +40,7 @@ const RETRIES = 3;
 export function newPartState(file: RemoteFile): PartState {
   const chunkSize = file.size ? Math.min(16 << 20, Math.max(1 << 20, Math.ceil(file.size / 64))) : 0;
   const chunks = file.size ? Math.max(1, Math.ceil(file.size / chunkSize)) : 1;
-  return { ...file, chunkSize, done: new Array(chunks).fill(0), ranges: null };
+  return { ...file, chunkSize, done: new Array(chunks).fill(0), ranges: null, hash: null };
 }
 
 export const downloaded = (p: PartState) => p.done.reduce((a, b) => a + b, 0);

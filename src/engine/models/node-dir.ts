@@ -1,12 +1,14 @@
 // The model store in Node: a folder per model under `root`, records written to a temporary file and renamed over
 // the old one (one step); and model files on disk for llama.cpp. Only src/node.ts imports this (node: modules never
 // reach the browser bundle).
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ModelLoadError } from '../../errors.ts';
 import { type ModelFile, type ModelPart, unmountDir } from '../source.ts';
 import type { FileWriter } from './download.ts';
-import { localLocks, type StoreBackend, type StoreMeta } from './store.ts';
+import { localLocks, type StoreBackend } from './store.ts';
 
 export function folderBackend(root: string): StoreBackend {
   const folder = (key: string) => join(root, key);
@@ -20,8 +22,7 @@ export function folderBackend(root: string): StoreBackend {
     },
     async readMeta(key) {
       try {
-        const meta = JSON.parse(await readFile(join(folder(key), 'meta.json'), 'utf8')) as StoreMeta;
-        return meta.version === 1 ? meta : null;
+        return JSON.parse(await readFile(join(folder(key), 'meta.json'), 'utf8')) as unknown;
       } catch {
         return null;
       }
@@ -69,13 +70,17 @@ let mounts = 0;
 export async function diskFiles(dir: string, names: string[]): Promise<ModelFile> {
   const parts = await Promise.all(names.map(async (name): Promise<ModelPart> => {
     const path = join(dir, name);
-    let size: number;
+    let info: { size: number; mtimeMs: number };
     try {
-      size = (await stat(path)).size;
+      info = await stat(path);
     } catch {
       throw new ModelLoadError(`no model file at ${path}`, 'not_found', { path });
     }
-    return { name, size, read: (offset, length) => readAt(path, offset, Math.min(length, Math.max(0, size - offset))) };
+    const { size } = info;
+    return {
+      name, size, read: (offset, length) => readAt(path, offset, Math.min(length, Math.max(0, size - offset))),
+      sha256: () => fileSha256(path, `${path}:${size}:${info.mtimeMs}`),
+    };
   }));
   return {
     name: names[0]!,
@@ -88,6 +93,23 @@ export async function diskFiles(dir: string, names: string[]): Promise<ModelFile
       return { path: `${at}/${names[0]}`, unmount: () => unmountDir(mod, at) };
     },
   };
+}
+
+/** Files hashed in this process, by path, size and modification time: tests and benchmarks load one file many times. */
+const hashes = new Map<string, Promise<string>>();
+
+/** A file's sha256 with Node's own crypto (about 4× hash-wasm's speed). */
+function fileSha256(path: string, key: string): Promise<string> {
+  let hash = hashes.get(key);
+  if (!hash) {
+    hash = new Promise<string>((resolve, reject) => {
+      const h = createHash('sha256');
+      createReadStream(path).on('data', (b) => h.update(b)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
+    });
+    hashes.set(key, hash);
+    hash.catch(() => hashes.delete(key));
+  }
+  return hash;
 }
 
 async function readAt(path: string, offset: number, length: number): Promise<Uint8Array> {

@@ -4,7 +4,7 @@
 // the previous record whole.
 import { blobFile } from '../source.ts';
 import type { FileWriter } from './download.ts';
-import { localLocks, type StoreBackend, type StoreMeta } from './store.ts';
+import { localLocks, type StoreBackend, type StoreMeta, validMeta } from './store.ts';
 
 const ROOT = 'hearth-models';
 const META = ['meta-0.json', 'meta-1.json'];
@@ -50,7 +50,8 @@ export function opfsBackend(): StoreBackend | null {
       } catch {
         return null;
       }
-      const slots = (await Promise.all(META.map((name) => readSlot(dir, name)))).filter((s) => s?.meta?.version === 1);
+      const slots = (await Promise.all(META.map((name) => readSlot(dir, name))))
+        .filter((s) => s && Number.isSafeInteger(s.seq) && validMeta(s.meta));
       const latest = slots.sort((a, b) => b!.seq - a!.seq)[0];
       if (!latest) return null;
       seqs.set(key, latest.seq);

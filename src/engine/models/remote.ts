@@ -10,6 +10,9 @@ export interface RemoteOptions {
   fetch?: typeof fetch;
   /** Where { hf } sources are fetched from. Default https://huggingface.co. */
   hfEndpoint?: string;
+  /** Download a { hf } model whose sha256 the Hub's API does not give (unreachable, rate-limited, a mirror without the
+   * API): checked by size only. Without it that is ModelLoadError 'checksum_unavailable'. */
+  allowUnverified?: boolean;
 }
 
 export interface RemoteFile {
@@ -86,38 +89,54 @@ interface HubEntry {
   lfs?: { oid: string; size: number };
 }
 
-/** The files' sizes and sha256 from the Hub's tree API; null when the endpoint has no such API (a plain mirror). */
+/**
+ * The files' sizes and sha256 from the Hub's tree API. When it cannot say (an HTTP error, no such API at a mirror),
+ * that is ModelLoadError 'checksum_unavailable', or null (the files are asked for themselves) with allowUnverified.
+ */
 async function hubFiles(hf: { repo: string; file: string; revision?: string }, urls: string[], opts: RemoteOptions): Promise<RemoteFile[] | null> {
   const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
   const dir = hf.file.includes('/') ? hf.file.slice(0, hf.file.lastIndexOf('/')) : '';
   const api = `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
     (dir ? `/${dir.split('/').map(encodeURIComponent).join('/')}` : '');
+  const unavailable = (why: string, details: Record<string, unknown> = {}) => {
+    if (opts.allowUnverified) return null;
+    throw new ModelLoadError(`the sha256 of ${hf.repo}/${hf.file} could not be obtained (${why}), and a download is only ` +
+      'kept once checked against it. Try again later, or load with { allowUnverified: true } to check its size only.',
+    'checksum_unavailable', { url: api, retryable: true, ...details });
+  };
   let entries: HubEntry[];
   try {
     const res = await fetchOk(api, opts);
     try {
       entries = await res.json() as HubEntry[];
     } catch {
-      return null; // not the Hub's API: the files are asked for themselves
+      return unavailable(`${api} did not answer with the Hub's file list`);
     }
   } catch (err) {
     if (err instanceof ModelLoadError && err.code === 'http_error' && (err.details as { status?: number }).status === 404) {
       throw new ModelLoadError(`Hugging Face has no repo ${hf.repo} at revision ${hf.revision ?? 'main'} (or it is private): ` +
         'check the repo name and revision.', 'http_error', { url: api, status: 404 });
     }
-    if (err instanceof ModelLoadError && err.code === 'http_error') return null;
+    if (err instanceof ModelLoadError && (err.code === 'http_error' || err.code === 'network_error')) {
+      return unavailable(err.message, err.details);
+    }
     throw err;
   }
-  if (!Array.isArray(entries)) return null;
-  return urls.map((url) => {
+  if (!Array.isArray(entries)) return unavailable(`${api} did not answer with the Hub's file list`);
+  const files = urls.map((url) => {
     const path = (dir ? `${dir}/` : '') + fileName(url);
-    const entry = entries.find((e) => e.type === 'file' && e.path === path);
+    const entry = entries.find((e) => e?.type === 'file' && e.path === path);
     if (!entry) {
       throw new ModelLoadError(`${hf.repo} has no file ${path} at revision ${hf.revision ?? 'main'}: check the file name ` +
         '(the repo\'s "Files" tab lists them).', 'http_error', { url, status: 404 });
     }
-    return { name: fileName(url), url, size: entry.lfs?.size ?? entry.size, sha256: entry.lfs?.oid ?? null, etag: null };
+    const sha256 = typeof entry.lfs?.oid === 'string' && /^[0-9a-f]{64}$/i.test(entry.lfs.oid) ? entry.lfs.oid.toLowerCase() : null;
+    const size = entry.lfs?.size ?? entry.size;
+    return { name: fileName(url), url, size: Number.isSafeInteger(size) && size >= 0 ? size : null, sha256, etag: null };
   });
+  // A file kept outside LFS has a git blob id, not a sha256.
+  const missing = files.find((f) => f.sha256 === null);
+  return missing ? unavailable(`the Hub lists no sha256 for ${missing.name}`) ?? files : files;
 }
 
 /** Size and ETag from a HEAD request; a server that refuses HEAD leaves them unknown. */

@@ -1,5 +1,7 @@
-// The sha256 of a stored file, read back in slices (WebCrypto hashes only whole buffers; a model is hundreds of MB).
-import { createSHA256 } from 'hash-wasm';
+// sha256 of stored files, read back in slices (WebCrypto hashes only whole buffers; a model is hundreds of MB), and
+// of short texts (the store's folder names). A model's identity — what saved KV state is matched against — is the
+// sha256 of its files, so the same file gives the same identity whether it came from a URL, the Hub, a File or disk.
+import { createSHA256, sha256 } from 'hash-wasm';
 import { AbortError } from '../../errors.ts';
 import type { ModelPart } from '../source.ts';
 
@@ -15,4 +17,13 @@ export async function sha256Hex(part: ModelPart, onBytes: (n: number) => void, s
     onBytes(bytes.length);
   }
   return hash.digest('hex');
+}
+
+export function sha256Text(text: string): Promise<string> {
+  return sha256(text);
+}
+
+/** The identity of a model whose files have these sha256s (in order: a split model's parts). */
+export function modelIdentity(hashes: string[]): string {
+  return `sha256:${hashes.join('+')}`;
 }

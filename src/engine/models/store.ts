@@ -1,17 +1,23 @@
 // The model store: URL and { hf } models downloaded once and kept (OPFS in a browser, a folder in Node), each in a
 // folder of its own with a metadata record that holds the download's state. A complete model loads with no network
-// request at all; an incomplete one resumes where it stopped; a file whose size or sha256 is wrong is never loaded.
+// request at all; an incomplete one resumes where it stopped. Nothing is complete until checked: its announced size
+// against the engine's limit before any byte comes, its first bytes as they arrive (a web page instead of a model is
+// stopped at once), then its size, GGUF header and sha256; a file that fails a check is deleted.
 import { ModelLoadError } from '../../errors.ts';
 import type { ModelStoreApi, ModelStoreUsage, Progress, StoredModel } from '../../types.ts';
-import { hashText } from '../cache/hash.ts';
+import { checkModelFile, tooLarge } from '../check.ts';
+import { notGgufStart } from '../gguf.ts';
 import type { ModelFile, SourceOptions } from '../source.ts';
 import { downloaded, downloadParts, type FileWriter, newPartState, partComplete, type PartState } from './download.ts';
 import { type RemoteFile, remoteModel, remoteUrls, type RemoteSource, fileName } from './remote.ts';
-import { sha256Hex } from './sha256.ts';
+import { modelIdentity, sha256Hex, sha256Text } from './sha256.ts';
+
+/** Bump when the record changes: records of another version are not this code's, and their folders are deleted. */
+export const STORE_VERSION = 2;
 
 /** What the store keeps about one model. */
 export interface StoreMeta {
-  version: 1;
+  version: typeof STORE_VERSION;
   id: string;
   parts: PartState[];
   complete: boolean;
@@ -24,7 +30,8 @@ export interface StoreMeta {
 export interface StoreBackend {
   /** The folders of the stored models. */
   keys(): Promise<string[]>;
-  readMeta(key: string): Promise<StoreMeta | null>;
+  /** The folder's record as stored (validMeta checks it), or null. */
+  readMeta(key: string): Promise<unknown>;
   /** Opens the model's record for writing (creating its folder); a download keeps it open while it runs. */
   recorder(key: string): Promise<Recorder>;
   writer(key: string, name: string): Promise<FileWriter>;
@@ -51,37 +58,50 @@ const PROGRESS_EVERY_MS = 100;
 /** The download speed is measured over this window. */
 const SPEED_WINDOW_MS = 3000;
 
+/** A download's failures that are the file's fault: what came of it is deleted (others keep it, to resume). */
+const BAD_FILE = new Set(['not_gguf', 'truncated', 'invalid', 'too_large', 'size_mismatch', 'checksum_mismatch']);
+
+/** What the store needs to know beyond the source: the engine's model size limit. */
+export interface StoreOptions extends SourceOptions {
+  maxBytes?: number;
+}
+
 export class ModelStore implements ModelStoreApi {
+  private swept: Promise<void> | null = null;
+
   constructor(private readonly backend: StoreBackend) {}
 
   /** The model's files from the store, downloading what is missing first. */
-  async open(source: RemoteSource, opts: SourceOptions): Promise<ModelFile> {
-    const { folder, files } = await this.ensure(source, opts);
-    return this.backend.files(folder, files);
+  async open(source: RemoteSource, opts: StoreOptions): Promise<ModelFile> {
+    const { folder, files, identity } = await this.ensure(source, opts);
+    return { ...await this.backend.files(folder, files), identity };
   }
 
-  /** Downloads what is missing of the model; returns the folder and names of its complete files. */
-  async ensure(source: RemoteSource, opts: SourceOptions): Promise<{ id: string; folder: string; files: string[] }> {
+  /** Downloads what is missing of the model; returns its folder, the names of its checked files and its identity. */
+  async ensure(source: RemoteSource, opts: StoreOptions): Promise<{ id: string; folder: string; files: string[]; identity: string }> {
     const { id, urls } = remoteUrls(source, opts.hfEndpoint);
-    const key = storeKey(id);
+    const key = await storeKey(id);
+    await this.sweep();
     return this.backend.lock(key, async () => {
-      let meta = await this.backend.readMeta(key);
+      let meta = await this.readMeta(key, id);
       if (!meta?.complete) meta = await this.fetch(source, key, meta, opts);
       meta.lastUsed = Date.now();
       await this.writeMeta(key, meta);
-      return { id, folder: key, files: urls.map(fileName) };
+      return { id, folder: key, files: urls.map(fileName), identity: modelIdentity(meta.parts.map((p) => p.hash!)) };
     });
   }
 
   async list(): Promise<StoredModel[]> {
-    const metas = await Promise.all((await this.backend.keys()).map((k) => this.backend.readMeta(k)));
+    await this.sweep();
+    const metas = await Promise.all((await this.backend.keys()).map(async (k) => validMeta(await this.backend.readMeta(k).catch(() => null))));
     return metas.filter((m): m is StoreMeta => m !== null).map(describe).sort((a, b) => b.lastUsed - a.lastUsed);
   }
 
-  async delete(id: string): Promise<boolean> {
-    const key = storeKey(id);
+  /** Deletes a stored model, named by its id (models.list()) or its source. */
+  async delete(source: RemoteSource, hfEndpoint?: string): Promise<boolean> {
+    const key = await storeKey(typeof source === 'string' ? source : remoteUrls(source, hfEndpoint).id);
     return this.backend.lock(key, async () => {
-      if (!(await this.backend.readMeta(key))) return false;
+      if (!(await this.backend.readMeta(key).catch(() => null))) return false;
       await this.backend.remove(key);
       return true;
     });
@@ -92,14 +112,42 @@ export class ModelStore implements ModelStoreApi {
     return { models: models.reduce((n, m) => n + m.downloaded, 0), used: space.used, quota: space.quota, persisted };
   }
 
+  /** The folder's record if it is valid and this model's; anything else there is deleted (a damaged or foreign record). */
+  private async readMeta(key: string, id: string): Promise<StoreMeta | null> {
+    const raw = await this.backend.readMeta(key).catch(() => null);
+    const meta = validMeta(raw);
+    if (raw !== null && (!meta || meta.id !== id)) {
+      console.warn(`[hearth] the model store's record for ${id} is not valid; the model is downloaded again`);
+      await this.backend.remove(key);
+      return null;
+    }
+    return meta;
+  }
+
+  /** Once per store: deletes folders of another store version or naming (their records are not this code's). */
+  private sweep(): Promise<void> {
+    this.swept ??= (async () => {
+      for (const key of await this.backend.keys()) {
+        if (STORE_KEY.test(key) && validMeta(await this.backend.readMeta(key).catch(() => null))) continue;
+        // A folder of this version whose download is just starting may have no record yet: only other names go.
+        if (!STORE_KEY.test(key)) await this.backend.lock(key, () => this.backend.remove(key)).catch(() => {});
+      }
+    })();
+    return this.swept;
+  }
+
   /** Downloads (or resumes) the model and checks it; returns its complete record. */
-  private async fetch(source: RemoteSource, key: string, stored: StoreMeta | null, opts: SourceOptions): Promise<StoreMeta> {
+  private async fetch(source: RemoteSource, key: string, stored: StoreMeta | null, opts: StoreOptions): Promise<StoreMeta> {
     const remote = await remoteModel(source, opts);
+    const announced = remote.files.reduce((n, f) => n + (f.size ?? 0), 0);
+    if (opts.maxBytes !== undefined && announced > opts.maxBytes) throw tooLarge(remote.files[0]!.name, announced, opts.maxBytes);
     let meta = stored;
     if (!meta || !sameFiles(meta.parts, remote.files)) {
       if (meta) await this.backend.remove(key); // the server's files changed since: start over
       const now = Date.now();
-      meta = { version: 1, id: remote.id, parts: remote.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now };
+      meta = {
+        version: STORE_VERSION, id: remote.id, parts: remote.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now,
+      };
     }
     await this.checkSpace(meta);
     // Every file the download writes is opened before it starts and stays open until it ends: in Chromium, opening
@@ -108,16 +156,20 @@ export class ModelStore implements ModelStoreApi {
     const writers: FileWriter[] = [];
     try {
       await recorder.write(meta); // before any data: a folder always has its record
-      writers.push(...await Promise.all(meta.parts.map((p) => this.backend.writer(key, p.name))));
+      writers.push(...await Promise.all(meta.parts.map(async (p) => ggufChecked(await this.backend.writer(key, p.name), p))));
       await this.download(meta, recorder, writers, opts);
     } catch (err) {
       await Promise.all([recorder, ...writers].map((w) => w.close().catch(() => {})));
-      // A file shorter than announced will not get longer: what came of it is dead weight.
-      if (err instanceof ModelLoadError && err.code === 'size_mismatch') await this.backend.remove(key);
+      if (err instanceof ModelLoadError && BAD_FILE.has(err.code)) await this.backend.remove(key);
       throw err;
     }
     await Promise.all([recorder, ...writers].map((w) => w.close()));
-    return this.check(key, meta, opts);
+    try {
+      return await this.check(key, meta, opts);
+    } catch (err) {
+      if (err instanceof ModelLoadError && BAD_FILE.has(err.code)) await this.backend.remove(key);
+      throw err;
+    }
   }
 
   private async writeMeta(key: string, meta: StoreMeta) {
@@ -155,34 +207,33 @@ export class ModelStore implements ModelStoreApi {
     }
   }
 
-  /** Sizes always, sha256 where the source gave one; a mismatch deletes the files. */
-  private async check(key: string, meta: StoreMeta, opts: SourceOptions): Promise<StoreMeta> {
+  /**
+   * Sizes, the engine's limit and the GGUF header (the tensor data it promises is all there), then the sha256 of
+   * every file: against the source's where it gave one, and kept as the model's identity. A ModelLoadError here is
+   * the file's fault (the caller deletes it).
+   */
+  private async check(key: string, meta: StoreMeta, opts: StoreOptions): Promise<StoreMeta> {
     const files = await this.backend.files(key, meta.parts.map((p) => p.name));
     const wrong = meta.parts.findIndex((p, i) => !partComplete(p) || files.parts[i]!.size !== p.size);
     if (wrong >= 0) {
       const p = meta.parts[wrong]!;
-      await this.backend.remove(key);
       throw new ModelLoadError(`${p.name}: the server sent ${files.parts[wrong]!.size} bytes where ${p.size} were announced; ` +
         'the file was deleted. Check the URL, or try again later.', 'size_mismatch', { url: p.url, expected: p.size, got: files.parts[wrong]!.size });
     }
-    const hashed = meta.parts.filter((p) => p.sha256);
-    if (hashed.length) {
-      const total = hashed.reduce((n, p) => n + p.size!, 0);
-      let loaded = 0;
-      const report = (n: number) => opts.onProgress?.({ phase: 'verify', loaded: (loaded += n), total });
-      opts.onProgress?.({ phase: 'verify', loaded, total });
-      for (const [i, p] of meta.parts.entries()) {
-        if (!p.sha256) continue;
-        const got = await sha256Hex(files.parts[i]!, report, opts.signal);
-        if (got !== p.sha256.toLowerCase()) {
-          await this.backend.remove(key);
-          throw new ModelLoadError(`${p.name} does not match the sha256 its source gives (${p.sha256}, got ${got}): the download ` +
-            'is damaged or the file changed on the server. It was deleted; load again to download it anew.',
-          'checksum_mismatch', { url: p.url, expected: p.sha256, got });
-        }
+    await checkModelFile(files, opts.maxBytes ?? Infinity, { signal: opts.signal, tensorTypes: false });
+    const total = meta.parts.reduce((n, p) => n + p.size!, 0);
+    let loaded = 0;
+    const report = (n: number) => opts.onProgress?.({ phase: 'verify', loaded: (loaded += n), total });
+    opts.onProgress?.({ phase: 'verify', loaded, total });
+    for (const [i, p] of meta.parts.entries()) {
+      p.hash = await sha256Hex(files.parts[i]!, report, opts.signal);
+      if (p.sha256 && p.hash !== p.sha256.toLowerCase()) {
+        throw new ModelLoadError(`${p.name} does not match the sha256 its source gives (${p.sha256}, got ${p.hash}): the download ` +
+          'is damaged or the file changed on the server. It was deleted; load again to download it anew.',
+        'checksum_mismatch', { url: p.url, expected: p.sha256, got: p.hash });
       }
     }
-    return { ...meta, complete: true, verified: hashed.length === meta.parts.length };
+    return { ...meta, complete: true, verified: meta.parts.every((p) => p.sha256 !== null) };
   }
 
   private async checkSpace(meta: StoreMeta) {
@@ -207,8 +258,55 @@ export class ModelStore implements ModelStoreApi {
   }
 }
 
-/** Folder name of a model: ids are URLs, which folder names cannot hold. */
-export const storeKey = (id: string) => `m-${hashText(id)}`;
+/** Folder name of a model: the sha256 of its id (a URL, which folder names cannot hold); its record says the id. */
+export const storeKey = async (id: string) => `s-${await sha256Text(id)}`;
+const STORE_KEY = /^s-[0-9a-f]{64}$/;
+
+/** A writer that stops the download as soon as the file's first bytes show it is not a GGUF model. */
+function ggufChecked(writer: FileWriter, part: PartState): FileWriter {
+  const head = new Uint8Array(8);
+  let have = 0;
+  return {
+    async write(at, bytes) {
+      if (at <= have && have < head.length) {
+        const n = Math.min(head.length - at, bytes.length);
+        head.set(bytes.subarray(0, n), at);
+        have = Math.max(have, at + n);
+        const why = have === head.length || (part.size !== null && have >= part.size) ? notGgufStart(head.subarray(0, have)) : null;
+        if (why) throw new ModelLoadError(`${part.url} is not a GGUF model: ${why}. Nothing of it was kept.`, 'not_gguf', { url: part.url });
+      }
+      return writer.write(at, bytes);
+    },
+    truncate: (size) => writer.truncate(size),
+    flush: () => writer.flush(),
+    close: () => writer.close(),
+  };
+}
+
+/** A stored record, checked in every part (it may be damaged, or written by other code); null when not valid. */
+export function validMeta(value: unknown): StoreMeta | null {
+  const m = value as StoreMeta | null;
+  if (!m || typeof m !== 'object' || m.version !== STORE_VERSION || typeof m.id !== 'string') return null;
+  if (typeof m.complete !== 'boolean' || typeof m.verified !== 'boolean' || !isTime(m.createdAt) || !isTime(m.lastUsed)) return null;
+  if (!Array.isArray(m.parts) || !m.parts.length || !m.parts.every(validPart)) return null;
+  // A complete model has every byte and its identity.
+  if (m.complete && !m.parts.every((p) => partComplete(p) && p.hash)) return null;
+  return m;
+}
+
+function validPart(p: PartState): boolean {
+  if (!p || typeof p !== 'object') return false;
+  const size = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  const hex = (h: unknown) => h === null || (typeof h === 'string' && /^[0-9a-f]{64}$/i.test(h));
+  // The name is a file in the model's folder: never a path.
+  if (typeof p.name !== 'string' || !/^[^/\\]+$/.test(p.name) || p.name === '.' || p.name === '..') return false;
+  if (typeof p.url !== 'string' || !(p.size === null || size(p.size)) || !hex(p.sha256) || !hex(p.hash)) return false;
+  if (!(p.etag === null || typeof p.etag === 'string') || !(p.ranges === null || typeof p.ranges === 'boolean')) return false;
+  if (!size(p.chunkSize) || !Array.isArray(p.done) || !p.done.length || !p.done.every(size)) return false;
+  return p.size === null || downloaded(p) <= p.size;
+}
+
+const isTime = (t: unknown) => typeof t === 'number' && Number.isFinite(t);
 
 /** The server still has the files a partial download started on (same sizes, checksums and ETags where known). */
 function sameFiles(parts: PartState[], files: RemoteFile[]): boolean {
