@@ -5,6 +5,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { build } from 'vite';
 import { dirname, join } from 'node:path';
+import { buildDefine } from './build-id.mjs';
 import { root } from './llama-source.mjs';
 
 export function copyWllamaWasm() {
@@ -19,6 +20,7 @@ export function workerBuildConfig({ watch = false } = {}) {
     configFile: false,
     root,
     logLevel: 'warn',
+    define: buildDefine(),
     build: {
       lib: { entry: join(root, 'src/worker/entry.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
       outDir: join(root, 'public/hearth'),

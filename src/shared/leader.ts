@@ -4,7 +4,7 @@ import type { CallControl, EngineCore } from '../api/engine-api.ts';
 import { HearthError, toWire } from '../errors.ts';
 import type { Method } from '../worker/protocol.ts';
 import { ModelGate } from './gate.ts';
-import type { TabModel, Wire } from './wire.ts';
+import type { Message, TabModel } from './wire.ts';
 
 // How often, while other tabs' calls run, the leader checks that those tabs still exist: one that closed without a
 // word (a crash) would otherwise hold its batch slot, and its model, forever, since it never acknowledges chunks.
@@ -22,7 +22,7 @@ export class Leader {
   constructor(
     readonly term: string,
     private readonly core: EngineCore,
-    private readonly post: (message: Wire) => void,
+    private readonly post: (message: Message) => void,
     /** The tabs that are still open. */
     private readonly openTabs: () => Promise<Set<string>>,
   ) {}
@@ -49,14 +49,14 @@ export class Leader {
     }
   }
 
-  /** A message from another tab. */
-  receive(message: Wire): void {
+  /** A message from another tab (its shape already checked: wire.ts). */
+  receive(message: Message): void {
     switch (message.kind) {
       case 'hello':
         this.post({ kind: 'leader', term: this.term, ready: true });
         break;
       case 'call':
-        if (message.term === this.term) void this.serve(message);
+        if (message.term === this.term) void this.accept(message);
         break;
       case 'abort':
         if (message.term === this.term) this.calls.get(`${message.tab}:${message.id}`)?.controller.abort();
@@ -75,7 +75,15 @@ export class Leader {
     for (const call of this.calls.values()) call.controller.abort();
   }
 
-  private async serve({ tab, id, method, argument, model, progress, chunks }: Wire & { kind: 'call' }) {
+  /** Serves a call from a tab that is open (holds its tab lock; anything else on the channel is not a tab). */
+  private async accept(call: Message & { kind: 'call' }) {
+    const open = await this.openTabs().catch(() => null);
+    if (!open?.has(call.tab) || this.calls.has(`${call.tab}:${call.id}`)) return;
+    this.post({ kind: 'accepted', term: this.term, tab: call.tab, id: call.id });
+    await this.serve(call);
+  }
+
+  private async serve({ tab, id, method, argument, model, progress, chunks }: Message & { kind: 'call' }) {
     const key = `${tab}:${id}`;
     const call = { tab, controller: new AbortController(), acks: [] as Array<() => void> };
     // A stopped call's decode may be waiting for an acknowledgement that will not come.
@@ -84,10 +92,10 @@ export class Leader {
     this.sweeper ??= setInterval(() => void this.sweep(), SWEEP_MS);
     const control: CallControl = {
       signal: call.controller.signal,
-      onProgress: progress ? (value) => this.post({ kind: 'progress', tab, id, value }) : undefined,
+      onProgress: progress ? (value) => this.post({ kind: 'progress', term: this.term, tab, id, value }) : undefined,
       onChunk: chunks ? (value) => {
         if (call.controller.signal.aborted) return;
-        this.post({ kind: 'chunk', tab, id, value });
+        this.post({ kind: 'chunk', term: this.term, tab, id, value });
         return new Promise<void>((resolve) => call.acks.push(resolve));
       } : undefined,
     };
@@ -102,7 +110,7 @@ export class Leader {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
     }
-    this.post({ kind: 'result', tab, id, result });
+    this.post({ kind: 'result', term: this.term, tab, id, result });
   }
 
   /** A tab has gone: its calls stop and its model is no longer needed. */

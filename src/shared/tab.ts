@@ -4,13 +4,27 @@
 // own engine; calls that were in flight fail with a retryable 'leader_gone', and the next calls load each tab's
 // model again, from the model store. Not a SharedWorker: the model store reads through OPFS sync access handles,
 // which only dedicated workers have, and Chrome for Android has no SharedWorker.
+//
+// Every wait has an end: for a leader to be ready (LEADER_WAIT_MS), for a call to be taken (ACCEPT_MS), and while a
+// call runs the leader's term lock is checked (LIVENESS_MS), so a leader that vanished, or one that never was (a
+// forged message), cannot leave a tab's requests hanging.
 import type { CallControl, EngineCore, LoadRequest } from '../api/engine-api.ts';
 import { AbortError, EngineError, fromWire } from '../errors.ts';
 import type { EngineInfo } from '../types.ts';
 import type { LocalEngine } from '../worker/client.ts';
 import { type Method, METHODS } from '../worker/protocol.ts';
 import { Leader } from './leader.ts';
-import { leaderGone, lockNames, type TabModel, type Wire } from './wire.ts';
+import { leaderGone, lockNames, type Message, readWire, stamp, type TabModel } from './wire.ts';
+
+/** Longer than an engine start may take (worker/client.ts: 120 s), which is what a new leader does first. */
+const LEADER_WAIT_MS = 150_000;
+/** A leader takes a call at once (it answers 'accepted' before running it). */
+const ACCEPT_MS = 10_000;
+/** How often a tab with calls in flight checks that the leader still holds its term. */
+const LIVENESS_MS = 2_000;
+
+const leaderTimeout = (what: string) => new EngineError(`the shared engine did not answer: ${what}. Reload the page to ` +
+  'start it again.', 'leader_timeout', { retryable: true });
 
 /** Joins (or starts) the engine the tabs of this origin share under `name`. */
 export async function joinShared(name: string, start: () => Promise<LocalEngine>): Promise<LocalEngine> {
@@ -25,6 +39,8 @@ export async function joinShared(name: string, start: () => Promise<LocalEngine>
 
 interface Pending {
   control: CallControl;
+  /** Until the leader says it has the call. */
+  accepting: ReturnType<typeof setTimeout> | undefined;
   /** Acknowledgements of chunks, sent in order once the consumer has room. */
   acks: Promise<void>;
   settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
@@ -47,27 +63,38 @@ class SharedTab implements LocalEngine {
   private readonly pending = new Map<number, Pending>();
   private waiters: Array<() => void> = [];
   private dead: Error | null = null;
+  private liveness: ReturnType<typeof setInterval> | undefined;
   private joined!: { resolve(): void; reject(err: unknown): void };
 
   constructor(private readonly name: string, private readonly start: () => Promise<LocalEngine>) {
     this.locks = lockNames(name);
-    this.channel = new BroadcastChannel(this.locks.leader);
+    this.channel = new BroadcastChannel(this.locks.channel);
     const stubs = METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => this.call(m, argument, control ?? {})]);
     this.core = Object.fromEntries(stubs) as EngineCore;
   }
 
-  /** Resolves once a leader (this tab or another) is ready; rejects when this tab should lead and cannot start. */
+  /** Resolves once a leader (this tab or another) is ready; rejects when this tab should lead and cannot start, or
+   * when no leader is ready within LEADER_WAIT_MS. */
   async join(): Promise<void> {
     const joined = new Promise<void>((resolve, reject) => (this.joined = { resolve, reject }));
     // This tab's own lock tells the leader it is open: the browser releases a closed or crashed tab's locks.
     await new Promise<void>((held) => {
       void navigator.locks.request(this.locks.tab(this.id), () => (held(), aborted(this.quit.signal)));
     });
-    this.channel.onmessage = (e: MessageEvent<Wire>) => this.receive(e.data);
+    this.channel.onmessage = (e: MessageEvent<unknown>) => {
+      const message = readWire(e.data);
+      if (message) this.receive(message);
+    };
     addEventListener('pagehide', this.leave);
     navigator.locks.request(this.locks.leader, { signal: this.quit.signal }, () => this.lead()).catch(() => {});
     this.post({ kind: 'hello' });
-    return joined;
+    const timer = setTimeout(() => {
+      if (this.leader || this.local) return; // this tab leads: its own start has its own timeout
+      const err = leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`);
+      this.joined.reject(err);
+      this.close(err);
+    }, LEADER_WAIT_MS);
+    return joined.finally(() => clearTimeout(timer));
   }
 
   terminate(): void {
@@ -82,6 +109,7 @@ class SharedTab implements LocalEngine {
     this.dead = err;
     for (const p of [...this.pending.values()]) p.settle({ ok: false, error: err });
     this.waiters.splice(0).forEach((wake) => wake());
+    clearInterval(this.liveness);
     this.leader?.stop();
     this.local?.terminate();
     this.quit.abort();
@@ -93,6 +121,10 @@ class SharedTab implements LocalEngine {
   /** Holds the lead until the tab leaves: starts the engine, then serves. */
   private async lead(): Promise<void> {
     const term = crypto.randomUUID();
+    // The term's lock, held while this tab leads, is what the others check an announcement against.
+    await new Promise<void>((held) => {
+      void navigator.locks.request(this.locks.term(term), () => (held(), aborted(this.quit.signal)));
+    });
     this.switchTo(null);
     this.post({ kind: 'leader', term, ready: false });
     try {
@@ -109,20 +141,27 @@ class SharedTab implements LocalEngine {
     await aborted(this.quit.signal);
   }
 
-  private receive(message: Wire) {
+  private receive(message: Message) {
     if (this.leader) return this.leader.receive(message);
     switch (message.kind) {
       case 'leader':
-        if (message.term !== this.term) this.switchTo(message.ready ? message.term : null);
+        // Believed only from the tab that holds the term's lock.
+        if (message.term !== this.term) void this.holds(message.term).then((real) => real && this.switchTo(message.ready ? message.term : null));
         break;
       case 'bye':
-        if (message.term && message.term === this.term) this.switchTo(null);
+        // The leader's lock goes with its page, a moment after its goodbye.
+        if (message.term && message.term === this.term) setTimeout(() => void this.checkLeader(), 250);
         break;
+      case 'accepted': {
+        const p = this.mine(message);
+        if (p) clearTimeout(p.accepting);
+        break;
+      }
       case 'progress':
-        if (message.tab === this.id) this.pending.get(message.id)?.control.onProgress?.(message.value);
+        this.mine(message)?.control.onProgress?.(message.value);
         break;
       case 'chunk': {
-        const p = message.tab === this.id ? this.pending.get(message.id) : undefined;
+        const p = this.mine(message);
         if (!p) break;
         const room = p.control.onChunk?.(message.value);
         const { term } = this;
@@ -132,12 +171,31 @@ class SharedTab implements LocalEngine {
         break;
       }
       case 'result': {
-        const p = message.tab === this.id ? this.pending.get(message.id) : undefined;
         const { result } = message;
-        p?.settle(result.ok ? result : { ok: false, error: fromWire(result.error) });
+        this.mine(message)?.settle(result.ok ? result : { ok: false, error: fromWire(result.error) });
         break;
       }
     }
+  }
+
+  /** The pending call an answer is for: this tab's, from the leader it was sent to. */
+  private mine(message: { term: string; tab: string; id: number }): Pending | undefined {
+    return message.tab === this.id && message.term === this.term ? this.pending.get(message.id) : undefined;
+  }
+
+  /** Whether a tab holds the lock of `term`, as its leader does. */
+  private async holds(term: string): Promise<boolean> {
+    const { held = [] } = await navigator.locks.query().catch(() => ({ held: [] as LockInfo[] }));
+    return held.some((l) => l.name === this.locks.term(term));
+  }
+
+  /** The leader calls went to has let go of its term (closed, crashed): they will not be answered, and the tab asks
+   * who leads now (the leader it followed may not have been the only one: a page that played one). */
+  private async checkLeader() {
+    const term = this.term;
+    if (!term || this.leader || (await this.holds(term)) || this.term !== term) return;
+    this.switchTo(null);
+    this.post({ kind: 'hello' });
   }
 
   /** A new leader (or none for now): calls sent to the old one will not be answered. */
@@ -167,11 +225,20 @@ class SharedTab implements LocalEngine {
       if (this.leader) return this.leader.run(this.id, method, argument, model, control);
       if (this.term) return this.send(this.term, method, argument, model, control);
       await new Promise<void>((resolve, reject) => {
-        const onAbort = () => reject(new AbortError());
-        this.waiters.push(() => {
+        const timer = setTimeout(() => {
+          this.waiters = this.waiters.filter((w) => w !== wake);
+          reject(leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`));
+        }, LEADER_WAIT_MS);
+        const onAbort = () => {
+          clearTimeout(timer);
+          reject(new AbortError());
+        };
+        const wake = () => {
+          clearTimeout(timer);
           control.signal?.removeEventListener('abort', onAbort);
           resolve();
-        });
+        };
+        this.waiters.push(wake);
         control.signal?.addEventListener('abort', onAbort, { once: true });
       });
     }
@@ -187,13 +254,25 @@ class SharedTab implements LocalEngine {
         settle({ ok: false, error: new AbortError() });
       };
       const settle: Pending['settle'] = (result) => {
+        clearTimeout(pending.accepting);
         this.pending.delete(id);
+        if (!this.pending.size) {
+          clearInterval(this.liveness);
+          this.liveness = undefined;
+        }
         signal?.removeEventListener('abort', onAbort);
         if (result.ok) resolve(result.value);
         else reject(result.error);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(id, { control, acks: Promise.resolve(), settle });
+      const pending: Pending = {
+        control, acks: Promise.resolve(), settle,
+        accepting: setTimeout(() => void this.holds(term).then((real) => settle({
+          ok: false, error: real ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`) : leaderGone(),
+        })), ACCEPT_MS),
+      };
+      this.pending.set(id, pending);
+      this.liveness ??= setInterval(() => void this.checkLeader(), LIVENESS_MS);
       this.post({
         kind: 'call', term, tab: this.id, id, method, argument, model, progress: !!control.onProgress, chunks: !!control.onChunk,
       });
@@ -212,8 +291,8 @@ class SharedTab implements LocalEngine {
     return new Set(held.flatMap((l) => (l.name?.startsWith(prefix) ? [l.name.slice(prefix.length)] : [])));
   }
 
-  private post(message: Wire) {
-    if (!this.quit.signal.aborted) this.channel.postMessage(message);
+  private post(message: Message) {
+    if (!this.quit.signal.aborted) this.channel.postMessage(stamp(message));
   }
 }
 

@@ -1,10 +1,19 @@
 // The messages of a shared engine (EngineOptions.shared) on its BroadcastChannel. Every tab hears every message, so
-// a call names the leader's term it is meant for and an answer the tab it is for; a call sent to a leader that has
-// gone is never answered by the next one.
+// a call names the leader's term it is meant for and every answer the tab and term it is for; a call sent to a
+// leader that has gone is never answered by the next one.
+//
+// Nothing on the channel is trusted as it comes: any page of the origin can post there. The channel and lock names
+// carry the protocol version and the build (tabs of another deploy form a group of their own), every message is
+// checked for its shape and version, and a leader is believed only while it holds its term's Web Lock (a forged
+// announcement from a page without it is ignored).
 import type { LoadRequest } from '../api/engine-api.ts';
+import { BUILD_ID } from '../build.ts';
 import { EngineError } from '../errors.ts';
 import type { ChatCompletionChunk, Progress } from '../types.ts';
-import type { Method, Result } from '../worker/protocol.ts';
+import { METHODS, type Method, type Result } from '../worker/protocol.ts';
+
+/** Bump when a message changes. */
+export const PROTOCOL = 2;
 
 /** The model a tab loaded: `key` is equal for tabs that asked for the same model with the same options. */
 export interface TabModel {
@@ -12,7 +21,7 @@ export interface TabModel {
   request: LoadRequest;
 }
 
-export type Wire =
+export type Message =
   /** A tab joined and asks who leads. */
   | { kind: 'hello' }
   /** A tab took the lead (ready: false while its engine starts); calls to other terms will not be answered. */
@@ -21,18 +30,55 @@ export type Wire =
   | { kind: 'bye'; tab: string; term?: string }
   | { kind: 'call'; term: string; tab: string; id: number; method: Method; argument: unknown; model: TabModel | null;
       progress: boolean; chunks: boolean }
+  /** The leader has the call: the caller's wait for it is over. */
+  | { kind: 'accepted'; term: string; tab: string; id: number }
   | { kind: 'abort'; term: string; tab: string; id: number }
   /** The tab has taken a chunk in: the leader may send more (back-pressure, as across the worker boundary). */
   | { kind: 'ack'; term: string; tab: string; id: number }
-  | { kind: 'progress'; tab: string; id: number; value: Progress }
-  | { kind: 'chunk'; tab: string; id: number; value: ChatCompletionChunk }
-  | { kind: 'result'; tab: string; id: number; result: Result<unknown> };
+  | { kind: 'progress'; term: string; tab: string; id: number; value: Progress }
+  | { kind: 'chunk'; term: string; tab: string; id: number; value: ChatCompletionChunk }
+  | { kind: 'result'; term: string; tab: string; id: number; result: Result<unknown> };
 
-export const lockNames = (name: string) => ({
-  leader: `hearth-engine:${name}`,
-  tab: (tab: string) => `hearth-engine:${name}:tab:${tab}`,
-  tabPrefix: `hearth-engine:${name}:tab:`,
-});
+/** What travels: a message with the protocol version and build it was written by. */
+export type Wire = Message & { v: number; build: string };
+
+export const stamp = (message: Message): Wire => ({ ...message, v: PROTOCOL, build: BUILD_ID });
+
+const str = (x: unknown) => typeof x === 'string' && x.length > 0 && x.length <= 200;
+const id = (x: unknown) => Number.isSafeInteger(x) && (x as number) > 0;
+const obj = (x: unknown) => !!x && typeof x === 'object';
+
+/** The message, when it is one of this protocol and build, well-formed; else null (ignored). */
+export function readWire(data: unknown): Message | null {
+  const m = data as Wire & Record<string, unknown>;
+  if (!obj(m) || m.v !== PROTOCOL || m.build !== BUILD_ID) return null;
+  const addressed = str(m.term) && str(m.tab) && id(m.id);
+  switch (m.kind) {
+    case 'hello': return m;
+    case 'leader': return str(m.term) && typeof m.ready === 'boolean' ? m : null;
+    case 'bye': return str(m.tab) && (m.term === undefined || str(m.term)) ? m : null;
+    case 'call': return addressed && (METHODS as string[]).includes(m.method) && typeof m.progress === 'boolean' &&
+      typeof m.chunks === 'boolean' && (m.model === null || (obj(m.model) && typeof m.model.key === 'string' && obj(m.model.request))) ? m : null;
+    case 'accepted': case 'abort': case 'ack': return addressed ? m : null;
+    case 'progress': case 'chunk': return addressed && obj(m.value) ? m : null;
+    case 'result': return addressed && obj(m.result) && typeof m.result.ok === 'boolean' &&
+      (m.result.ok || (obj(m.result.error) && typeof m.result.error.message === 'string')) ? m : null;
+    default: return null;
+  }
+}
+
+/** Lock and channel names: the group's name, the protocol and the build. */
+export const lockNames = (name: string) => {
+  const base = `hearth-engine:${name}:v${PROTOCOL}:${BUILD_ID}`;
+  return {
+    leader: base,
+    channel: base,
+    tab: (tab: string) => `${base}:tab:${tab}`,
+    tabPrefix: `${base}:tab:`,
+    /** Held by the leader of a term for as long as it leads: what makes its announcement believable. */
+    term: (term: string) => `${base}:term:${term}`,
+  };
+};
 
 export function leaderGone(): EngineError {
   return new EngineError('the tab that ran the shared engine has closed; another tab is taking it over: send the request again',

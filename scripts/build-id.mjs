@@ -1,0 +1,18 @@
+// The build's identity: a hash of the package version and every source file. Builds put it in the code
+// (__HEARTH_BUILD__): tabs that share an engine talk only to tabs of the same build (src/shared/wire.ts), and the
+// service worker's cache changes with it.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { root } from './llama-source.mjs';
+
+export function buildId() {
+  const hash = createHash('sha256').update(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
+  for (const file of walk(join(root, 'src'))) hash.update(relative(root, file)).update(readFileSync(file));
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** Vite's `define` for it. */
+export const buildDefine = () => ({ __HEARTH_BUILD__: JSON.stringify(buildId()) });
