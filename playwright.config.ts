@@ -2,25 +2,22 @@ import { defineConfig } from '@playwright/test';
 import type { EngineBackend, EngineBrowser } from './e2e/fixtures.ts';
 
 // E2E tests against the built site (vite preview), served twice: with COOP/COEP (cross-origin isolated: threaded
-// wasm) and without (single-thread wasm). Debian's Chromium runs every spec, through Playwright; Debian's firefox-esr
-// runs the API specs (engine, cache, chat-features), through puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
+// wasm) and without (single-thread wasm). Debian's Chromium through Playwright, Debian's firefox-esr through
+// puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
-// The model store, the app (service worker, offline) and the engine shared by tabs do not depend on threads: their
-// specs run once, in Chromium on the isolated page.
-const storeSpec = /(models|app|shared)\.spec\.ts$/;
-const webgpuSpec = /webgpu\.spec\.ts$/;
-// The widget is for ordinary sites: its spec runs on the page served without isolation headers.
+// The API specs run on both pages. The model store, the app (service worker, offline) and the engine shared by tabs
+// do not depend on threads: their specs run on the isolated page. The widget is for ordinary sites: the plain page.
+const apiSpecs = /(engine|cache|chat-features)\.spec\.ts$/;
+const storeSpecs = /(models|app|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
+// The demo page (index.html as the first screen of the app): Chromium, both pages.
+const demoSpec = /demo\.spec\.ts$/;
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
-  ...(browser === 'firefox' ? { testMatch: apiSpecs } : {}),
-  // webgpu.spec is the 'chromium-webgpu' project's own.
-  testIgnore: [webgpuSpec, ...(browser !== 'chromium' || isolation !== 'isolated' ? [storeSpec] : []),
-    ...(browser !== 'chromium' || isolation !== 'plain' ? [widgetSpec] : [])],
+  testMatch: [apiSpecs, isolation === 'isolated' ? storeSpecs : widgetSpec, ...(browser === 'chromium' ? [demoSpec] : [])],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
@@ -43,6 +40,8 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { eng
   },
   projects: [
     project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain'),
+    // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
+    { name: 'webkit-plain', testMatch: apiSpecs, use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' } },
     // The API tests again on backend 'webgpu' (@wllama/wllama): on this machine's adapter-less Chromium that is
     // wllama's CPU build, after the self-test against the wasm engine. Tests that need a real GPU say so and skip.
     {

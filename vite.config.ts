@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, normalize, relative } from 'node:path';
-import { build, defineConfig, type Plugin } from 'vite';
+import { build, type BuildEnvironmentOptions, defineConfig, type Plugin } from 'vite';
+import { buildDefine } from './scripts/build-id.mjs';
 import { workerBuildConfig } from './scripts/build-worker.mjs';
 
 // Threads need SharedArrayBuffer, which browsers allow only on cross-origin isolated pages. HEARTH_ISOLATION=off
@@ -43,16 +44,57 @@ function testModels(): Plugin {
   };
 }
 
-/** The widget's demo host (e2e/widget-host.html and its stylesheet) as an ordinary site serves it: a strict
- * Content-Security-Policy, and no isolation headers on the server started with HEARTH_ISOLATION=off. */
+/** The strict policy of the widget's test site (README, "Content-Security-Policy"). With `everywhere`, the one a site
+ * sends on every response: the engine worker then compiles wasm under it, which needs 'wasm-unsafe-eval'. */
+const strictCsp = (everywhere: boolean, trustedTypes = false) => "default-src 'self'; " +
+  `script-src 'self'${everywhere ? " 'wasm-unsafe-eval'" : ''}; style-src 'self'; img-src 'self'; connect-src 'self'; ` +
+  "worker-src 'self'; object-src 'none'; base-uri 'none'" +
+  (trustedTypes ? "; require-trusted-types-for 'script'; trusted-types hearth" : '');
+
+/**
+ * The widget's demo host (e2e/widget-host.html and its stylesheet) as ordinary sites serve it: no isolation headers on
+ * the server started with HEARTH_ISOLATION=off, and a strict Content-Security-Policy on the page (?csp=tt adds Trusted
+ * Types, ?csp=none sends none). Under /csp-all/ every response — the page, the widget's scripts, the engine's worker
+ * and wasm — carries the policy, as on sites that send one header everywhere (/csp-all-no-wasm/: without
+ * 'wasm-unsafe-eval', which it needs).
+ *
+ * For the tests (dev and preview servers only): every request's path is logged (GET /__log lists them, with whether
+ * the request bypassed the HTTP cache: what a browser fetched, its workers' requests included); /exfil/… (the tests'
+ * attacker) answers nothing; POST /__deploy plays a new deploy of the app (/sw.js changes its version, and
+ * /manifest.webmanifest answers with a redirect) until POST /__deploy?undo.
+ */
 function widgetHost(): Plugin {
   const files: Record<string, string> = { '/e2e/widget-host.html': 'text/html', '/e2e/widget-host.css': 'text/css' };
-  const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'";
-  const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    const path = (req.url ?? '').split('?')[0]!;
+  const log: Array<{ path: string; reload: boolean }> = [];
+  let deployed = false;
+  const serve = (req: IncomingMessage & { cspAll?: boolean }, res: ServerResponse, next: () => void) => {
+    const [path = '', query = ''] = (req.url ?? '').split('?');
+    if (path === '/__log') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(log));
+    if (path === '/__deploy') {
+      deployed = query !== 'undo';
+      return void res.writeHead(204).end();
+    }
+    if (!req.cspAll) log.push({ path, reload: /no-cache/.test(String(req.headers['cache-control'] ?? '')) });
+    if (deployed && path === '/sw.js' && !req.cspAll) {
+      const sw = readFileSync(join(import.meta.dirname, 'dist', 'sw.js'), 'utf8').replace(/"version":"([0-9a-f]+)"/, '"version":"$1-next"');
+      return void res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-cache' }).end(sw);
+    }
+    if (deployed && path === '/manifest.webmanifest' && !query) {
+      return void res.writeHead(302, { Location: '/manifest.webmanifest?moved' }).end();
+    }
+    // /csp-all-no-wasm/: the same policy without 'wasm-unsafe-eval', which the engine's worker cannot start under.
+    const everywhere = /^\/csp-all(-no-wasm)?\//.exec(path);
+    if (everywhere) {
+      req.cspAll = true;
+      req.url = req.url!.slice(everywhere[0].length - 1);
+      res.setHeader('Content-Security-Policy', strictCsp(!everywhere[1]));
+      return serve(req, res, next);
+    }
+    if (path.startsWith('/exfil/')) return void res.writeHead(204).end();
     if (!files[path]) return next();
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.setHeader('Content-Security-Policy', csp);
+    const mode = new URLSearchParams(query).get('csp');
+    if (!req.cspAll && mode !== 'none') res.setHeader('Content-Security-Policy', strictCsp(false, mode === 'tt'));
     res.setHeader('Content-Type', files[path]);
     createReadStream(join(import.meta.dirname, path)).pipe(res);
   };
@@ -63,8 +105,25 @@ function widgetHost(): Plugin {
   };
 }
 
+/** The e2e harness page (e2e/harness.html, window.hearth), built apart (npm run build:e2e) and served by the preview
+ * server from there: it is for tests only and never part of the site in dist/. */
+const e2eDist = join(import.meta.dirname, '.cache', 'e2e-dist');
+function e2eHarness(): Plugin {
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json' };
+  const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    if (path !== '/e2e/harness.html' && !path.startsWith('/e2e-assets/')) return next();
+    const file = normalize(join(e2eDist, path));
+    if (!file.startsWith(e2eDist) || !existsSync(file)) return next();
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.setHeader('Content-Type', types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream');
+    createReadStream(file).pipe(res);
+  };
+  return { name: 'hearth-e2e-harness', configurePreviewServer: (server) => void server.middlewares.use(serve) };
+}
+
 /** Writes into the built service worker (src/app/sw.ts) the files it keeps for offline use, and a version that
- * changes with their content. Not the e2e pages, not source maps. */
+ * changes with their content. Not the widget's files (a site's, not the app's), not source maps. */
 function precache(): Plugin {
   return {
     name: 'hearth-precache',
@@ -74,7 +133,7 @@ function precache(): Plugin {
       const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
         .flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
       const files = walk(dist).map((f) => `/${relative(dist, f)}`)
-        .filter((f) => f !== '/sw.js' && !f.endsWith('.map') && !f.startsWith('/e2e/') && !f.startsWith('/widget/')).sort();
+        .filter((f) => f !== '/sw.js' && !f.endsWith('.map') && !f.startsWith('/widget/')).sort();
       const hash = createHash('sha256');
       for (const f of files) hash.update(f).update(readFileSync(join(dist, f)));
       const sw = join(dist, 'sw.js');
@@ -96,19 +155,23 @@ function engineWorker(): Plugin {
   };
 }
 
-export default defineConfig({
-  plugins: [testModels(), widgetHost(), engineWorker(), precache()],
+export default defineConfig(({ mode }) => ({
+  // The test host first: it logs every request, and /csp-all/ rewrites the path the others see.
+  plugins: [widgetHost(), testModels(), e2eHarness(), engineWorker(), ...(mode === 'e2e' ? [] : [precache()])],
+  define: buildDefine(),
   server: { headers },
   preview: { headers },
-  build: {
-    target: 'es2022',
-    rollupOptions: {
-      input: {
-        main: join(import.meta.dirname, 'index.html'), harness: join(import.meta.dirname, 'e2e/harness.html'),
-        sw: join(import.meta.dirname, 'src/app/sw.ts'),
-      },
-      // The service worker keeps a fixed address: a new build must replace it, not add another.
-      output: { entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
-    },
-  },
-});
+  build: (mode === 'e2e'
+    ? {
+        target: 'es2022', outDir: e2eDist, emptyOutDir: true, assetsDir: 'e2e-assets', copyPublicDir: false,
+        rollupOptions: { input: { harness: join(import.meta.dirname, 'e2e/harness.html') } },
+      }
+    : {
+        target: 'es2022',
+        rollupOptions: {
+          input: { main: join(import.meta.dirname, 'index.html'), sw: join(import.meta.dirname, 'src/app/sw.ts') },
+          // The service worker keeps a fixed address: a new build must replace it, not add another.
+          output: { entryFileNames: (chunk: { name: string }) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+        },
+      }) as BuildEnvironmentOptions,
+}));

@@ -1,28 +1,35 @@
 // The app as a user meets it: many conversations (new, rename, delete, search), edit and resend, regenerate,
-// settings kept; installed (manifest + service worker) and used offline, the conversation continuing with its KV
-// state from IndexedDB. Screenshots for the README are taken here (docs/).
-import { mkdirSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
+// settings kept, downloaded models listed and deleted; installed (manifest + service worker) and used offline, the
+// conversation continuing with its KV state from IndexedDB; a new version applied only when the visitor accepts it,
+// never mixed with the old. Chromium and Firefox. Screenshots for the README are taken here (docs/, Chromium).
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
+import { served, servedLog, type Site, type Tab } from './site.ts';
 
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('#engine-status')).toContainText('llama.cpp');
-  await page.selectOption('#source-kind', 'test');
-  await page.click('#load');
-  await expect(page.locator('#load-status')).toContainText('Ready');
+async function openApp(site: Site): Promise<Tab> {
+  const tab = await site.tab('/');
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await tab.evaluate(() => {
+    const kind = document.getElementById('source-kind') as HTMLSelectElement;
+    kind.value = 'test';
+    kind.dispatchEvent(new Event('change'));
+  });
+  await tab.click('#load');
+  await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringContaining('Ready')]);
+  return tab;
 }
 
-async function ask(page: Page, text: string) {
-  const before = await page.locator('.msg.assistant').count();
-  await page.fill('#prompt', text);
-  await page.press('#prompt', 'Enter');
-  await expect(page.locator('.msg.assistant')).toHaveCount(before + 1);
-  await expect(page.locator('.msg.assistant').last()).toHaveText('Hello, world!');
-  await expect(page.locator('#send')).toBeEnabled();
+async function ask(tab: Tab, text: string) {
+  const before = await tab.count('.msg.assistant');
+  await tab.fill('#prompt', text);
+  await tab.press('#prompt', 'Enter');
+  await expect.poll(() => tab.count('.msg.assistant')).toBe(before + 1);
+  await expect.poll(async () => (await tab.texts('.msg.assistant')).at(-1)).toBe('Hello, world!');
+  await expect.poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled)).toBe(false);
 }
 
-const titles = (page: Page) => page.locator('#conversations .title');
+const titles = (tab: Tab) => tab.texts('#conversations .title');
 
 /** A conversation of a <hearth-chat> widget on the same site: same store, not one of the app's. */
 function keepWidgetConversation(): Promise<void> {
@@ -40,103 +47,180 @@ function keepWidgetConversation(): Promise<void> {
   });
 }
 
-test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept', async ({ page }) => {
-  await page.goto('/');
-  await page.evaluate(keepWidgetConversation);
-  await openApp(page);
-  await ask(page, 'How do I feed a **sourdough** starter?');
-  await ask(page, 'And how often?');
-  await page.click('#new-chat');
-  await expect(page.locator('.msg')).toHaveCount(0);
-  await ask(page, 'Which flour for rye bread?');
-  await expect(titles(page)).toHaveText(['Which flour for rye bread?', 'How do I feed a **sourdough** starter?']);
+test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept; downloaded models deleted', async ({ site }) => {
+  const first = await site.tab('/');
+  await first.evaluate(keepWidgetConversation);
+  await first.close();
+  const tab = await openApp(site);
+  await ask(tab, 'How do I feed a **sourdough** starter?');
+  await ask(tab, 'And how often?');
+  await tab.click('#new-chat');
+  expect(await tab.count('.msg')).toBe(0);
+  await ask(tab, 'Which flour for rye bread?');
+  await expect.poll(() => titles(tab)).toEqual(['Which flour for rye bread?', 'How do I feed a **sourdough** starter?']);
 
   // Rename in place; search filters titles.
-  await page.locator('#conversations li').nth(1).locator('.rename').click();
-  await page.fill('.rename-input', 'Starter care');
-  await page.press('.rename-input', 'Enter');
-  await expect(titles(page)).toHaveText(['Which flour for rye bread?', 'Starter care']);
-  await page.fill('#search', 'starter');
-  await expect(titles(page)).toHaveText(['Starter care']);
-  await page.fill('#search', '');
+  await tab.click('#conversations li:nth-child(2) .rename');
+  await tab.fill('.rename-input', 'Starter care');
+  await tab.press('.rename-input', 'Enter');
+  await expect.poll(() => titles(tab)).toEqual(['Which flour for rye bread?', 'Starter care']);
+  await tab.fill('#search', 'starter');
+  await expect.poll(() => titles(tab)).toEqual(['Starter care']);
+  await tab.fill('#search', '');
+  await expect.poll(() => titles(tab)).toHaveLength(2);
 
   // Open the first conversation again: both exchanges are there, and what the user wrote shows as text.
-  await titles(page).filter({ hasText: 'Starter care' }).click();
-  await expect(page.locator('.msg.user')).toHaveText(['How do I feed a **sourdough** starter?', 'And how often?']);
+  await tab.click('#conversations li:nth-child(2) .title');
+  await expect.poll(() => tab.texts('.msg.user')).toEqual(['How do I feed a **sourdough** starter?', 'And how often?']);
 
   // Edit and resend the first message: the conversation goes back to it.
-  await page.locator('.msg.user').first().locator('.edit').click();
-  await expect(page.locator('#prompt')).toHaveValue('How do I feed a **sourdough** starter?');
-  await expect(page.locator('.msg')).toHaveCount(0);
-  await ask(page, 'How do I feed a rye starter?');
-  await expect(page.locator('.msg.user')).toHaveText(['How do I feed a rye starter?']);
+  await tab.click('.msg.user .edit');
+  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe('How do I feed a **sourdough** starter?');
+  expect(await tab.count('.msg')).toBe(0);
+  await ask(tab, 'How do I feed a rye starter?');
+  expect(await tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
 
   // Regenerate replaces the last answer, not adds one.
-  await page.click('#regenerate');
-  await expect(page.locator('#send')).toBeEnabled();
-  await expect(page.locator('.msg.assistant')).toHaveText(['Hello, world!']);
-  await expect(page.locator('.msg.user')).toHaveText(['How do I feed a rye starter?']);
+  await tab.click('#regenerate');
+  await expect.poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled)).toBe(false);
+  await expect.poll(() => tab.texts('.msg.assistant')).toEqual(['Hello, world!']);
+  expect(await tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
 
   // Settings and conversations survive a reload.
-  await page.locator('#settings summary').click();
-  await page.fill('#system-prompt', 'You are a baker.');
-  await page.fill('#temperature', '0.2');
-  await page.selectOption('#overflow', 'shift');
-  await page.locator('#overflow').dispatchEvent('change');
-  await page.reload();
-  await expect(page.locator('.msg.user')).toHaveText(['How do I feed a rye starter?']);
-  await expect(titles(page)).toHaveText(['Starter care', 'Which flour for rye bread?']);
-  await expect(page.locator('#system-prompt')).toHaveValue('You are a baker.');
-  await expect(page.locator('#temperature')).toHaveValue('0.2');
-  await expect(page.locator('#overflow')).toHaveValue('shift');
+  await tab.click('#settings summary');
+  await tab.fill('#system-prompt', 'You are a baker.');
+  await tab.fill('#temperature', '0.2');
+  await tab.evaluate(() => {
+    (document.getElementById('overflow') as HTMLSelectElement).value = 'shift';
+    for (const id of ['system-prompt', 'temperature', 'overflow']) document.getElementById(id)!.dispatchEvent(new Event('change'));
+  });
+  // The downloaded models: the test model, with its size, and a Delete button.
+  await expect.poll(() => tab.texts('#stored-models .model-name')).toEqual([expect.stringMatching(/^qwen2-hello\.gguf · [\d.]+ MB$/)]);
+  await tab.reload();
+  await expect.poll(() => tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
+  await expect.poll(() => titles(tab)).toEqual(['Starter care', 'Which flour for rye bread?']);
+  expect(await tab.evaluate(() => ['system-prompt', 'temperature', 'overflow'].map((id) => (document.getElementById(id) as HTMLInputElement).value)))
+    .toEqual(['You are a baker.', '0.2', 'shift']);
 
   // Delete the open conversation: a new one starts; the other stays.
-  await page.locator('#conversations li').filter({ hasText: 'Starter care' }).locator('.delete').click();
-  await expect(titles(page)).toHaveText(['Which flour for rye bread?']);
-  await expect(page.locator('.msg')).toHaveCount(0);
-  await page.reload();
-  await expect(titles(page)).toHaveText(['Which flour for rye bread?']);
+  await tab.click('#conversations li:nth-child(1) .delete');
+  await expect.poll(() => titles(tab)).toEqual(['Which flour for rye bread?']);
+  expect(await tab.count('.msg')).toBe(0);
+  await tab.reload();
+  await expect.poll(() => titles(tab)).toEqual(['Which flour for rye bread?']);
+
+  // Delete the downloaded model: the list is empty, and the store with it.
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await tab.click('#settings summary');
+  await expect.poll(() => tab.count('#stored-models .delete-model')).toBe(1);
+  await tab.click('#stored-models .delete-model');
+  await expect.poll(() => tab.texts('#stored-models li')).toEqual(['none']);
+  expect(await tab.evaluate(async () => (await navigator.storage.getDirectory?.().then(async (d) => {
+    const names: string[] = [];
+    for await (const [name] of (await d.getDirectoryHandle('hearth-models')) as unknown as AsyncIterable<[string]>) names.push(name);
+    return names;
+  }).catch(() => [])) ?? [])).toEqual([]);
 });
 
-test('installed and offline: the service worker serves the app, the model comes from the store, the conversation continues from IndexedDB', async ({ page, context }) => {
-  await openApp(page);
-  const manifest = await page.request.get('/manifest.webmanifest');
-  expect(await manifest.json()).toMatchObject({ display: 'standalone', start_url: '/' });
-  await page.evaluate(() => navigator.serviceWorker.ready);
+test('installed and offline: the service worker serves the app, the model comes from the store, the conversation continues from IndexedDB', async ({ site, baseURL }) => {
+  const tab = await openApp(site);
+  const manifest = await (await fetch(new URL('/manifest.webmanifest', baseURL))).json();
+  expect(manifest).toMatchObject({ display: 'standalone', start_url: '/' });
+  await tab.evaluate(() => navigator.serviceWorker.ready.then(() => {}));
+  await expect.poll(() => tab.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
   // Long enough to be worth saving (the cache keeps prompts of 100 tokens and more).
   const long = 'Here is what I need help with today. ' + 'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12);
-  await ask(page, long);
-  await expect(page.locator('#stats')).toContainText('tokens/s');
-  await expect.poll(() => page.evaluate(savedConversations)).toBe(1); // the KV save runs after the answer
+  await ask(tab, long);
+  await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringContaining('tokens/s')]);
+  await expect.poll(() => tab.evaluate(savedConversations)).toBe(1); // the KV save runs after the answer
   mkdirSync('docs', { recursive: true });
-  await page.screenshot({ path: 'docs/app.png' });
+  await tab.screenshot('docs/app.png');
 
-  await context.setOffline(true);
-  await page.reload();
-  expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
-  expect(await page.evaluate(() => navigator.onLine)).toBe(false);
-  await expect(page.locator('#engine-status')).toContainText('llama.cpp');
-  await expect(page.locator('.msg.user')).toHaveText([long]);
-  await expect(page.locator('#source-kind')).toHaveValue('test');
-  await page.click('#load');
-  await expect(page.locator('#load-status')).toContainText('Ready');
-  await ask(page, 'And now?');
-  await expect(page.locator('#stats')).toContainText(/\d+ cached \(restored from IndexedDB\)/);
+  await site.offline(true);
+  await tab.reload();
+  expect(await tab.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+  expect(await tab.evaluate(() => navigator.onLine)).toBe(false);
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await expect.poll(() => tab.texts('.msg.user')).toEqual([long.trim()]);
+  expect(await tab.evaluate(() => (document.getElementById('source-kind') as HTMLSelectElement).value)).toBe('test');
+  await tab.click('#load');
+  await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringContaining('Ready')]);
+  await ask(tab, 'And now?');
+  await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringMatching(/\d+ cached \(restored from IndexedDB\)/)]);
+  await site.offline(false);
 });
 
-test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({ page, context }) => {
-  await openApp(page);
-  const second = await context.newPage();
-  await openApp(second);
-  await expect(second.locator('#engine-status')).toContainText('shared by 2 tabs');
-  expect(second.workers()).toHaveLength(0);
-  await second.click('#new-chat');
-  await ask(second, 'Which flour for rye bread?');
-  await ask(page, 'How do I feed a starter?');
-  await expect(page.locator('#engine-status')).toContainText('shared by 2 tabs, run by this one');
-  await page.close();
-  await ask(second, 'And for spelt?');
-  await expect(second.locator('.msg.user')).toHaveText(['Which flour for rye bread?', 'And for spelt?']);
-  expect(second.workers().length).toBeGreaterThan(0);
-  await expect(second.locator('#engine-status')).not.toContainText('shared by');
+test('a new version is applied only when the visitor accepts it: fetched past the HTTP cache, no redirect kept, every tab reloads onto it together', async ({ site, baseURL }) => {
+  // The site holds the app and nothing of the tests: no harness page or bundle is deployed or precached.
+  expect(existsSync('dist/e2e')).toBe(false);
+  expect(readdirSync('dist/assets').filter((f) => /harness/.test(f))).toEqual([]);
+  const sw = await (await fetch(new URL('/sw.js', baseURL))).text();
+  expect(sw).not.toMatch(/harness|\/e2e\//);
+
+  const one = await openApp(site);
+  await one.evaluate(() => navigator.serviceWorker.ready.then(() => {}));
+  await expect.poll(() => one.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+  const two = await site.tab('/');
+  await expect.poll(() => two.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await two.evaluate(() => void ((window as unknown as { before: boolean }).before = true));
+  const caches = (tab: Tab) => tab.evaluate(() => globalThis.caches.keys());
+  const [oldCache] = await caches(one);
+
+  const since = (await servedLog(baseURL!)).length;
+  await fetch(new URL('/__deploy', baseURL), { method: 'POST' });
+  try {
+    await one.evaluate(async () => void await (await navigator.serviceWorker.getRegistration())!.update());
+    // The new version waits; the page offers it, and both tabs still run the old one.
+    await expect.poll(() => one.visible('#update')).toBe(true);
+    expect(await one.texts('#update')).toEqual([expect.stringContaining('A new version of Hearth is ready.')]);
+    expect(await caches(one)).toEqual(expect.arrayContaining([oldCache]));
+    expect(await two.evaluate(() => (window as unknown as { before?: boolean }).before)).toBe(true);
+    // Its files came from the server, past the HTTP cache; the redirected one was not kept.
+    const fetched = await servedLog(baseURL!, since);
+    for (const path of ['/index.html', '/hearth/engine.worker.js']) {
+      expect(fetched.filter((e) => e.path === path && e.reload)).not.toEqual([]);
+    }
+    const [newCache] = (await caches(one)).filter((k) => k !== oldCache);
+    expect(await one.evaluate(async (name) => !!(await (await globalThis.caches.open(name)).match('/manifest.webmanifest')), newCache!)).toBe(false);
+    expect(await one.evaluate(async (name) => !!(await (await globalThis.caches.open(name)).match('/index.html')), newCache!)).toBe(true);
+
+    await one.click('#update-reload');
+    // Every tab reloads onto the new version; the old cache is gone.
+    // (An evaluation that meets a reload fails; the poll asks again.)
+    await expect.poll(() => two.evaluate(() => (window as unknown as { before?: boolean }).before ?? false).catch(() => true)).toBe(false);
+    await expect.poll(() => caches(one).catch(() => [])).toEqual([newCache]);
+    await expect.poll(() => one.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+    expect(await one.visible('#update')).toBe(false);
+    expect((await served(baseURL!, since)).filter((p) => p === '/sw.js').length).toBeGreaterThan(0);
+  } finally {
+    await fetch(new URL('/__deploy?undo', baseURL), { method: 'POST' });
+  }
+});
+
+test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({ site }) => {
+  // Counts the workers each tab starts (the engine worker and the threads it starts are the page's own).
+  site.initScript(() => {
+    const Base = Worker;
+    (window as unknown as { workersStarted: number }).workersStarted = 0;
+    globalThis.Worker = class extends Base {
+      constructor(...args: ConstructorParameters<typeof Worker>) {
+        super(...args);
+        (window as unknown as { workersStarted: number }).workersStarted++;
+      }
+    };
+  });
+  const workersStarted = (tab: Tab) => tab.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
+  const one = await openApp(site);
+  const two = await openApp(site);
+  await expect.poll(() => two.texts('#engine-status')).toEqual([expect.stringContaining('shared by 2 tabs')]);
+  expect(await workersStarted(two)).toBe(0);
+  await two.click('#new-chat');
+  await ask(two, 'Which flour for rye bread?');
+  await ask(one, 'How do I feed a starter?');
+  await expect.poll(() => one.texts('#engine-status')).toEqual([expect.stringContaining('shared by 2 tabs, run by this one')]);
+  await one.close();
+  await ask(two, 'And for spelt?');
+  expect(await two.texts('.msg.user')).toEqual(['Which flour for rye bread?', 'And for spelt?']);
+  expect(await workersStarted(two)).toBeGreaterThan(0);
+  await expect.poll(() => two.texts('#engine-status')).toEqual([expect.not.stringContaining('shared by')]);
 });

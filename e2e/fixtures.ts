@@ -1,16 +1,21 @@
-// The API tests' page, in the project's browser: Chromium through Playwright, or Firefox through puppeteer-core over
+// The API tests' page, in the project's browser: Chromium through Playwright, Firefox through puppeteer-core over
 // WebDriver BiDi (Playwright's Firefox channel fails against Debian's firefox-esr: "emulation.setMediaFeaturesOverride:
-// unknown command"). The tests use only what both drivers offer, through HarnessPage, so one test source serves both.
+// unknown command"), or WebKit (WebKitGTK's MiniBrowser) through WebKitWebDriver (e2e/webkit.ts). The tests use only
+// what the drivers offer, through HarnessPage, so one test source serves all three; the one thing plain WebDriver
+// lacks, answering requests in the test's place (serve), makes the few tests that need it skip in WebKit.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test as base, type Page } from '@playwright/test';
 import puppeteer, { type Browser as FirefoxBrowser, type Page as FirefoxPage } from 'puppeteer-core';
+import { chromiumSite, firefoxSite, type Site } from './site.ts';
+import { WebKitDriver } from './webkit.ts';
 
 type Hearth = typeof import('../src/index.ts');
 declare global {
   interface Window {
     hearth: Hearth;
+    hearthWire: typeof import('../src/shared/wire.ts');
     hearthReady: boolean;
     engine: import('../src/index.ts').HearthClient;
   }
@@ -26,15 +31,15 @@ export interface HarnessPage {
   waitForFunction(fn: () => unknown): Promise<unknown>;
   /**
    * Answers every request whose URL starts with `prefix` with `body` (with `once`, only the first; the server answers
-   * the rest); returns the URLs it answered so far.
+   * the rest); returns the URLs it answered so far. Null where the driver cannot (WebKit's plain WebDriver).
    */
-  serve(prefix: string, body: Uint8Array | string, headers: Record<string, string>, options?: { once?: boolean }): Promise<() => string[]>;
+  serve: ((prefix: string, body: Uint8Array | string, headers: Record<string, string>, options?: { once?: boolean }) => Promise<() => string[]>) | null;
 }
 
-export type EngineBrowser = 'chromium' | 'firefox';
+export type EngineBrowser = 'chromium' | 'firefox' | 'webkit';
 export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
 
-export const test = base.extend<{ harness: HarnessPage; isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null }>({
+export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }>({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
   /** Whether the project's server sends COOP/COEP (threads). */
   isolated: [true, { option: true }],
@@ -52,15 +57,42 @@ export const test = base.extend<{ harness: HarnessPage; isolated: boolean; backe
     rmSync(profile, { recursive: true, force: true });
   }, { scope: 'worker' }],
 
-  // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, so
-  // storage (IndexedDB) starts empty for every test as it does in Playwright.
-  harness: async ({ engineBrowser, firefox, page, baseURL, backend }, use) => {
+  webkit: [async ({ engineBrowser }, use) => {
+    if (engineBrowser !== 'webkit') return use(null);
+    const driver = await WebKitDriver.start();
+    await use(driver);
+    driver.stop();
+  }, { scope: 'worker' }],
+
+  // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, and a
+  // WebKit one a browser of its own, so storage (IndexedDB) starts empty for every test as it does in Playwright.
+  harness: async ({ engineBrowser, firefox, webkit, page, baseURL, backend }, use) => {
     if (engineBrowser === 'chromium') return use(chromiumHarness(page, backend));
+    if (engineBrowser === 'webkit') {
+      const session = await webkit!.session();
+      try {
+        await use(webkitHarness(session, baseURL!, backend));
+      } finally {
+        await session.close();
+      }
+      return;
+    }
     const context = await firefox!.createBrowserContext();
     try {
       await use(firefoxHarness(await context.newPage(), baseURL!, backend));
     } finally {
       await context.close();
+    }
+  },
+
+  /** The site's tabs in the project's browser (e2e/site.ts), each test in a fresh profile. */
+  site: async ({ engineBrowser, firefox, context, page, baseURL }, use) => {
+    if (engineBrowser === 'chromium') return use(chromiumSite(context, page));
+    const ffContext = await firefox!.createBrowserContext();
+    try {
+      await use(firefoxSite(ffContext, baseURL!));
+    } finally {
+      await ffContext.close();
     }
   },
 });
@@ -107,6 +139,24 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, backend: EngineBacke
       });
       return () => answered;
     },
+  };
+}
+
+function webkitHarness(session: import('./webkit.ts').WebKitSession, baseURL: string, backend: EngineBackend): HarnessPage {
+  const evaluate = <R, A>(fn: (arg: A) => R | Promise<R>, arg?: A) => session.evaluate<R>(fn.toString(), arg);
+  return {
+    backend,
+    goto: (path) => session.goto(new URL(path, baseURL).href),
+    reload: () => session.reload(),
+    evaluate,
+    async waitForFunction(fn) {
+      const end = Date.now() + 120_000;
+      while (!(await evaluate(fn))) {
+        if (Date.now() > end) throw new Error(`waitForFunction: timed out waiting for ${fn}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    serve: null,
   };
 }
 

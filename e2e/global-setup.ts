@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { ensureModel } from '../test/fixtures/models.ts';
 
 export default async function setup() {
-  const dist = join(import.meta.dirname, '..', 'dist');
-  for (const f of ['index.html', 'e2e/harness.html', 'hearth/engine.worker.js', 'hearth/hearth-mt.wasm', 'hearth/hearth-st.wasm']) {
-    if (!existsSync(join(dist, f))) throw new Error(`dist/${f} is missing: run "npm run build:wasm && npm run build" first`);
+  const root = join(import.meta.dirname, '..');
+  for (const f of ['dist/index.html', 'dist/hearth/engine.worker.js', 'dist/hearth/hearth-mt.wasm', 'dist/hearth/hearth-st.wasm', '.cache/e2e-dist/e2e/harness.html']) {
+    if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run "npm run build:wasm && npm run build && npm run build:e2e" first`);
   }
   const models = ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
   for (const name of models) await ensureModel(name);

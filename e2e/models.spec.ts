@@ -1,15 +1,17 @@
-// The model store in Chromium (OPFS, in the engine's worker), against a local server that plays the network and the
-// Hugging Face Hub (test/model-server.ts; no internet here): progress, a reload that loads from OPFS with the server
-// stopped, split models, a download resumed after a reload, bad files refused, a quota error (Chromium's real quota,
-// lowered through the DevTools protocol), list and delete. Runs on the cross-origin isolated page only: the store
-// does not depend on threads.
+// The model store in the browser (OPFS, in the engine's worker), against a local server that plays the network and
+// the Hugging Face Hub (test/model-server.ts; no internet here): progress, a reload that loads from the store with the
+// server stopped, split models, a download resumed after a reload, bad files refused (a web page at its first bytes),
+// a quota error (Chromium's real quota, lowered through the DevTools protocol), list and delete. Chromium and Firefox,
+// on the cross-origin isolated page only: the store does not depend on threads.
 import { statSync } from 'node:fs';
-import type { Page } from '@playwright/test';
 import { ensureSplitModel } from '../test/fixtures/split.ts';
 import { modelPath } from '../test/helpers.ts';
 import { ModelServer } from '../test/model-server.ts';
 import type { ModelSource, Progress, StoredModel } from '../src/types.ts';
 import { expect, test } from './fixtures.ts';
+import type { Tab } from './site.ts';
+
+type Page = Tab;
 
 let server: ModelServer;
 const tiny = modelPath('qwen2-tiny');
@@ -26,7 +28,7 @@ test.afterAll(async () => {
 
 async function openEngine(page: Page) {
   await page.goto('/e2e/harness.html');
-  await page.waitForFunction(() => window.hearthReady);
+  await page.waitFor(() => window.hearthReady);
   await page.evaluate(async (hfEndpoint) => {
     window.engine = await window.hearth.createEngine({ threads: 2, hfEndpoint, cache: { persistent: false } });
   }, server.url);
@@ -57,7 +59,8 @@ function load(page: Page, source: ModelSource, options: { store?: boolean } = {}
 /** The model's answer loaded from the site, kept in memory (not through the store). */
 const reference = async (page: Page) => (await load(page, '/test-models/qwen2-tiny.gguf', { store: false })).answer;
 
-test('downloads into OPFS with progress and a sha256 check; after a reload it loads from OPFS with the server stopped', async ({ page }) => {
+test('downloads into the store with progress and a sha256 check; after a reload it loads from there with the server stopped', async ({ site }) => {
+  const page = await site.tab();
   await openEngine(page);
   const first = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
   const downloads = first.events!.filter((e) => e.phase === 'download');
@@ -70,6 +73,7 @@ test('downloads into OPFS with progress and a sha256 check; after a reload it lo
   const usage = await page.evaluate(() => window.engine.models.usage());
   expect(usage.models).toBe(size());
   expect(typeof usage.persisted).toBe('boolean'); // requested on load; headless Chromium answers false
+  expect((await page.evaluate(() => window.engine.info())).storage).toBe('opfs');
 
   await server.stop();
   try {
@@ -84,7 +88,8 @@ test('downloads into OPFS with progress and a sha256 check; after a reload it lo
   }
 });
 
-test('loads a split model (three files) as one, answering as the whole file does', async ({ page }) => {
+test('loads a split model (three files) as one, answering as the whole file does', async ({ site }) => {
+  const page = await site.tab();
   const parts = await ensureSplitModel('qwen2-tiny', 3);
   const urls = parts.map((p) => server.add(`/split/${p.split('/').pop()}`, { path: p }));
   await openEngine(page);
@@ -94,7 +99,8 @@ test('loads a split model (three files) as one, answering as the whole file does
   expect(split.answer).toBe(await reference(page));
 });
 
-test('a download cut off by a reload resumes where it stopped', async ({ page }) => {
+test('a download cut off by a reload resumes where it stopped', async ({ site }) => {
+  const page = await site.tab();
   const path = '/slow/tiny.gguf';
   const url = server.add(path, { path: tiny });
   server.bytesPerSecond = 3 << 20;
@@ -103,10 +109,10 @@ test('a download cut off by a reload resumes where it stopped', async ({ page })
     (window as unknown as { seen: number }).seen = 0;
     void window.engine.load(u, { onProgress: (p) => void ((window as unknown as { seen: number }).seen = p.loaded) }).catch(() => {});
   }, url);
-  await page.waitForFunction((half) => (window as unknown as { seen: number }).seen > half, size() / 2);
-  await page.waitForTimeout(1200); // the store saves its progress every second
+  await page.waitFor((half) => (window as unknown as { seen: number }).seen > half, size() / 2);
+  await sleep(1200); // the store saves its progress every second
   await page.reload(); // the worker goes, mid-download
-  await page.waitForTimeout(2000); // until it is gone: it may start a request or two while it is torn down
+  await sleep(2000); // until it is gone: it may start a request or two while it is torn down
   const since = server.log.length;
   server.bytesPerSecond = null;
   await openEngine(page);
@@ -117,28 +123,21 @@ test('a download cut off by a reload resumes where it stopped', async ({ page })
   expect(resumed.answer).toBe(await reference(page));
 });
 
-test('refuses a short file, a wrong sha256 and a download over quota, saying why; lists and deletes', async ({ page, baseURL }) => {
+test('refuses a short file, a wrong sha256 and a web page, saying why and keeping none; lists and deletes', async ({ site }) => {
   server.addHub('test/short', 'main', { 'tiny.gguf': { path: tiny, size: size() + 4096 } });
   server.addHub('test/damaged', 'main', { 'tiny.gguf': { path: tiny, sha256: 'ab'.repeat(32) } });
+  const page = await site.tab();
   await openEngine(page);
   const short = await load(page, { hf: { repo: 'test/short', file: 'tiny.gguf' } });
   expect(short.error).toMatchObject({ name: 'ModelLoadError', code: 'size_mismatch' });
   const damaged = await load(page, { hf: { repo: 'test/damaged', file: 'tiny.gguf' } });
   expect(damaged.error).toMatchObject({ name: 'ModelLoadError', code: 'checksum_mismatch' });
-  expect(damaged.list.filter((m) => m.complete)).toEqual([]);
-
-  // Chromium's own quota for this origin, lowered below the model's size: writes past it fail. (Its
-  // navigator.storage.estimate() does not show the lowered quota, so the store's check before downloading, which
-  // reads the estimate, cannot be tried this way: the write failure is.)
-  const cdp = await page.context().newCDPSession(page);
-  const origin = new URL(baseURL!).origin;
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 8 << 20 });
-  const full = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
-  expect(full.error).toMatchObject({ name: 'ModelLoadError', code: 'quota_exceeded', details: { free: 0 } });
-  expect(full.error!.details.needed).toBeGreaterThan(size() - (8 << 20));
-  expect(full.error!.message).toMatch(/needs [\d.]+ MiB more storage, but this site has 0\.0 MiB free/);
-  expect(full.list[0]).toMatchObject({ complete: false }); // kept, to resume once there is room
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+  // A typo'd URL on a host that answers it with its home page: stopped at the first bytes.
+  const page404 = server.add('/site/typo.gguf', { bytes: new TextEncoder().encode(`<!doctype html>${'<p>home</p>'.repeat(300_000)}`) });
+  const html = await load(page, page404);
+  expect(html.error).toMatchObject({ name: 'ModelLoadError', code: 'not_gguf' });
+  expect(server.sent('/site/typo.gguf')).toBeLessThan(2 << 20);
+  expect(html.list).toEqual([]);
 
   const ok = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
   expect(ok.list.filter((m) => m.complete).map((m) => m.name)).toEqual(['tiny.gguf']);
@@ -147,3 +146,25 @@ test('refuses a short file, a wrong sha256 and a download over quota, saying why
   expect(after[0]).toBe(true);
   expect(after[1].map((m) => m.id)).not.toContain(id);
 });
+
+test('a download over the quota says how much is needed, and keeps what it has to resume (Chromium: its quota lowered through the DevTools protocol)', async ({ site, baseURL }) => {
+  test.skip(site.browser !== 'chromium', 'lowers the origin\'s quota through the DevTools protocol, which only Chromium has');
+  const page = await site.tab();
+  await openEngine(page);
+  // Chromium's own quota for this origin, lowered below the model's size: writes past it fail. (Its
+  // navigator.storage.estimate() does not show the lowered quota, so the store's check before downloading, which
+  // reads the estimate, cannot be tried this way: the write failure is.)
+  const cdp = await page.playwright!.context().newCDPSession(page.playwright!);
+  const origin = new URL(baseURL!).origin;
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 8 << 20 });
+  const full = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
+  expect(full.error).toMatchObject({ name: 'ModelLoadError', code: 'quota_exceeded', details: { free: 0 } });
+  expect(full.error!.details.needed).toBeGreaterThan(size() - (8 << 20));
+  expect(full.error!.message).toMatch(/needs [\d.]+ MiB more storage, but this site has 0\.0 MiB free/);
+  expect(full.list[0]).toMatchObject({ complete: false }); // kept, to resume once there is room
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+  const ok = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
+  expect(ok.list.filter((m) => m.complete).map((m) => m.name)).toEqual(['tiny.gguf']);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,16 +1,32 @@
 // One engine for all tabs of a site (EngineOptions.shared): two pages in one browser context, as two tabs of one
 // site. The first runs the engine, the second has no engine worker of its own; both chat; tabs with different models
 // are each answered by their own; when the running tab closes, the other takes the engine over, a request in flight
-// fails with a retryable error, and the conversation continues with its KV state from IndexedDB.
-import type { BrowserContext, Page } from '@playwright/test';
+// fails with a retryable error, and the conversation continues with its KV state from IndexedDB. Messages another
+// page of the site forges on the channel cannot take the tabs over. Chromium and Firefox.
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
+import type { Site, Tab } from './site.ts';
 
-async function openTab(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto('/e2e/harness.html');
-  await page.waitForFunction(() => window.hearthReady);
+type Page = Tab;
+
+/** Counts the workers each tab starts (the engine worker and the threads it starts are the page's own). */
+function countWorkers(site: Site) {
+  site.initScript(() => {
+    const Base = Worker;
+    (window as unknown as { workersStarted: number }).workersStarted = 0;
+    globalThis.Worker = class extends Base {
+      constructor(...args: ConstructorParameters<typeof Worker>) {
+        super(...args);
+        (window as unknown as { workersStarted: number }).workersStarted++;
+      }
+    };
+  });
+}
+
+async function openTab(site: Site): Promise<Page> {
+  const page = await site.tab('/e2e/harness.html');
+  await page.waitFor(() => window.hearthReady);
   await page.evaluate(async () => {
     window.engine = await window.hearth.createEngine({ threads: 2, shared: 'e2e' });
   });
@@ -50,21 +66,21 @@ async function streamLong(page: Page) {
       }
     })();
   });
-  await page.waitForFunction(() => (window as unknown as { chunks: number }).chunks >= 3);
+  await page.waitFor(() => (window as unknown as { chunks: number }).chunks >= 3);
 }
 
 const streamEnd = (page: Page) => page.evaluate(() => (window as unknown as { streamed: Promise<unknown> }).streamed);
 
-// The engine worker, and the threads it starts, are the page's workers in Chromium.
-const workers = (page: Page) => page.workers().length;
+const workers = (page: Page) => page.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
 
-test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({ context }) => {
-  const a = await openTab(context);
-  const b = await openTab(context);
+test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({ site }) => {
+  countWorkers(site);
+  const a = await openTab(site);
+  const b = await openTab(site);
   expect(await shared(a)).toEqual({ name: 'e2e', leader: true, tabs: 2 });
   expect(await shared(b)).toEqual({ name: 'e2e', leader: false, tabs: 2 });
-  expect(workers(a)).toBeGreaterThan(0);
-  expect(workers(b)).toBe(0);
+  expect(await workers(a)).toBeGreaterThan(0);
+  expect(await workers(b)).toBe(0);
 
   // Loaded once: the second tab's load of the same model is answered at once, without reading it again.
   const loadedA = await load(a, 'qwen2-tiny');
@@ -96,7 +112,7 @@ test('tabs share one engine: the model is loaded once, both chat, each on its ow
   // Tab b runs the engine now; sent again, requests are answered as before, its model loaded again from the store
   // and its conversation's KV state restored from IndexedDB instead of read again.
   await expect.poll(() => shared(b)).toEqual({ name: 'e2e', leader: true, tabs: 1 });
-  expect(workers(b)).toBeGreaterThan(0);
+  expect(await workers(b)).toBeGreaterThan(0);
   expect((await ask(b, question)).text).toBe(alone.text);
   conversation.push({ role: 'assistant', content: fromB.text }, { role: 'user', content: 'And a river?' });
   const continued = await ask(b, conversation, 'b-chat');
@@ -107,7 +123,7 @@ test('tabs share one engine: the model is loaded once, both chat, each on its ow
 // A crashed tab says nothing (no pagehide); the browser releases its locks, and that is how the others notice. The
 // crash is simulated by dropping the tab's goodbye, then closing it: a real renderer crash (CDP Page.crash) takes
 // both tabs down here, since Chromium puts same-site tabs in one process.
-test('a tab that vanishes without a word is noticed: its requests stop, and when it ran the engine another tab takes over (crash simulated)', async ({ context }) => {
+test('a tab that vanishes without a word is noticed: its requests stop, and when it ran the engine another tab takes over (crash simulated)', async ({ site }) => {
   const crash = async (page: Page) => {
     await page.evaluate(() => {
       const post = BroadcastChannel.prototype.postMessage;
@@ -117,8 +133,8 @@ test('a tab that vanishes without a word is noticed: its requests stop, and when
     });
     await page.close();
   };
-  const a = await openTab(context);
-  const b = await openTab(context);
+  const a = await openTab(site);
+  const b = await openTab(site);
   await load(a, 'qwen2-tiny');
   await load(b, 'qwen2-tiny');
   await streamLong(b);
@@ -127,11 +143,73 @@ test('a tab that vanishes without a word is noticed: its requests stop, and when
   await load(a, 'qwen2-hello');
   expect((await ask(a, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
 
-  const c = await openTab(context);
+  const c = await openTab(site);
   await load(c, 'qwen2-tiny');
   await streamLong(c);
   await crash(a);
   expect(await streamEnd(c)).toEqual({ name: 'EngineError', code: 'leader_gone', details: { retryable: true } });
   await expect.poll(() => shared(c)).toEqual({ name: 'e2e', leader: true, tabs: 1 });
   expect((await ask(c, [{ role: 'user', content: 'Hi' }])).text.length).toBeGreaterThan(0);
+});
+
+/** Posts on the tabs' channel from a page of the site that runs no engine: what any script of the origin can do. */
+async function forge(site: Site, messages: Array<Record<string, unknown>>, holdTermLock?: string) {
+  const page = await site.tab('/e2e/harness.html');
+  await page.waitFor(() => window.hearthReady);
+  await page.evaluate(async ({ messages, holdTermLock }) => {
+    const names = window.hearthWire.lockNames('e2e');
+    if (holdTermLock) {
+      // A page that plays a leader to the end: it holds a term's lock, announces it, and never answers.
+      await new Promise<void>((held) => void navigator.locks.request(names.term(holdTermLock), () => (held(), new Promise(() => {}))));
+    }
+    const channel = new BroadcastChannel(names.channel);
+    for (const m of messages) channel.postMessage(window.hearthWire.stamp(m as never));
+  }, { messages, holdTermLock });
+  return page;
+}
+
+test('messages forged on the channel by another page cannot stall or fool the tabs: a leader without its lock is ignored, a silent one times out', async ({ site }) => {
+  const a = await openTab(site);
+  const b = await openTab(site);
+  await load(a, 'qwen2-hello');
+  await load(b, 'qwen2-hello');
+  // A forged announcement (no lock behind it), a goodbye in the real leader's name, answers to calls nobody made, and
+  // messages of another protocol version and build. Before, the first alone left b's requests hanging.
+  const forger = await forge(site, [
+    { kind: 'leader', term: 'forged', ready: true },
+    { kind: 'result', term: 'forged', tab: 'x', id: 1, result: { ok: true, value: 'forged' } },
+  ]);
+  expect((await ask(b, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
+  await forger.evaluate(async () => {
+    const { lockNames, stamp } = window.hearthWire;
+    const channel = new BroadcastChannel(lockNames('e2e').channel);
+    const term = await new Promise<string>((resolve) => {
+      channel.onmessage = (e) => e.data.kind === 'leader' && e.data.ready && resolve(e.data.term);
+      channel.postMessage(stamp({ kind: 'hello' }));
+    });
+    channel.postMessage(stamp({ kind: 'bye', tab: 'x', term }));
+    channel.postMessage({ ...stamp({ kind: 'leader', term: 'old', ready: true }), v: 1 });
+    channel.postMessage({ ...stamp({ kind: 'leader', term: 'other-build', ready: true }), build: 'another-deploy' });
+  });
+  expect((await ask(b, [{ role: 'user', content: 'Hi' }])).text).toBe('Hello, world!');
+  expect(await shared(b)).toMatchObject({ leader: false, tabs: 2 });
+
+  // A page that holds a term's lock and announces it, then never answers: b's next request ends with a typed,
+  // retryable error within seconds instead of waiting for ever; once that page is gone, b is served again.
+  const silent = await forge(site, [{ kind: 'leader', term: 'silent', ready: true }], 'silent');
+  const failed = await b.evaluate(async () => {
+    const t0 = performance.now();
+    try {
+      await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
+      return null;
+    } catch (e) {
+      const err = e as import('../src/index.ts').HearthError;
+      return { name: err.name, code: err.code, details: err.details, seconds: (performance.now() - t0) / 1000 };
+    }
+  });
+  expect(failed).toMatchObject({ name: 'EngineError', code: 'leader_timeout', details: { retryable: true } });
+  expect(failed!.seconds).toBeLessThan(30);
+  await silent.close();
+  await forger.close();
+  await expect.poll(async () => (await ask(b, [{ role: 'user', content: 'Hi' }]).catch(() => ({ text: null }))).text).toBe('Hello, world!');
 });

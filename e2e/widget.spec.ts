@@ -1,78 +1,146 @@
 // <hearth-chat> as a site embeds it: e2e/widget-host.html, served without isolation headers and under a strict
-// Content-Security-Policy, loads dist/widget/hearth-chat.js with one script tag. Runs on the plain server only.
-import { mkdirSync } from 'node:fs';
-import type { Page } from '@playwright/test';
-import { expect, test } from '@playwright/test';
+// Content-Security-Policy (on the page, or on every response under /csp-all/), loads dist/widget/hearth-chat.js with
+// one script tag. Runs on the plain server, in Chromium and Firefox.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
+import { served, type Site, type Tab } from './site.ts';
 
 declare global {
   interface Window {
     seen: { events: Array<{ type: string; detail: unknown }>; violations: string[] };
     pwned?: number;
+    sentParams?: Array<Record<string, unknown>>;
   }
 }
 
+type Widget = HTMLElement & { send(text: string): Promise<string>; engine: unknown };
+
 /** Records the widget's events and any CSP violation, from before the page's own scripts run. */
-async function watch(page: Page) {
-  await page.addInitScript(() => {
+function watch(site: Site) {
+  site.initScript(() => {
     window.seen = { events: [], violations: [] };
     document.addEventListener('securitypolicyviolation', (e) => window.seen.violations.push(`${e.violatedDirective} ${e.blockedURI}`));
     for (const type of ['hearth-progress', 'hearth-ready', 'hearth-message', 'hearth-error']) {
-      document.addEventListener(type, (e) => window.seen.events.push({ type, detail: JSON.parse(JSON.stringify((e as CustomEvent).detail ?? null)) }));
+      document.addEventListener(type, (e) => {
+        const detail = (e as CustomEvent).detail as { error?: { name: string; code: string; message: string } } | null;
+        // Errors do not survive JSON: keep what identifies them.
+        const plain = detail?.error ? { error: { name: detail.error.name, code: detail.error.code, message: detail.error.message } } : detail;
+        window.seen.events.push({ type, detail: JSON.parse(JSON.stringify(plain ?? null)) });
+      });
     }
   });
 }
 
-const widget = (page: Page) => page.locator('hearth-chat');
+const events = (tab: Tab, type: string) => tab.evaluate((t) => window.seen.events.filter((e) => e.type === t).map((e) => e.detail), type);
+const ready = (tab: Tab) => tab.waitFor(() => window.seen.events.some((e) => e.type === 'hearth-ready' || e.type === 'hearth-error'));
+const send = (tab: Tab, text: string) => tab.evaluate((t) => (document.querySelector('hearth-chat') as Widget).send(t), text);
+const setAttrs = (tab: Tab, attrs: Record<string, string>) => tab.evaluate((a) => {
+  for (const [k, v] of Object.entries(a)) document.querySelector('hearth-chat')!.setAttribute(k, v);
+}, attrs);
 
-test('one tag on an ordinary page: nothing loads until opened, then a progress bar, an answer, and after a reload the conversation continues from IndexedDB', async ({ page }) => {
-  await watch(page);
-  const requests: string[] = [];
-  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
-  await page.goto('/e2e/widget-host.html');
-  await expect(widget(page).locator('.launcher')).toHaveText('Ask the baker');
-  expect(await page.evaluate(() => crossOriginIsolated)).toBe(false);
-  // Styled by the page through custom properties.
-  await expect(widget(page).locator('.launcher')).toHaveCSS('background-color', 'rgb(37, 99, 235)');
-  await page.waitForTimeout(500);
-  expect(requests.filter((p) => p.startsWith('/hearth/') || p.startsWith('/test-models/'))).toEqual([]);
+/** The page opened with the widget, opened and ready (its model loaded). */
+async function openWidget(site: Site, path = '/e2e/widget-host.html', attrs: Record<string, string> = {}): Promise<Tab> {
+  const tab = await site.tab(path);
+  await setAttrs(tab, attrs);
+  await tab.click('.launcher');
+  await ready(tab);
+  expect(await events(tab, 'hearth-error')).toEqual([]);
+  return tab;
+}
 
-  await widget(page).locator('.launcher').click();
-  await expect(widget(page).locator('.msg.assistant').first().locator('strong')).toHaveText('anything'); // the welcome, as Markdown
-  await page.waitForFunction(() => window.seen.events.some((e) => e.type === 'hearth-ready' || e.type === 'hearth-error'));
-  const seen = await page.evaluate(() => window.seen);
-  expect(seen.events.filter((e) => e.type === 'hearth-error')).toEqual([]);
-  const progress = seen.events.filter((e) => e.type === 'hearth-progress').map((e) => e.detail as { phase: string; loaded: number });
-  expect(progress.some((p) => p.phase === 'load' && p.loaded > 0)).toBe(true);
-  const ready = seen.events.find((e) => e.type === 'hearth-ready')!.detail as { info: { build: string } };
-  expect(ready.info.build).toBe('st'); // no isolation: the single-thread build
-  expect(requests).toContain('/hearth/engine.worker.js');
+for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on every response', '/csp-all/e2e/widget-host.html']] as const) {
+  test(`one tag under a strict CSP ${policy}: nothing loads until opened, then progress, an answer, and after a reload the conversation continues from IndexedDB`, async ({ site, baseURL }) => {
+    watch(site);
+    const since = (await served(baseURL!)).length;
+    const tab = await site.tab(path);
+    await expect.poll(() => tab.texts('.launcher')).toEqual(['Ask the baker']);
+    expect(await tab.evaluate(() => crossOriginIsolated)).toBe(false);
+    // Styled by the page through custom properties.
+    expect(await tab.evaluate(() => getComputedStyle(document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.launcher')!).backgroundColor))
+      .toBe('rgb(37, 99, 235)');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await served(baseURL!, since)).filter((p) => /\/(hearth|test-models)\//.test(p))).toEqual([]);
 
-  await widget(page).locator('textarea').fill('What is a sourdough starter?');
-  await widget(page).locator('textarea').press('Enter');
-  await expect(widget(page).locator('.msg.assistant').last()).toHaveText('Hello, world!');
-  await expect(widget(page).locator('.msg.user')).toHaveText(['What is a sourdough starter?']);
-  // The KV save runs after the answer, in the background: wait until IndexedDB has the conversation.
-  await expect.poll(() => page.evaluate(savedConversations)).toBe(1);
+    await tab.click('.launcher');
+    await expect.poll(() => tab.texts('.msg.assistant strong')).toEqual(['anything']); // the welcome, as Markdown
+    await ready(tab);
+    expect(await events(tab, 'hearth-error')).toEqual([]);
+    const progress = await events(tab, 'hearth-progress') as Array<{ phase: string; loaded: number }>;
+    expect(progress.some((p) => p.phase === 'load' && p.loaded > 0)).toBe(true);
+    const [readyEvent] = await events(tab, 'hearth-ready') as Array<{ info: { build: string; backend: string } }>;
+    expect(readyEvent!.info).toMatchObject({ build: 'st', backend: 'wasm' }); // no isolation: the single-thread build
+    expect(await served(baseURL!, since)).toContain(path.replace('e2e/widget-host.html', 'hearth/engine.worker.js'));
 
-  await page.reload();
-  await widget(page).locator('.launcher').click();
-  // The conversation is back, before and after the model loads.
-  await expect(widget(page).locator('.msg.user')).toHaveText(['What is a sourdough starter?']);
-  await expect(widget(page).locator('.msg.assistant')).toHaveText(['Hello! Ask me anything about bread.', 'Hello, world!']);
-  await page.waitForFunction(() => window.seen.events.some((e) => e.type === 'hearth-ready'));
-  const answer = await widget(page).evaluate((el) => (el as unknown as { send(t: string): Promise<string> }).send('And rye?'));
-  expect(answer).toBe('Hello, world!');
-  await expect(widget(page).locator('.status')).toContainText('restored from IndexedDB');
-  mkdirSync('docs', { recursive: true });
-  await page.screenshot({ path: 'docs/widget.png' }); // the README's picture
-  await expect(widget(page).locator('.msg.user')).toHaveText(['What is a sourdough starter?', 'And rye?']);
-  expect((await page.evaluate(() => window.seen)).violations).toEqual([]);
+    await tab.fill('textarea', 'What is a sourdough starter?');
+    await tab.press('textarea', 'Enter');
+    await expect.poll(() => tab.texts('.msg.assistant')).toEqual(['Hello! Ask me anything about bread.', 'Hello, world!']);
+    expect(await tab.texts('.msg.user')).toEqual(['What is a sourdough starter?']);
+    // The KV save runs after the answer, in the background: wait until IndexedDB has the conversation.
+    await expect.poll(() => tab.evaluate(savedConversations)).toBe(1);
+
+    await tab.reload();
+    await tab.click('.launcher');
+    // The conversation is back, before and after the model loads.
+    await expect.poll(() => tab.texts('.msg.user')).toEqual(['What is a sourdough starter?']);
+    expect(await tab.texts('.msg.assistant')).toEqual(['Hello! Ask me anything about bread.', 'Hello, world!']);
+    await ready(tab);
+    expect(await send(tab, 'And rye?')).toBe('Hello, world!');
+    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('restored from IndexedDB')]);
+    if (policy === 'on the page') {
+      mkdirSync('docs', { recursive: true });
+      await tab.screenshot('docs/widget.png'); // the README's picture
+    }
+    expect(await tab.texts('.msg.user')).toEqual(['What is a sourdough starter?', 'And rye?']);
+    expect(await tab.evaluate(() => window.seen.violations)).toEqual([]);
+  });
+}
+
+test('a CSP on every response without \'wasm-unsafe-eval\' is an error that names the directive, not a hang', async ({ site }) => {
+  watch(site);
+  const tab = await site.tab('/csp-all-no-wasm/e2e/widget-host.html');
+  await tab.click('.launcher');
+  await ready(tab);
+  const [error] = await events(tab, 'hearth-error') as Array<{ error: { name: string; code: string; message: string } }>;
+  expect(error!.error).toMatchObject({ name: 'EngineError', code: 'csp_blocked' });
+  expect(error!.error.message).toMatch(/'wasm-unsafe-eval'/);
+  await expect.poll(() => tab.texts('.status')).toEqual([expect.stringMatching(/Could not start: .*'wasm-unsafe-eval'/)]);
+});
+
+/** A WebGPU adapter with shader-f16 (simulated: this machine has no GPU), as a GPU machine offers one. */
+function simulateGpu(site: Site) {
+  site.initScript(() => {
+    const adapter = {
+      features: new Set(['shader-f16']), limits: { maxStorageBufferBindingSize: 1 << 30, maxBufferSize: 1 << 30 },
+      info: { vendor: 'simulated', architecture: '', device: '', description: 'simulated adapter' },
+    };
+    Object.defineProperty(Navigator.prototype, 'gpu', { configurable: true, get: () => ({ requestAdapter: async () => adapter }) });
+  });
+}
+
+test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a site that opts into WebGPU under a strict CSP falls back to wasm, saying which directive blocked it', async ({ site, baseURL }) => {
+  watch(site);
+  simulateGpu(site);
+  const since = (await served(baseURL!)).length;
+  const plain = await openWidget(site);
+  const [first] = await events(plain, 'hearth-ready') as Array<{ info: { backend: string } }>;
+  expect(first!.info.backend).toBe('wasm');
+  expect((await served(baseURL!, since)).filter((p) => /wllama|select-/.test(p))).toEqual([]); // no WebGPU code loaded
+  expect(await send(plain, 'Hi')).toBe('Hello, world!');
+  await plain.close();
+
+  // backend="auto": wllama's worker comes from a blob: URL, which script-src 'self' forbids. Before, this hung forever.
+  const optedIn = await openWidget(site, '/e2e/widget-host.html', { backend: 'auto' });
+  const [second] = await events(optedIn, 'hearth-ready') as Array<{ info: { backend: string; selection: { reason: string } } }>;
+  expect(second!.info.backend).toBe('wasm');
+  expect(second!.info.selection.reason).toMatch(/Content-Security-Policy blocked wllama's worker .*(worker-src|script-src)/);
+  expect(await send(optedIn, 'Hi')).toBe('Hello, world!');
 });
 
 // Payloads an attacker could get a model to write (a page it summarised, a prompt injection). The stream is fed by the
 // test through element.engine (not a model: no fixture model writes these), through the widget's real rendering path.
-const PAYLOADS = [
+const XSS = [
   '<script>window.pwned = 1</script>',
   '<img src=x onerror="window.pwned = 2">',
   '[click me](javascript:window.pwned=3)',
@@ -91,41 +159,232 @@ const PAYLOADS = [
   '[data](data:text/html;base64,PHNjcmlwdD53aW5kb3cucHduZWQ9MTU8L3NjcmlwdD4=)',
   '<noscript><p title="</noscript><img src=x onerror=window.pwned=16>">',
 ];
+/** Elements that fetch when drawn, each pointing at the test server's /exfil/ (what an attacker's server would log). */
+const FETCHING = (origin: string) => [
+  `<video poster="${origin}/exfil/video-poster"></video>`,
+  `<audio src="${origin}/exfil/audio-src" autoplay></audio>`,
+  `<video><source src="${origin}/exfil/source-src"></video>`,
+  `<video><track default src="${origin}/exfil/track-src"></video>`,
+  `<table background="${origin}/exfil/table-background"><tr><td>t</td></tr></table>`,
+  `<img src="${origin}/exfil/img-src">`,
+  `![chart](${origin}/exfil/markdown-image)`,
+  `<picture><source srcset="${origin}/exfil/picture-srcset"><img src="${origin}/exfil/picture-img"></picture>`,
+  `<input type="image" src="${origin}/exfil/input-image">`,
+  `<link rel="stylesheet" href="${origin}/exfil/link-href">`,
+  `<embed src="${origin}/exfil/embed-src">`,
+  `<body background="${origin}/exfil/body-background">`,
+  `<div style="background-image:url(${origin}/exfil/style-url)">s</div>`,
+  `<a href="${origin}/exfil/ping" ping="${origin}/exfil/ping-attr">a link, not clicked</a>`,
+];
+/** Output that poses as the widget's controls or tries to leave its box. */
+const TAKEOVER = [
+  '<span class="send">fake send</span> <span class="stop">fake stop</span> <button class="send">x</button>',
+  '<dialog open>a dialog over the page</dialog>',
+  '<div popover="manual" id="p">popover</div>',
+  '<p id="hearth" name="send">clobbering</p>',
+];
 const MARKDOWN = '**bold** and a [site](https://example.com/docs)\n\n```js\nconst bread = "<b>rye</b>";\n```\n\n- one\n- two';
 
-test('model output is rendered as sanitised Markdown: XSS payloads never run (stream fed by the test, not a model)', async ({ page }) => {
-  await watch(page);
-  await page.goto('/e2e/widget-host.html');
-  await widget(page).evaluate((el, text) => {
-    // An engine that streams `text` in small pieces, cutting tags apart as a token stream does.
-    (el as unknown as { engine: unknown }).engine = {
-      chat: { completions: { create: async () => (async function* () {
-        for (let i = 0; i < text.length; i += 5) yield { choices: [{ index: 0, delta: { content: text.slice(i, i + 5) }, finish_reason: null }] };
-      })() } },
+/** Gives the widget an engine that streams `text` in small pieces, cutting tags apart as a token stream does, and
+ * records what it was asked. */
+async function feed(tab: Tab, text: string) {
+  await tab.evaluate((t) => {
+    window.sentParams = [];
+    (document.querySelector('hearth-chat') as Widget).engine = {
+      chat: { completions: { create: async (params: Record<string, unknown>) => {
+        window.sentParams!.push(JSON.parse(JSON.stringify({ ...params, signal: undefined, onProgress: undefined })));
+        return (async function* () {
+          for (let i = 0; i < t.length; i += 5) {
+            await new Promise((resolve) => setTimeout(resolve, 0));
+            yield { choices: [{ index: 0, delta: { content: t.slice(i, i + 5) }, finish_reason: null }] };
+          }
+        })();
+      } } },
     };
-  }, [...PAYLOADS, MARKDOWN].join('\n\n'));
-  await widget(page).evaluate((el) => (el as unknown as { send(t: string): Promise<string> }).send('Summarise this page'));
-  const answer = widget(page).locator('.msg.assistant').last();
-  await expect(answer.locator('strong')).toHaveText('bold');
-  await expect(answer.locator('pre code')).toHaveText('const bread = "<b>rye</b>";');
-  await expect(answer.locator('li')).toHaveCount(2);
-  for (const link of await answer.locator('a[href]').all()) {
-    expect(await link.getAttribute('href')).toMatch(/^https:\/\//);
-    expect(await link.getAttribute('target')).toBe('_blank');
-    expect(await link.getAttribute('rel')).toContain('noopener');
+  }, text);
+}
+
+for (const csp of ['strict', 'none']) {
+  test(`model output cannot run, fetch, restyle or pose as the controls (CSP: ${csp}; stream fed by the test, not a model)`, async ({ site, baseURL }) => {
+    watch(site);
+    const origin = new URL(baseURL!).origin;
+    const tab = await site.tab(`/e2e/widget-host.html?csp=${csp}`);
+    await feed(tab, [...XSS, ...FETCHING(origin), ...TAKEOVER, MARKDOWN].join('\n\n'));
+    const since = (await served(baseURL!)).length;
+    await send(tab, 'Summarise this page');
+    // Formatting, code and links stay.
+    await expect.poll(() => tab.texts('.log .msg.assistant:last-child strong')).toEqual(['bold']);
+    expect(await tab.texts('.log .msg.assistant:last-child pre code')).toEqual(['const bread = "<b>rye</b>";']);
+    expect(await tab.count('.log .msg.assistant:last-child li')).toBe(2);
+    const answer = await tab.evaluate(() => {
+      const root = document.querySelector('hearth-chat')!.shadowRoot!;
+      const last = root.querySelector('.log')!.lastElementChild!;
+      last.querySelectorAll('*').forEach((n) => n.dispatchEvent(new MouseEvent('mouseover', { bubbles: true })));
+      const center = (el: Element) => {
+        const r = el.getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2] as const;
+      };
+      return {
+        tags: [...new Set([...last.querySelectorAll('*')].map((n) => n.tagName.toLowerCase()))].sort(),
+        attributes: [...new Set([...last.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)))].sort(),
+        links: [...last.querySelectorAll<HTMLAnchorElement>('a[href]')].map((a) => ({ href: a.getAttribute('href'), target: a.target, rel: a.rel })),
+        // Nothing of the answer is taken out of the flow or drawn above the page…
+        lifted: [...last.querySelectorAll('*')].filter((n) => ['fixed', 'absolute', 'sticky'].includes(getComputedStyle(n).position) ||
+          n.matches('dialog[open], :popover-open')).map((n) => n.tagName),
+        // …and what a visitor clicks at the widget's controls is the controls.
+        controls: ['textarea', 'form .send', 'header .close', 'header .new'].map((sel) => {
+          const el = root.querySelector(sel)!;
+          return root.elementFromPoint(...center(el)) === el;
+        }),
+      };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // let any onerror/onload/ontoggle fire, any media load
+    // Nothing was fetched on its own: the attacker's server saw no request.
+    expect((await served(baseURL!, since)).filter((p) => p.startsWith('/exfil/'))).toEqual([]);
+    expect(answer.tags.filter((t) => !['a', 'br', 'code', 'li', 'p', 'pre', 'strong', 'table', 'tbody', 'td', 'tr', 'ul'].includes(t))).toEqual([]);
+    expect(answer.attributes.filter((a) => !['href', 'target', 'rel', 'align'].includes(a))).toEqual([]);
+    for (const link of answer.links) {
+      expect(link.href).toMatch(/^https?:\/\//);
+      expect(link).toMatchObject({ target: '_blank', rel: 'noopener noreferrer nofollow' });
+    }
+    // Media became links a visitor may click.
+    expect(answer.links.map((l) => l.href)).toEqual(expect.arrayContaining([
+      `${origin}/exfil/video-poster`, `${origin}/exfil/audio-src`, `${origin}/exfil/source-src`, `${origin}/exfil/track-src`,
+      `${origin}/exfil/img-src`, `${origin}/exfil/markdown-image`, 'https://example.com/docs',
+    ]));
+    expect(answer.lifted).toEqual([]);
+    expect(answer.controls).toEqual([true, true, true, true]);
+    expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
+    // The widget's own controls: Send works again, and nothing in the log answers to their names.
+    expect(await tab.count('.log .msg .send, .log .msg .stop, .log .msg [class], .log .msg [id], .log dialog')).toBe(0);
+    expect(await tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement).disabled)).toBe(false);
+    expect(await tab.visible('.launcher')).toBe(false); // the page's layout survived the <style> payload
+    expect(await tab.visible('.panel')).toBe(true);
+    // The widget asked for a bounded reply.
+    expect(await tab.evaluate(() => window.sentParams![0]!.max_tokens)).toBe(512);
+    // The next answer streams with the real Stop shown.
+    await feed(tab, 'x'.repeat(4000));
+    const stream = tab.evaluate(() => (document.querySelector('hearth-chat') as Widget).send('More'));
+    await expect.poll(() => tab.visible('form .stop')).toBe(true);
+    await tab.click('form .stop');
+    await stream;
+    // Chromium's DOMParser documents (where DOMPurify parses) inherit the page's CSP: the payloads' inline handlers and
+    // styles are reported there as blocked. Those are the only violations: nothing of the widget's own is.
+    const violations = await tab.evaluate(() => window.seen.violations);
+    expect(violations.filter((v) => !/^(script-src-attr|style-src-attr|style-src-elem) inline$/.test(v))).toEqual([]);
+  });
+}
+
+test('works under Trusted Types (require-trusted-types-for \'script\'; trusted-types hearth)', async ({ site }) => {
+  watch(site);
+  const tab = await openWidget(site, '/e2e/widget-host.html?csp=tt');
+  expect(await send(tab, 'Hi')).toBe('Hello, world!');
+  await expect.poll(() => tab.texts('.msg.assistant strong')).toEqual(['anything']); // Markdown through the policy
+  await feed(tab, '**safe** <img src=x onerror="window.pwned = 1">');
+  await send(tab, 'Again');
+  await expect.poll(() => tab.texts('.log .msg.assistant:last-child strong')).toEqual(['safe']);
+  expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
+  expect((await tab.evaluate(() => window.seen.violations)).filter((v) => /trusted-types/.test(v))).toEqual([]);
+});
+
+test('a long conversation stays within the context: 100 turns on a 512-token context, the oldest turns dropped from what the model reads, none from the screen', async ({ site }) => {
+  watch(site);
+  const tab = await openWidget(site, '/e2e/widget-host.html', { 'context-size': '512', 'max-tokens': '32' });
+  const answers = await tab.evaluate(async () => {
+    const widget = document.querySelector('hearth-chat') as Widget;
+    const out: string[] = [];
+    for (let i = 1; i <= 100; i++) out.push(await widget.send(`Question number ${i}: which bread goes with soup?`));
+    return out;
+  });
+  expect(answers).toEqual(new Array(100).fill('Hello, world!'));
+  expect(await tab.count('.msg.error')).toBe(0);
+  expect(await tab.count('.msg.user')).toBe(100);
+  expect(await tab.texts('.note')).toEqual(['Earlier messages are no longer read by the model.']);
+  // All of it kept, after a reload too.
+  await tab.reload();
+  await tab.click('.launcher');
+  await expect.poll(() => tab.count('.msg.user')).toBe(100);
+});
+
+test('two tabs on one conversation take turns, and every turn is kept', async ({ site }) => {
+  watch(site);
+  const a = await openWidget(site);
+  const b = await openWidget(site);
+  for (let i = 1; i <= 3; i++) {
+    expect(await send(a, `A${i}`)).toBe('Hello, world!');
+    expect(await send(b, `B${i}`)).toBe('Hello, world!');
   }
-  await expect(answer.locator('a[href="https://example.com/docs"]')).toHaveText('site');
-  await answer.evaluate((el) => el.querySelectorAll('*').forEach((n) => n.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }))));
-  await page.waitForTimeout(500); // let any onerror/onload/ontoggle fire
-  expect(await answer.locator('script, img, svg, iframe, style, form, math, object, noscript').count()).toBe(0);
-  const handlers = await answer.evaluate((el) => [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name))
-    .filter((name) => name.startsWith('on') || name === 'style'));
-  expect(handlers).toEqual([]);
-  expect(await page.evaluate(() => window.pwned)).toBeUndefined();
-  await expect(widget(page).locator('.launcher')).toBeHidden(); // the page's layout survived the <style> payload
-  await expect(widget(page).locator('.panel')).toBeVisible();
-  // Chromium's DOMParser documents (where DOMPurify parses) inherit the page's CSP: the payloads' inline handlers and
-  // styles are reported there as blocked. Those are the only violations: nothing of the widget's own is.
-  const violations = (await page.evaluate(() => window.seen)).violations;
-  expect(violations.filter((v) => !/^(script-src-attr|style-src-attr|style-src-elem) inline$/.test(v))).toEqual([]);
+  const order = ['A1', 'B1', 'A2', 'B2', 'A3', 'B3'];
+  await expect.poll(() => a.texts('.msg.user')).toEqual(order); // the idle tab shows the other's turns
+  expect(await b.texts('.msg.user')).toEqual(order);
+  await a.reload();
+  await a.click('.launcher');
+  await expect.poll(() => a.texts('.msg.user')).toEqual(order);
+});
+
+test('widgets with different models on one site keep their own conversations, and neither load deletes the other\'s saved state', async ({ site }) => {
+  watch(site);
+  const hello = await openWidget(site);
+  await send(hello, 'For the hello model');
+  await expect.poll(() => hello.evaluate(savedConversations)).toBe(1);
+  await hello.close();
+  const tiny = await openWidget(site, '/e2e/widget-host.html', { model: '/test-models/qwen2-tiny.gguf' });
+  expect(await tiny.texts('.msg.user')).toEqual([]);
+  await send(tiny, 'For the tiny model');
+  await expect.poll(() => tiny.evaluate(savedConversations)).toBe(2);
+  const again = await openWidget(site);
+  expect(await again.texts('.msg.user')).toEqual(['For the hello model']);
+});
+
+test('a new conversation, a stored record that is not valid, and deleting the downloaded model', async ({ site }) => {
+  watch(site);
+  const tab = await openWidget(site);
+  await send(tab, 'Remember this');
+  await tab.click('.new');
+  expect(await tab.count('.msg.user')).toBe(0);
+  await tab.reload();
+  await tab.click('.launcher');
+  await ready(tab);
+  expect(await tab.count('.msg.user')).toBe(0); // the old one is gone from storage too
+
+  // A record that is not this code's (content that is not text) is dropped, not a reason for every send to fail.
+  await tab.evaluate(() => new Promise<void>((resolve, reject) => {
+    const open = indexedDB.open('hearth-chat');
+    open.onsuccess = () => {
+      const store = open.result.transaction('conversations', 'readwrite').objectStore('conversations');
+      const req = store.getAllKeys();
+      req.onsuccess = () => {
+        for (const key of req.result) store.put({ id: key, title: 'x', messages: [{ role: 'user', content: { not: 'text' } }], updatedAt: 1 }, key);
+        store.transaction.oncomplete = () => resolve();
+      };
+    };
+    open.onerror = () => reject(open.error);
+  }));
+  await tab.reload();
+  await tab.click('.launcher');
+  await ready(tab);
+  expect(await send(tab, 'Still here?')).toBe('Hello, world!');
+  expect(await tab.texts('.msg.user')).toEqual(['Still here?']);
+
+  const stored = () => tab.evaluate(async () => ((document.querySelector('hearth-chat') as Widget).engine as
+    { models: { list(): Promise<unknown[]> } } | null)?.models.list() ?? null);
+  expect(await stored()).toHaveLength(1);
+  await tab.click('.more');
+  await tab.click('.forget');
+  await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('deleted from this browser')]);
+  // The next message downloads it again.
+  expect(await send(tab, 'And now?')).toBe('Hello, world!');
+  expect(await stored()).toHaveLength(1);
+});
+
+test('the size check counts every script the widget loads: what the browser fetched on open is the build\'s list', async ({ site, baseURL }) => {
+  watch(site);
+  const since = (await served(baseURL!)).length;
+  await openWidget(site);
+  const fetched = [...new Set((await served(baseURL!, since)).filter((p) => p.startsWith('/widget/')).map((p) => p.slice('/widget/'.length)))];
+  const report = JSON.parse(readFileSync('dist/widget/size.json', 'utf8')) as { gzip_bytes: number; limit: number; files: Record<string, number> };
+  expect(fetched.sort()).toEqual(Object.keys(report.files).sort());
+  const gzipped = fetched.reduce((n, f) => n + gzipSync(readFileSync(`dist/widget/${f}`), { level: 9 }).length, 0);
+  expect(gzipped).toBe(report.gzip_bytes);
+  expect(gzipped).toBeLessThanOrEqual(report.limit);
 });

@@ -1,11 +1,13 @@
 // npm run build:widget — bundles <hearth-chat> (src/widget/hearth-chat.ts) into dist/widget/hearth-chat.js, an ES
-// module a page adds with one script tag, and checks its size: what a visitor's browser loads for the widget on a
-// page (before and after opening it, the wasm backend) must stay within 60 kB gzipped. The worker and the wasm are
-// the engine's, in dist/hearth/, and not counted; neither is the chunk only backend 'webgpu' loads (wllama).
+// module a page adds with one script tag, and checks its size: every script a visitor's browser loads for the widget
+// (on the page, then on the first open, with the default wasm backend) must stay within 60 kB gzipped; the e2e test
+// checks this list against what the browser really fetched. The worker and the wasm are the engine's, in
+// dist/hearth/, and not counted; the chunk an opted-in WebGPU backend adds is reported apart.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'vite';
+import { buildDefine } from './build-id.mjs';
 import { root } from './llama-source.mjs';
 
 const LIMIT = 60 * 1024;
@@ -15,6 +17,7 @@ const result = await build({
   configFile: false,
   root,
   logLevel: 'warn',
+  define: buildDefine(),
   build: {
     lib: { entry: join(root, 'src/widget/hearth-chat.ts'), formats: ['es'], fileName: () => 'hearth-chat.js' },
     outDir,
@@ -26,25 +29,36 @@ const result = await build({
 });
 const chunks = (Array.isArray(result) ? result[0] : result).output.filter((o) => o.type === 'chunk');
 const byName = new Map(chunks.map((c) => [c.fileName, c]));
-const gz = (c) => gzipSync(c.code, { level: 9 }).length;
-const webgpuOnly = (c) => Object.keys(c.modules).some((m) => m.includes('/webgpu/') || m.includes('@wllama'));
-
-// What loads: the entry and what it imports; then on opening, the engine client and what it imports.
-const loaded = new Set();
-const visit = (name) => {
-  const c = byName.get(name);
-  if (!c || loaded.has(name) || webgpuOnly(c)) return;
-  loaded.add(name);
-  [...c.imports, ...c.dynamicImports].forEach(visit);
+const gz = (name) => gzipSync(byName.get(name).code, { level: 9 }).length;
+/** The chunks these load, with everything they import statically (loaded with them). */
+const closure = (names) => {
+  const seen = new Set();
+  const visit = (name) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    byName.get(name).imports.forEach(visit);
+  };
+  names.forEach(visit);
+  return [...seen];
 };
-visit('hearth-chat.js');
-const sizes = Object.fromEntries([...loaded].map((n) => [n, gz(byName.get(n))]));
-const total = Object.values(sizes).reduce((a, b) => a + b, 0);
-const onPage = gz(byName.get('hearth-chat.js')) + byName.get('hearth-chat.js').imports.reduce((n, i) => n + gz(byName.get(i)), 0);
-writeFileSync(join(outDir, 'size.json'), JSON.stringify({ gzip_bytes: total, on_page_gzip_bytes: onPage, limit: LIMIT, files: sizes }, null, 2));
-console.log(`[build:widget] dist/widget/hearth-chat.js: ${(onPage / 1024).toFixed(1)} kB gzipped on the page, ` +
-  `${(total / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; worker and wasm not counted)`);
-if (total > LIMIT) {
-  console.error(`[build:widget] the widget's JS is ${total} bytes gzipped, over the ${LIMIT}-byte budget`);
+const total = (names) => names.reduce((n, name) => n + gz(name), 0);
+
+// On the page: the entry and its static imports. On the first open, what the widget imports then (Markdown, the
+// engine client) with theirs: everything a visitor's browser loads with the default wasm backend. The chunk of an
+// opted-in WebGPU backend (backend="auto" or "webgpu": wllama and its selection) comes on top, only for those sites.
+const entry = byName.get('hearth-chat.js');
+const onPage = closure(['hearth-chat.js']);
+const onOpen = closure(['hearth-chat.js', ...entry.dynamicImports]);
+const withWebgpu = closure([...onOpen, ...onOpen.flatMap((n) => byName.get(n).dynamicImports)]);
+const report = {
+  on_page_gzip_bytes: total(onPage), gzip_bytes: total(onOpen), webgpu_extra_gzip_bytes: total(withWebgpu) - total(onOpen), limit: LIMIT,
+  files: Object.fromEntries(onOpen.map((n) => [n, gz(n)])),
+};
+writeFileSync(join(outDir, 'size.json'), JSON.stringify(report, null, 2));
+console.log(`[build:widget] dist/widget/hearth-chat.js: ${(report.on_page_gzip_bytes / 1024).toFixed(1)} kB gzipped on the page, ` +
+  `${(report.gzip_bytes / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; the worker and wasm not counted; ` +
+  `${(report.webgpu_extra_gzip_bytes / 1024).toFixed(1)} kB more with an opted-in WebGPU backend)`);
+if (report.gzip_bytes > LIMIT) {
+  console.error(`[build:widget] the widget's JS loaded on open is ${report.gzip_bytes} bytes gzipped, over the ${LIMIT}-byte budget`);
   process.exit(1);
 }

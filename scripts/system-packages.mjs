@@ -1,8 +1,9 @@
-// The system packages Hearth's build and tests need: emscripten to build the wasm, Chromium and Firefox for the
-// end-to-end tests, Python's jinja2 as the reference the chat-template test compares against. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops
-// before any work with the one command to run.
+// The system packages Hearth's build and tests need: emscripten to build the wasm, Chromium, Firefox and WebKitGTK
+// (its WebDriver, under a virtual X display) for the end-to-end tests, Python's jinja2 as the reference the
+// chat-template test compares against. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere
+// else this stops before any work with the one command to run.
 //   node scripts/system-packages.mjs build   emscripten
-//   node scripts/system-packages.mjs test    emscripten, chromium, firefox-esr, python3-jinja2
+//   node scripts/system-packages.mjs test    emscripten, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -11,10 +12,12 @@ const PACKAGES = {
   emscripten: { found: () => onPath('emcc'), what: 'emscripten (emcc), tested with Debian\'s 3.1.6' },
   chromium: { found: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'), what: 'Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)' },
   'firefox-esr': { found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'), what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)' },
+  'webkit2gtk-driver': { found: () => onPath('WebKitWebDriver'), what: 'WebKitGTK\'s WebDriver (WebKitWebDriver) and MiniBrowser' },
+  xvfb: { found: () => onPath('Xvfb') || !!process.env.DISPLAY, what: 'Xvfb, a virtual X display for WebKitGTK (or a DISPLAY)' },
   'python3-jinja2': { found: () => spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0, what: 'Python 3 with jinja2' },
 };
 
-const NEEDS = { build: ['emscripten'], test: ['emscripten', 'chromium', 'firefox-esr', 'python3-jinja2'] };
+const NEEDS = { build: ['emscripten'], test: ['emscripten', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'] };
 
 function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;

@@ -118,6 +118,9 @@ export interface ModelStoreUsage {
 /** A stored model: its id (StoredModel.id, the URL) or the { hf } source it was loaded from. */
 export type StoredModelRef = string | { hf: { repo: string; file: string; revision?: string } };
 
+/** Where the model store keeps files: OPFS, IndexedDB (browsers without OPFS sync access), a folder (Node). */
+export type ModelStorage = 'opfs' | 'indexeddb' | 'folder';
+
 export interface ModelStoreApi {
   list(): Promise<StoredModel[]>;
   /** Deletes a stored model (complete or not); false when there was none. */
@@ -405,6 +408,8 @@ export interface EngineInfo {
   capabilities: { persistentKv: boolean; batching: boolean; embeddings: boolean; contextShift: boolean; webgpu: boolean; threads: boolean };
   /** A shared engine (EngineOptions.shared): its name, whether this tab runs it, and how many tabs use it. */
   shared: { name: string; leader: boolean; tabs: number } | null;
+  /** Where the model store keeps models; null without one. */
+  storage: ModelStorage | null;
 }
 
 export interface ChatCompletions {

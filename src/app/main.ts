@@ -7,6 +7,7 @@ import { conversations, messageText, newConversation, send as sendMessage, type 
 import { renderMarkdown } from '../ui/markdown.ts';
 import { describeProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';
+import { keepUpToDate } from './update.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
@@ -17,7 +18,8 @@ const ui = {
   prompt: $<HTMLTextAreaElement>('prompt'), send: $<HTMLButtonElement>('send'), stop: $<HTMLButtonElement>('stop'),
   regenerate: $<HTMLButtonElement>('regenerate'), newChat: $<HTMLButtonElement>('new-chat'), stats: $('stats'),
   system: $<HTMLTextAreaElement>('system-prompt'), temperature: $<HTMLInputElement>('temperature'),
-  overflow: $<HTMLSelectElement>('overflow'),
+  overflow: $<HTMLSelectElement>('overflow'), settings: $<HTMLDetailsElement>('settings'),
+  stored: $<HTMLUListElement>('stored-models'), update: $('update'), updateReload: $<HTMLButtonElement>('update-reload'),
 };
 
 const TEST_MODEL = '/test-models/qwen2-hello.gguf';
@@ -169,6 +171,7 @@ async function loadModel() {
     readyText = `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.`;
     showStatus(status);
     ui.loadStatus.textContent = readyText;
+    if (ui.settings.open) void showStoredModels();
     save();
     ui.prompt.focus();
   } catch (err) {
@@ -253,9 +256,33 @@ ui.stop.addEventListener('click', () => generating?.abort());
 ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', startNew);
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
+ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels()));
 document.addEventListener('visibilitychange', () => {
   if (engine && document.visibilityState === 'visible') void engine.info().then(showStatus, () => {});
 });
+
+/** The models in the model store, each with a Delete button (the space they take goes back to the visitor). */
+async function showStoredModels() {
+  const models = engine ? await engine.models.list().catch(() => []) : [];
+  ui.stored.replaceChildren(...models.map((m) => {
+    const li = document.createElement('li');
+    const remove = Object.assign(document.createElement('button'), { type: 'button', className: 'delete-model', textContent: 'Delete' });
+    remove.addEventListener('click', async () => {
+      remove.disabled = true;
+      await engine?.models.delete(m.id).catch(() => false);
+      await showStoredModels();
+    });
+    const size = `${((m.size ?? m.downloaded) / 1e6).toFixed(1)} MB${m.complete ? '' : ' (incomplete)'}`;
+    li.append(Object.assign(document.createElement('span'), { className: 'model-name', textContent: `${m.name} · ${size}` }), remove);
+    return li;
+  }));
+  if (!models.length) ui.stored.append(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'none' }));
+}
+
+/** Resolves when no answer is being written (an update's reload waits for it). */
+async function whenIdle(): Promise<void> {
+  while (generating) await new Promise((resolve) => setTimeout(resolve, 200));
+}
 
 /** What runs the chat, and which tab runs it; refreshed after each load and answer, and when the tab is shown again
  * (other tabs come and go, and the tab that runs the engine may change). */
@@ -270,7 +297,12 @@ async function main() {
   showKind();
   setBusy();
   // Installable and offline: the service worker keeps the shell and the engine (not in dev, where files change).
-  if ('serviceWorker' in navigator && !import.meta.env.DEV) void navigator.serviceWorker.register('/sw.js').catch(() => {});
+  if ('serviceWorker' in navigator && !import.meta.env.DEV) {
+    keepUpToDate((apply) => {
+      ui.update.hidden = false;
+      ui.updateReload.onclick = apply;
+    }, whenIdle);
+  }
   // The dev and preview servers serve generated test models; offer one when it is there.
   const hasTestModel = await fetch(TEST_MODEL, { method: 'HEAD' }).then((r) => r.ok, () => false);
   if (hasTestModel) {

@@ -175,6 +175,7 @@ export class Engine implements EngineCore {
         threads: this.config.loader.variant === 'mt',
       },
       shared: null, // a page's client says when tabs share this engine (shared/tab.ts)
+      storage: this.config.models?.kind ?? null,
     };
   }
 

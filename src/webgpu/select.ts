@@ -4,14 +4,21 @@
 // and every later call to the one holding the model.
 import type { CallControl, CompletionRequest, EngineCore, LoadRequest } from '../api/engine-api.ts';
 import { readGgufHeader, tensorBytes } from '../engine/gguf.ts';
+import { idbBackend } from '../engine/models/idb.ts';
 import { storedFiles } from '../engine/models/opfs.ts';
 import { checkModelFile } from '../engine/check.ts';
+import { EngineError } from '../errors.ts';
+import { cspError, watchCsp } from '../worker/csp.ts';
 import { blobFile, openSource } from '../engine/source.ts';
 import type { Backend, BackendSelection, EngineInfo, ModelInfo, ModelSource, StoredModelRef } from '../types.ts';
 import { selfTest } from './self-test.ts';
 import { type ModelBlobs, WllamaCore } from './wllama-core.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
+
+/** The self-test loads wllama (its worker and wasm) and a probe model: seconds. One that has not ended by then never
+ * will (a worker the page's policy blocked, a wedged GPU), and the engine falls back to wasm. */
+const SELF_TEST_TIMEOUT_MS = 60_000;
 
 interface GpuAdapterLike {
   features: { has(name: string): boolean };
@@ -55,8 +62,9 @@ export async function backendSwitch(wasm: EngineCore, opts: SwitchOptions): Prom
   }
   const gpu = new WllamaCore({ wasmUrl: opts.wasmUrl, threads: opts.threads });
   try {
-    selection.selfTest = await selfTest(wasm, gpu);
+    selection.selfTest = await bounded(selfTest(wasm, gpu));
   } catch (err) {
+    void gpu.unload(); // whatever wllama started; not awaited, it may be the part that hangs
     selection.reason = `the WebGPU backend failed its self-test: ${(err as Error).message}`;
     return new BackendSwitch(wasm, null, selection, null, opts.maxModelBytes);
   }
@@ -68,6 +76,20 @@ export async function backendSwitch(wasm: EngineCore, opts: SwitchOptions): Prom
   selection.reason = `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
     (adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
   return new BackendSwitch(wasm, gpu, selection, found, opts.maxModelBytes);
+}
+
+/** The self-test, or an EngineError as soon as the page's CSP blocks part of it, or when it takes too long. */
+function bounded<T>(test: Promise<T>): Promise<T> {
+  let stop = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    const csp = watchCsp(undefined, (v) => reject(cspError('wllama\'s worker (WebGPU backend)', v)));
+    const timer = setTimeout(() => reject(new EngineError(`it did not end within ${SELF_TEST_TIMEOUT_MS / 1000} s`, 'start_timeout')), SELF_TEST_TIMEOUT_MS);
+    stop = () => {
+      csp.stop();
+      clearTimeout(timer);
+    };
+  });
+  return Promise.race([test, failed]).finally(stop);
 }
 
 class BackendSwitch implements EngineCore {
@@ -104,7 +126,10 @@ class BackendSwitch implements EngineCore {
     if (typeof Blob !== 'undefined' && source instanceof Blob) return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
     if (options.store !== false && (typeof source === 'string' || (typeof source === 'object' && 'hf' in source))) {
       const { folder, files } = await this.wasm.modelsFetch({ source, options }, control);
-      return storedFiles(folder, files);
+      if ('getDirectory' in (globalThis.navigator?.storage ?? {})) return storedFiles(folder, files);
+      // The worker's store is IndexedDB (no OPFS here), which this page reads as well.
+      const file = await idbBackend()!.files(folder, files);
+      return file.parts.map((p) => ({ name: p.name, blob: p.blob! }));
     }
     const file = await openSource(source as ModelSource, { signal: control.signal, onProgress: control.onProgress, store: null });
     return file.parts.map((p) => ({ name: p.name, blob: p.blob! }));

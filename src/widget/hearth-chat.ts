@@ -1,26 +1,25 @@
 // <hearth-chat>: a chat launcher a site adds with one tag. Nothing heavy loads until a visitor opens it: then the
 // engine's worker and wasm start, the model downloads into the model store (once per site) with a progress bar,
 // and the conversation kept in IndexedDB comes back with its KV state. Model output is rendered as sanitised
-// Markdown (ui/markdown.ts), never as raw HTML.
+// Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
+// by reference, never looked up in a tree that contains model output.
 import type { HearthClient } from '../worker/client.ts';
-import type { ModelSource, Progress } from '../types.ts';
-import {
-  conversations, messageText, newConversation, send, type SavedConversation, type StreamingChat, WIDGET_ID_PREFIX,
-} from '../ui/conversation.ts';
+import type { Backend, ModelSource, Progress } from '../types.ts';
+import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import { describeProgress } from '../ui/progress.ts';
 import { WIDGET_CSS } from './style.ts';
 
-const TEMPLATE = `
-<button class="launcher" part="launcher" aria-haspopup="dialog">Chat</button>
-<section class="panel" part="panel" role="dialog" hidden>
-  <header><span class="title"></span><button class="close" aria-label="Close">✕</button></header>
-  <progress hidden></progress>
-  <div class="status" role="status"></div>
-  <div class="log" aria-live="polite"></div>
-  <form><textarea rows="2" aria-label="Message"></textarea><button type="submit" class="send">Send</button><button type="button" class="stop" hidden>Stop</button></form>
-</section>`;
+/** The reply budget (max_tokens) unless the max-tokens attribute says otherwise. */
+const DEFAULT_MAX_TOKENS = 512;
 
 let sheet: CSSStyleSheet | undefined;
+
+/** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it. */
+async function loadChat() {
+  const [markdown, conversation] = await Promise.all([import('../ui/markdown.ts'), import('../ui/conversation.ts')]);
+  return { ...conversation, renderMarkdown: markdown.renderMarkdown };
+}
+type Chat = Awaited<ReturnType<typeof loadChat>>;
 
 /** `hf:owner/repo/file.gguf` → a Hugging Face source; anything else is a URL (relative to the page). */
 export function parseModel(value: string): ModelSource {
@@ -28,15 +27,52 @@ export function parseModel(value: string): ModelSource {
   return hf ? { hf: { repo: hf[1]!, file: hf[2]! } } : new URL(value.trim(), document.baseURI).href;
 }
 
+/** An element with properties, attributes and children: the widget's DOM is built this way, never from HTML text. */
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {},
+  attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const el = Object.assign(document.createElement(tag), props);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  el.append(...children);
+  return el;
+}
+
+/** The widget's controls and regions. */
+function buildUi() {
+  const button = (className: string, text: string, attrs: Record<string, string> = {}) =>
+    h('button', { type: 'button', className, textContent: text }, attrs);
+  const ui = {
+    launcher: button('launcher', 'Chat', { part: 'launcher', 'aria-haspopup': 'dialog' }),
+    title: h('span', { className: 'title' }),
+    newChat: button('new', 'New chat', { title: 'Start a new conversation' }),
+    more: button('more', '⋯', { 'aria-label': 'More', 'aria-expanded': 'false' }),
+    close: button('close', '✕', { 'aria-label': 'Close' }),
+    forget: button('forget', 'Delete the downloaded model'),
+    progress: h('progress', { hidden: true }),
+    status: h('div', { className: 'status' }, { role: 'status' }),
+    log: h('div', { className: 'log' }, { 'aria-live': 'polite' }),
+    input: h('textarea', { rows: 2 }, { 'aria-label': 'Message' }),
+    send: h('button', { type: 'submit', className: 'send', textContent: 'Send' }),
+    stop: button('stop', 'Stop'),
+  };
+  const menu = h('div', { className: 'menu', hidden: true }, {}, ui.forget);
+  const form = h('form', {}, {}, ui.input, ui.send, ui.stop);
+  ui.stop.hidden = true;
+  const panel = h('section', { className: 'panel', hidden: true }, { part: 'panel', role: 'dialog' },
+    h('header', {}, {}, ui.title, ui.newChat, ui.more, ui.close), menu, ui.progress, ui.status, ui.log, form);
+  return { ...ui, menu, form, panel };
+}
+
 export class HearthChatElement extends HTMLElement {
   static observedAttributes = ['chat-title', 'placeholder'];
   readonly #root = this.attachShadow({ mode: 'open' });
+  readonly #ui = buildUi();
   #engine: StreamingChat | null = null;
   #starting: Promise<StreamingChat> | null = null;
   #conversation: SavedConversation | null = null;
   #generating: AbortController | null = null;
-  /** Loaded on the first open, with the engine: a page that never opens the chat does not pay for it. */
-  #markdown: ((text: string) => DocumentFragment) | null = null;
+  /** Loaded on the first open (loadChat). */
+  #chat: Chat | null = null;
+  #unwatch: (() => void) | null = null;
 
   constructor() {
     super();
@@ -45,30 +81,52 @@ export class HearthChatElement extends HTMLElement {
       sheet.replaceSync(WIDGET_CSS);
     }
     this.#root.adoptedStyleSheets = [sheet];
-    this.#root.innerHTML = TEMPLATE;
-    this.#$('.launcher').addEventListener('click', () => void this.open());
-    this.#$('.close').addEventListener('click', () => this.close());
-    this.#$('.stop').addEventListener('click', () => this.#generating?.abort());
-    this.#$('form').addEventListener('submit', (e) => {
-      e.preventDefault();
-      void this.send(this.#input.value).catch(() => {});
+    const ui = this.#ui;
+    this.#root.append(ui.launcher, ui.panel);
+    ui.launcher.addEventListener('click', () => void this.open());
+    ui.close.addEventListener('click', () => this.close());
+    ui.stop.addEventListener('click', () => this.#generating?.abort());
+    ui.newChat.addEventListener('click', () => void this.newConversation());
+    ui.more.addEventListener('click', () => {
+      ui.menu.hidden = !ui.menu.hidden;
+      ui.more.setAttribute('aria-expanded', String(!ui.menu.hidden));
     });
-    this.#input.addEventListener('keydown', (e) => {
+    ui.forget.addEventListener('click', () => void this.deleteModel().catch(() => {}));
+    ui.form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.send(ui.input.value).catch(() => {});
+    });
+    ui.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey) {
         e.preventDefault();
-        void this.send(this.#input.value).catch(() => {});
+        void this.send(ui.input.value).catch(() => {});
       }
     });
   }
 
   connectedCallback() {
     this.attributeChangedCallback();
+    if (this.#chat) this.#watch(this.#chat);
+  }
+
+  disconnectedCallback() {
+    this.#unwatch?.();
+    this.#unwatch = null;
+  }
+
+  /** Another tab of this site may add turns to the same conversation: show them while this one is idle. */
+  #watch(chat: Chat) {
+    this.#unwatch ??= chat.onConversationChange((id) => {
+      if (id === this.#conversation?.id && !this.#generating) void this.#restore(true);
+    });
   }
 
   attributeChangedCallback() {
-    this.#$('.title').textContent = this.getAttribute('chat-title') ?? 'Chat';
-    this.#$('.launcher').textContent = this.getAttribute('chat-title') ?? 'Chat';
-    this.#input.placeholder = this.getAttribute('placeholder') ?? 'Ask me anything';
+    const title = this.getAttribute('chat-title') ?? 'Chat';
+    this.#ui.title.textContent = title;
+    this.#ui.launcher.textContent = title;
+    this.#ui.panel.setAttribute('aria-label', title);
+    this.#ui.input.placeholder = this.getAttribute('placeholder') ?? 'Ask me anything';
   }
 
   /** The engine, once the widget has started one (or the one a page gave it); null before the first open. */
@@ -84,25 +142,31 @@ export class HearthChatElement extends HTMLElement {
 
   /** Opens the panel, starting the engine and loading the model on the first open. */
   async open(): Promise<void> {
-    this.#$('.launcher').hidden = true;
-    this.#$('.panel').hidden = false;
-    this.#input.focus();
-    this.#markdown ??= (await import('../ui/markdown.ts')).renderMarkdown;
+    this.#ui.launcher.hidden = true;
+    this.#ui.panel.hidden = false;
+    this.#ui.input.focus();
+    if (!this.#chat) {
+      this.#chat = await loadChat();
+      if (this.isConnected) this.#watch(this.#chat);
+    }
     await this.#ready().catch(() => {});
   }
 
   close() {
-    this.#$('.panel').hidden = true;
-    this.#$('.launcher').hidden = false;
+    this.#ui.panel.hidden = true;
+    this.#ui.launcher.hidden = false;
   }
 
   /** Sends a message as the visitor would; resolves with the reply's text. */
   async send(text: string): Promise<string> {
     if (!text.trim() || this.#generating) return '';
-    if (this.#$('.panel').hidden || !this.#markdown) await this.open();
+    if (this.#ui.panel.hidden || !this.#chat) await this.open();
     const engine = await this.#ready();
+    const chat = this.#chat!;
     const conversation = this.#conversation!;
-    this.#input.value = '';
+    const ui = this.#ui;
+    ui.input.value = '';
+    const shown = conversation.messages.length;
     this.#bubble('user', text);
     this.#emit('hearth-message', { role: 'user', content: text, conversationId: conversation.id });
     const out = this.#bubble('assistant', '');
@@ -112,31 +176,62 @@ export class HearthChatElement extends HTMLElement {
     const render = (answer: string) => {
       // Re-render at most once a frame: a long answer re-parsed per token would slow the stream.
       cancelAnimationFrame(pending);
-      pending = requestAnimationFrame(() => out.replaceChildren(this.#markdown!(answer)));
+      pending = requestAnimationFrame(() => out.replaceChildren(chat.renderMarkdown(answer)));
     };
     try {
-      const { answer, stopped } = await send(conversation, engine, text, {
-        system: this.getAttribute('system-prompt') ?? undefined, signal: this.#generating.signal,
+      const { answer, stopped } = await chat.send(conversation, engine, text, {
+        system: this.getAttribute('system-prompt') ?? undefined, signal: this.#generating.signal, fit: await this.#fit(engine),
         onText: render, onProgress: (p) => this.#progress(p),
         onTimings: (t) => this.#status(t.cache_n ? `${t.cache_n} tokens reused${t.cache_source === 'indexeddb' ? ' (restored from IndexedDB)' : ''}` : ''),
       });
       cancelAnimationFrame(pending);
-      out.replaceChildren(this.#markdown!(answer));
-      if (stopped) out.append(Object.assign(document.createElement('em'), { textContent: ' (stopped)' }));
+      // Another tab's turns came in before this one (or the history was cut): show the conversation as stored.
+      if (conversation.messages.length !== shown + 2 || conversation.start > 0) this.#render();
+      else out.replaceChildren(chat.renderMarkdown(answer));
+      if (stopped) this.#ui.log.lastElementChild?.append(h('em', { textContent: ' (stopped)' }));
       this.#emit('hearth-message', { role: 'assistant', content: answer, stopped, conversationId: conversation.id });
       return answer;
     } catch (err) {
       cancelAnimationFrame(pending);
-      out.remove();
-      this.#input.value = text; // nothing the visitor wrote is lost
+      this.#render();
+      ui.input.value = text; // nothing the visitor wrote is lost
       this.#bubble('error', (err as Error).message);
       this.#emit('hearth-error', { error: err });
       throw err;
     } finally {
       this.#generating = null;
       this.#busy(false);
-      this.#$('progress').hidden = true;
+      ui.progress.hidden = true;
     }
+  }
+
+  /** Starts a new conversation: the current one is deleted, with its saved KV state. */
+  async newConversation(): Promise<void> {
+    const chat = this.#chat;
+    if (this.#generating || !chat) return;
+    const old = this.#conversation;
+    this.#conversation = chat.newConversation(this.#conversationId(chat));
+    this.#render();
+    this.#status('');
+    if (!old) return;
+    await chat.conversations.delete(old.id).catch(() => {});
+    const cache = (this.#engine as Partial<HearthClient> | null)?.cache;
+    await cache?.clear({ conversation_id: old.id }).catch(() => {});
+  }
+
+  /** Deletes the model this widget downloaded from the browser's storage; the next message downloads it again. */
+  async deleteModel(): Promise<void> {
+    const model = this.getAttribute('model');
+    this.#ui.menu.hidden = true;
+    if (this.#generating || !model) return;
+    const engine = await this.#ready().catch(() => null) as Partial<HearthClient> | null;
+    if (!engine?.models) return this.#status('This chat\'s engine keeps no downloaded model.');
+    const deleted = await engine.models.delete(parseModel(model) as string | { hf: { repo: string; file: string } });
+    engine.terminate?.(); // the model leaves memory too; a new engine starts on the next message
+    this.#engine = null;
+    this.#starting = null;
+    this.#status(deleted ? 'The downloaded model was deleted from this browser. It downloads again when you send a message.'
+      : 'No downloaded model was stored for this chat.');
   }
 
   /** The conversation (shown at once), then the engine with its model (started on the first call). */
@@ -144,7 +239,7 @@ export class HearthChatElement extends HTMLElement {
     await this.#restore();
     this.#starting ??= this.#start().catch((err) => {
       this.#starting = null; // the next open tries again
-      this.#$('progress').hidden = true;
+      this.#ui.progress.hidden = true;
       this.#status(`Could not start: ${(err as Error).message}`);
       this.#emit('hearth-error', { error: err });
       throw err;
@@ -158,47 +253,69 @@ export class HearthChatElement extends HTMLElement {
     this.#status('Starting…');
     const { createEngine } = await import('../worker/client.ts');
     const assetsUrl = this.getAttribute('assets') ?? new URL(/* @vite-ignore */ '../hearth/', import.meta.url).href;
-    const engine: HearthClient = await createEngine({ assetsUrl, shared: 'hearth-chat' }); // one model for the site's tabs
+    // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
+    const backend = (this.getAttribute('backend') ?? 'wasm') as Backend;
+    const engine: HearthClient = await createEngine({ assetsUrl, backend, shared: 'hearth-chat' }); // one model for the site's tabs
+    const nCtx = positiveInt(this.getAttribute('context-size'));
     try {
-      await engine.load(parseModel(model), { onProgress: (p) => this.#progress(p) });
+      await engine.load(parseModel(model), { onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}) });
     } catch (err) {
       engine.terminate(); // a retry starts afresh
       throw err;
     }
-    this.#$('progress').hidden = true;
+    this.#ui.progress.hidden = true;
     this.#status('');
     this.#engine = engine;
     this.#emit('hearth-ready', { info: await engine.info() });
     return engine;
   }
 
-  /** The site's conversation for this widget, from IndexedDB, shown once. */
-  async #restore() {
-    if (this.#conversation) return;
-    const id = `${WIDGET_ID_PREFIX}${this.getAttribute('storage-key') ?? 'default'}`;
-    this.#conversation = (await conversations.get(id).catch(() => undefined)) ?? newConversation(id);
-    const log = this.#$('.log');
-    log.replaceChildren();
+  /** The history policy's numbers: the reply budget, and the model's context when the engine says. */
+  async #fit(engine: StreamingChat): Promise<HistoryFit> {
+    const info = (engine as Partial<HearthClient>).info ? await (engine as HearthClient).info().catch(() => null) : null;
+    return { maxTokens: positiveInt(this.getAttribute('max-tokens')) ?? DEFAULT_MAX_TOKENS, contextTokens: info?.context?.maxCtx ?? null };
+  }
+
+  #conversationId(chat: Chat): string {
+    return chat.widgetConversationId(this.getAttribute('storage-key') ?? 'default', this.getAttribute('model') ?? '',
+      this.getAttribute('system-prompt') ?? '');
+  }
+
+  /** The site's conversation for this widget, from IndexedDB, shown once (again with `reload`: another tab's turns). */
+  async #restore(reload = false) {
+    const chat = this.#chat;
+    if (!chat || (this.#conversation && !reload)) return;
+    const id = this.#conversationId(chat);
+    this.#conversation = (await chat.conversations.get(id).catch(() => undefined)) ?? this.#conversation ?? chat.newConversation(id);
+    this.#render();
+  }
+
+  /** The log from the conversation: the welcome, every message, and where the model's reading now starts. */
+  #render() {
+    const chat = this.#chat;
+    if (!chat) return; // not opened yet: open() renders it
+    const c = this.#conversation;
+    this.#ui.log.replaceChildren();
     const welcome = this.getAttribute('welcome');
     if (welcome) this.#bubble('assistant', welcome);
-    for (const m of this.#conversation.messages) {
-      if (m.role === 'user' || m.role === 'assistant') this.#bubble(m.role, messageText(m));
-    }
+    c?.messages.forEach((m, i) => {
+      if (i === c.start && i > 0) this.#ui.log.append(h('div', { className: 'note', textContent: 'Earlier messages are no longer read by the model.' }));
+      if (m.role === 'user' || m.role === 'assistant') this.#bubble(m.role, chat.messageText(m));
+    });
   }
 
   #bubble(role: 'user' | 'assistant' | 'error', text: string): HTMLElement {
-    const el = document.createElement('div');
-    el.className = `msg ${role}`;
-    if (role === 'assistant') el.append(this.#markdown!(text));
+    const el = h('div', { className: `msg ${role}` });
+    if (role === 'assistant') el.append(this.#chat!.renderMarkdown(text));
     else el.textContent = text;
-    const log = this.#$('.log');
+    const log = this.#ui.log;
     log.append(el);
     log.scrollTop = log.scrollHeight;
     return el;
   }
 
   #progress(p: Progress) {
-    const bar = this.#$<HTMLProgressElement>('progress');
+    const bar = this.#ui.progress;
     bar.hidden = false;
     bar.value = p.total ? p.loaded / p.total : 0;
     this.#status(describeProgress(p));
@@ -206,25 +323,23 @@ export class HearthChatElement extends HTMLElement {
   }
 
   #busy(busy: boolean) {
-    this.#$<HTMLButtonElement>('.send').disabled = busy;
-    this.#$('.stop').hidden = !busy;
+    this.#ui.send.disabled = busy;
+    this.#ui.newChat.disabled = busy;
+    this.#ui.stop.hidden = !busy;
   }
 
   #status(text: string) {
-    this.#$('.status').textContent = text;
+    this.#ui.status.textContent = text;
   }
 
   #emit(type: string, detail: unknown) {
     this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
   }
+}
 
-  get #input() {
-    return this.#$<HTMLTextAreaElement>('textarea');
-  }
-
-  #$<T extends HTMLElement = HTMLElement>(selector: string): T {
-    return this.#root.querySelector<T>(selector)!;
-  }
+function positiveInt(value: string | null): number | undefined {
+  const n = Number(value);
+  return value !== null && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 if (!customElements.get('hearth-chat')) customElements.define('hearth-chat', HearthChatElement);

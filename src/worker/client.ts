@@ -5,7 +5,9 @@ import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.
 import { DEFAULT_MAX_MODEL_BYTES } from '../engine/limits.ts';
 import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
 import { joinShared } from '../shared/tab.ts';
+import { scriptUrl, TRUSTED_TYPES_HINT } from '../trusted-types.ts';
 import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../types.ts';
+import { cspError, watchCsp } from './csp.ts';
 import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
@@ -16,6 +18,10 @@ const STALL_MS = 5_000;
 // Terminating the stalled worker is itself a teardown, so the next start can stall too (seen once in CI, Firefox
 // under load); a third start has not been seen to stall.
 const MAX_STARTS = 3;
+// The whole start: the worker script, the glue and the wasm (3–4 MB) fetched and compiled. Generous for a slow
+// connection; what it guards against is a start that never ends (a blocked script nothing reports), which would also
+// hold a shared engine's lock and so every tab of the site.
+const START_TIMEOUT_MS = 120_000;
 
 /** Half the logical cores (ggml wants physical cores and spins while waiting), at most 8, at least 1. */
 export function defaultThreads(): number {
@@ -68,7 +74,7 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
     variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
   };
   const start = async (): Promise<LocalEngine> => {
-    const remote = new RemoteEngine(new Worker(new URL('engine.worker.js', assetsUrl)));
+    const remote = new RemoteEngine(startWorker(new URL('engine.worker.js', assetsUrl).href));
     await remote.start(init);
     if (backend === 'wasm') return { core: remote.core, terminate: () => remote.terminate() };
     // Only pages that may use WebGPU load this (and wllama, once the adapter qualifies).
@@ -94,6 +100,20 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
       }
     }
   };
+}
+
+/** The engine worker; a page policy that forbids it is a typed error that names what to change. */
+function startWorker(url: string): Worker {
+  const csp = watchCsp();
+  try {
+    return new Worker(scriptUrl(url));
+  } catch (err) {
+    if ((err as Error).name === 'SecurityError') throw cspError('the engine worker', csp.seen[0] ?? { directive: 'worker-src', blockedURI: url });
+    if (err instanceof TypeError && /Trusted/i.test(err.message)) throw new EngineError(`the engine worker could not start: ${TRUSTED_TYPES_HINT}`, 'trusted_types_blocked');
+    throw err;
+  } finally {
+    csp.stop();
+  }
 }
 
 class Client extends EngineApi implements HearthClient {
@@ -136,7 +156,11 @@ class RemoteEngine {
     });
   }
 
-  /** Starts the engine; a start that stalls (STALL_MS) terminates the worker and rejects with code 'worker_stalled'. */
+  /**
+   * Starts the engine; a start that stalls (STALL_MS) terminates the worker and rejects with code 'worker_stalled'.
+   * A start the page's CSP blocks rejects with 'csp_blocked'; one that has not ended in START_TIMEOUT_MS with
+   * 'start_timeout'.
+   */
   async start(init: HostInit): Promise<void> {
     let watchdog: ReturnType<typeof setTimeout> | undefined;
     const onStage = (stage: StartStage) => {
@@ -146,10 +170,21 @@ class RemoteEngine {
         `the engine worker stalled for ${STALL_MS / 1000} s while creating its threads (reload the page to try again)`,
         'worker_stalled')), STALL_MS);
     };
+    const csp = watchCsp();
+    const deadline = setTimeout(() => this.terminate(csp.seen.length ? cspError('the engine', csp.seen[0]!) : new EngineError(
+      `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assetsUrl}) did not load. ` +
+      'Check the connection and that they are served.', 'start_timeout')), START_TIMEOUT_MS);
     try {
       await this.settle(this.remote.init(init, Comlink.proxy(onStage)));
+    } catch (err) {
+      // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment later).
+      if (err instanceof EngineError && err.code === 'worker_failed') await new Promise((resolve) => setTimeout(resolve, 50));
+      if (csp.seen.length && !(err instanceof EngineError && err.code === 'csp_blocked')) throw cspError('the engine worker', csp.seen[0]!);
+      throw err;
     } finally {
       clearTimeout(watchdog);
+      clearTimeout(deadline);
+      csp.stop();
     }
   }
 

@@ -2,13 +2,15 @@
 // Built as a classic script (scripts/build-worker.mjs) into public/hearth/engine.worker.js.
 import * as Comlink from 'comlink';
 import { Engine } from '../engine/engine.ts';
+import { idbBackend } from '../engine/models/idb.ts';
 import { opfsBackend } from '../engine/models/opfs.ts';
 import { ModelStore } from '../engine/models/store.ts';
 import { EngineHost } from './host.ts';
 import { browserModuleLoader } from './load-module.ts';
 
 Comlink.expose(new EngineHost((init, onStage) => {
-  const models = opfsBackend();
+  // OPFS where the browser has sync access handles, else IndexedDB (WebKitGTK has no OPFS).
+  const models = opfsBackend() ?? idbBackend();
   return new Engine({
     loader: browserModuleLoader(init, onStage), maxModelBytes: init.maxModelBytes, cache: init.cache,
     hfEndpoint: init.hfEndpoint, models: models && new ModelStore(models),

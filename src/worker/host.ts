@@ -3,7 +3,8 @@
 import type { CallControl } from '../api/engine-api.ts';
 import type { Engine } from '../engine/engine.ts';
 import { EngineError, toWire } from '../errors.ts';
-import type { ChatCompletionChunk, EngineInfo } from '../types.ts';
+import type { ChatCompletionChunk, EngineInfo, Progress } from '../types.ts';
+import { cspError, isWasmCspError, watchCsp } from './csp.ts';
 import type { Argument, HostApi, HostInit, Method, Result, StartStage, Value } from './protocol.ts';
 
 // Chunks sent to the page before waiting for its acknowledgement: enough to hide the message round trip, few
@@ -26,9 +27,20 @@ export class EngineHost implements HostApi {
 
   init(init: HostInit, onStage?: (stage: StartStage) => void): Promise<Result<EngineInfo>> {
     return result(async () => {
-      this.engine ??= this.makeEngine(init, onStage);
-      await this.engine.init();
-      return this.engine.info();
+      // The policy sent with this worker's script governs it: a CSP on every response needs 'wasm-unsafe-eval'.
+      const csp = watchCsp(globalThis);
+      try {
+        this.engine ??= this.makeEngine(init, onStage);
+        await this.engine.init();
+        return await this.engine.info();
+      } catch (err) {
+        if (csp.seen.length || isWasmCspError(String((err as Error)?.message ?? err))) {
+          throw cspError('compiling the engine\'s WebAssembly', csp.seen[0] ?? null);
+        }
+        throw err;
+      } finally {
+        csp.stop();
+      }
     });
   }
 
@@ -37,13 +49,22 @@ export class EngineHost implements HostApi {
     const controller = new AbortController();
     this.controllers.set(id, controller);
     const chunks = onChunk ? new ChunkWindow(onChunk) : null;
+    // Progress travels on the callback's own port, the answer on Comlink's: without waiting, a last progress event can
+    // reach the page after the answer (seen in Firefox: a loaded model shown as still loading). Calls on one port are
+    // handled in order, so the last one's acknowledgement covers them all.
+    let progressed: Promise<unknown> = Promise.resolve();
+    const progress = onProgress && ((p: Progress) => void (progressed = Promise.resolve(onProgress(p)).catch(() => {})));
     try {
       return await result(async () => {
         if (!this.engine) throw new EngineError('the engine worker was not initialised', 'not_initialised');
         const call = this.engine[method] as (a: Argument<M>, c: CallControl) => Promise<Value<M>>;
-        const value = await call.call(this.engine, argument, { signal: controller.signal, onProgress, onChunk: chunks?.send });
-        await chunks?.drain(); // the page must hold every chunk before the call's answer ends its stream
-        return value;
+        try {
+          const value = await call.call(this.engine, argument, { signal: controller.signal, onProgress: progress, onChunk: chunks?.send });
+          await chunks?.drain(); // the page must hold every chunk before the call's answer ends its stream
+          return value;
+        } finally {
+          await progressed;
+        }
       });
     } finally {
       this.controllers.delete(id);

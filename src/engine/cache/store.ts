@@ -6,6 +6,7 @@
 // transaction, so a save cut short by a reload leaves either the old record or the new one, never a half.
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 import type { CacheStats } from '../../types.ts';
+import { binaryValue } from '../idb-binary.ts';
 import { hashBytes } from './hash.ts';
 import { FORMAT_VERSION, namedConversationId } from './identity.ts';
 
@@ -124,10 +125,11 @@ export class KvStore {
     if (meta.bytes > this.budgetBytes) return false;
     const others = this.bytes - (index.get(meta.key)?.bytes ?? 0);
     await this.evict(others + meta.bytes - this.budgetBytes, meta.key);
+    const values = await Promise.all(added.map(({ data }) => binaryValue(this.idb, [data])));
     for (let attempt = 0; ; attempt++) {
       try {
         await this.idb('readwrite', (s) => tx(s, () => {
-          for (const { chunk, data } of added) s.put(new Blob([data as Uint8Array<ArrayBuffer>]), CHUNK + chunk.id);
+          added.forEach(({ chunk }, i) => s.put(values[i], CHUNK + chunk.id));
           s.put(meta, META + meta.key);
           for (const id of dropped) s.delete(CHUNK + id);
         }));

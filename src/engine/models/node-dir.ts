@@ -13,6 +13,7 @@ import { localLocks, type StoreBackend } from './store.ts';
 export function folderBackend(root: string): StoreBackend {
   const folder = (key: string) => join(root, key);
   return {
+    kind: 'folder',
     async keys() {
       try {
         return (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);

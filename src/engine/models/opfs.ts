@@ -36,6 +36,7 @@ export function opfsBackend(): StoreBackend | null {
   };
 
   return {
+    kind: 'opfs',
     async keys() {
       const keys: string[] = [];
       for await (const [name, handle] of (await root()) as unknown as AsyncIterable<[string, FileSystemHandle]>) {

@@ -4,7 +4,7 @@
 // against the engine's limit before any byte comes, its first bytes as they arrive (a web page instead of a model is
 // stopped at once), then its size, GGUF header and sha256; a file that fails a check is deleted.
 import { ModelLoadError } from '../../errors.ts';
-import type { ModelStoreApi, ModelStoreUsage, Progress, StoredModel } from '../../types.ts';
+import type { ModelStorage, ModelStoreApi, ModelStoreUsage, Progress, StoredModel } from '../../types.ts';
 import { checkModelFile, tooLarge } from '../check.ts';
 import { notGgufStart } from '../gguf.ts';
 import type { ModelFile, SourceOptions } from '../source.ts';
@@ -26,8 +26,10 @@ export interface StoreMeta {
   lastUsed: number;
 }
 
-/** The files and records of the store, on one platform (models/opfs.ts, models/node-dir.ts). */
+/** The files and records of the store, on one platform (models/opfs.ts, models/idb.ts, models/node-dir.ts). */
 export interface StoreBackend {
+  /** What keeps the files: engine.info().storage. */
+  kind: ModelStorage;
   /** The folders of the stored models. */
   keys(): Promise<string[]>;
   /** The folder's record as stored (validMeta checks it), or null. */
@@ -70,6 +72,10 @@ export class ModelStore implements ModelStoreApi {
   private swept: Promise<void> | null = null;
 
   constructor(private readonly backend: StoreBackend) {}
+
+  get kind(): ModelStorage {
+    return this.backend.kind;
+  }
 
   /** The model's files from the store, downloading what is missing first. */
   async open(source: RemoteSource, opts: StoreOptions): Promise<ModelFile> {
