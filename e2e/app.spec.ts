@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
-import { served, servedLog, type Site, type Tab } from './site.ts';
+import { countWorkers, served, servedLog, type Site, type Tab, workersStarted } from './site.ts';
 
 async function openApp(site: Site): Promise<Tab> {
   const tab = await site.tab('/');
@@ -198,18 +198,7 @@ test('a new version is applied only when the visitor accepts it: fetched past th
 });
 
 test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({ site }) => {
-  // Counts the workers each tab starts (the engine worker and the threads it starts are the page's own).
-  site.initScript(() => {
-    const Base = Worker;
-    (window as unknown as { workersStarted: number }).workersStarted = 0;
-    globalThis.Worker = class extends Base {
-      constructor(...args: ConstructorParameters<typeof Worker>) {
-        super(...args);
-        (window as unknown as { workersStarted: number }).workersStarted++;
-      }
-    };
-  });
-  const workersStarted = (tab: Tab) => tab.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
+  countWorkers(site);
   const one = await openApp(site);
   const two = await openApp(site);
   await expect.poll(() => two.texts('#engine-status')).toEqual([expect.stringContaining('shared by 2 tabs')]);

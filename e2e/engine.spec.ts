@@ -6,13 +6,15 @@ import { readFileSync } from 'node:fs';
 import { modelPath } from '../test/helpers.ts';
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('chooses the build the page allows and reports it', async ({ harness, isolated: served }) => {
+test('chooses the build the page allows and reports it, and where models are stored', async ({ harness, isolated: served, engineBrowser }) => {
   const isolated = await openEngine(harness);
   expect(isolated).toBe(served);
   const info = await harness.evaluate(() => window.engine.info());
   expect(info.build).toBe(isolated ? 'mt' : 'st');
   expect(info.threads).toBe(isolated ? 2 : 1);
   expect(info.wasmSimd).toBe(true);
+  // WebKitGTK has no OPFS: its model store is IndexedDB (the API tests' URL loads go through it).
+  expect(info.storage).toBe(engineBrowser === 'webkit' ? 'indexeddb' : 'opfs');
   if (harness.backend === 'webgpu') {
     expect(info.backend).toBe('webgpu');
     expect(info.capabilities).toMatchObject({ persistentKv: false, batching: false, embeddings: false });

@@ -6,23 +6,9 @@
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
-import type { Site, Tab } from './site.ts';
+import { countWorkers, type Site, type Tab, workersStarted as workers } from './site.ts';
 
 type Page = Tab;
-
-/** Counts the workers each tab starts (the engine worker and the threads it starts are the page's own). */
-function countWorkers(site: Site) {
-  site.initScript(() => {
-    const Base = Worker;
-    (window as unknown as { workersStarted: number }).workersStarted = 0;
-    globalThis.Worker = class extends Base {
-      constructor(...args: ConstructorParameters<typeof Worker>) {
-        super(...args);
-        (window as unknown as { workersStarted: number }).workersStarted++;
-      }
-    };
-  });
-}
 
 async function openTab(site: Site): Promise<Page> {
   const page = await site.tab('/e2e/harness.html');
@@ -71,7 +57,6 @@ async function streamLong(page: Page) {
 
 const streamEnd = (page: Page) => page.evaluate(() => (window as unknown as { streamed: Promise<unknown> }).streamed);
 
-const workers = (page: Page) => page.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
 
 test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({ site }) => {
   countWorkers(site);

@@ -158,3 +158,20 @@ export async function servedLog(baseURL: string, since = 0): Promise<Array<{ pat
 
 /** The paths in the test server's log from `since` on. */
 export const served = async (baseURL: string, since = 0) => (await servedLog(baseURL, since)).map((e) => e.path);
+
+/** Counts the workers each tab starts from now on (the engine worker, and the threads it starts, are its page's own);
+ * workersStarted(tab) says how many. */
+export function countWorkers(site: Site) {
+  site.initScript(() => {
+    const Base = Worker;
+    (window as unknown as { workersStarted: number }).workersStarted = 0;
+    globalThis.Worker = class extends Base {
+      constructor(...args: ConstructorParameters<typeof Worker>) {
+        super(...args);
+        (window as unknown as { workersStarted: number }).workersStarted++;
+      }
+    };
+  });
+}
+
+export const workersStarted = (tab: Tab) => tab.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
