@@ -346,20 +346,22 @@ test('a new conversation, a stored record that is not valid, and deleting the do
   await tab.click('.launcher');
   await ready(tab);
   expect(await tab.count('.msg.user')).toBe(0); // the old one is gone from storage too
+  await send(tab, 'A fresh start');
 
   // A record that is not this code's (content that is not text) is dropped, not a reason for every send to fail.
-  await tab.evaluate(() => new Promise<void>((resolve, reject) => {
+  const damaged = await tab.evaluate(() => new Promise<number>((resolve, reject) => {
     const open = indexedDB.open('hearth-chat');
     open.onsuccess = () => {
       const store = open.result.transaction('conversations', 'readwrite').objectStore('conversations');
       const req = store.getAllKeys();
       req.onsuccess = () => {
         for (const key of req.result) store.put({ id: key, title: 'x', messages: [{ role: 'user', content: { not: 'text' } }], updatedAt: 1 }, key);
-        store.transaction.oncomplete = () => resolve();
+        store.transaction.oncomplete = () => resolve(req.result.length);
       };
     };
     open.onerror = () => reject(open.error);
   }));
+  expect(damaged).toBe(1);
   await tab.reload();
   await tab.click('.launcher');
   await ready(tab);

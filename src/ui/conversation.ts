@@ -5,7 +5,7 @@
 // Several tabs may show one conversation. A send holds the conversation's Web Lock from reading the stored record to
 // saving the reply, and starts from what is stored (other tabs' turns included), so turns from two tabs interleave
 // and none overwrites another; the tabs hear of each change on a BroadcastChannel.
-import { createStore, del, get, set, values } from 'idb-keyval';
+import { createStore, del, entries, get, set } from 'idb-keyval';
 import { hashText } from '../engine/cache/hash.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, Progress, Timings } from '../types.ts';
 
@@ -95,8 +95,8 @@ export const conversations = {
     changed(id);
   },
   async list(): Promise<SavedConversation[]> {
-    const all = (await values<unknown>(db())).map((raw) => [raw, validConversation(raw)] as const);
-    for (const [raw, c] of all) if (!c) dropBad((raw as { id?: IDBValidKey } | null)?.id ?? '');
+    const all = (await entries<IDBValidKey, unknown>(db())).map(([key, raw]) => [key, validConversation(raw, key as string)] as const);
+    for (const [key, c] of all) if (!c) dropBad(key);
     return all.flatMap(([, c]) => (c ? [c] : [])).sort((a, b) => b.updatedAt - a.updatedAt);
   },
 };
