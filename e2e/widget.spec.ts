@@ -134,7 +134,7 @@ test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a
   const optedIn = await openWidget(site, '/e2e/widget-host.html', { backend: 'auto' });
   const [second] = await events(optedIn, 'hearth-ready') as Array<{ info: { backend: string; selection: { reason: string } } }>;
   expect(second!.info.backend).toBe('wasm');
-  expect(second!.info.selection.reason).toMatch(/Content-Security-Policy blocked wllama's worker .*(worker-src|script-src)/);
+  expect(second!.info.selection.reason).toMatch(/Content-Security-Policy blocked wllama's worker .*it needs blob: in (worker-src|script-src)/);
   expect(await send(optedIn, 'Hi')).toBe('Hello, world!');
 });
 

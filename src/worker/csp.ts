@@ -32,7 +32,13 @@ export function cspError(what: string, v: Violation | null): EngineError {
   const directive = v?.directive ?? 'script-src';
   const needs = directive.startsWith('script-src') && (!v || v.blockedURI === 'wasm-eval' || v.blockedURI === 'eval')
     ? `'wasm-unsafe-eval' in the script-src of the policy sent with /hearth/engine.worker.js`
-    : `${v?.blockedURI || 'it'} in ${directive}`;
+    : `${source(v?.blockedURI)} in ${directive}`;
   return new EngineError(`the Content-Security-Policy blocked ${what}: it needs ${needs} (see the README's ` +
     '"Content-Security-Policy" section)', 'csp_blocked', { directive, blockedURI: v?.blockedURI ?? null });
+}
+
+/** A blocked URI as a CSP source expression: browsers report a blob: or data: URL by its scheme alone. */
+function source(uri: string | undefined): string {
+  if (!uri) return 'it';
+  return /^[a-z-]+$/.test(uri) ? `${uri}:` : uri;
 }

@@ -130,12 +130,11 @@ export class ModelStore implements ModelStoreApi {
     return meta;
   }
 
-  /** Once per store: deletes folders of another store version or naming (their records are not this code's). */
+  /** Once per store: deletes the folders of an earlier store, named otherwise (their records are not this code's; a
+   * record of this naming that is not valid is deleted when its model is next asked for). */
   private sweep(): Promise<void> {
     this.swept ??= (async () => {
       for (const key of await this.backend.keys()) {
-        if (STORE_KEY.test(key) && validMeta(await this.backend.readMeta(key).catch(() => null))) continue;
-        // A folder of this version whose download is just starting may have no record yet: only other names go.
         if (!STORE_KEY.test(key)) await this.backend.lock(key, () => this.backend.remove(key)).catch(() => {});
       }
     })();
