@@ -57,6 +57,8 @@ class SharedTab implements LocalEngine {
   private term: string | null = null;
   private leader: Leader | null = null;
   private local: LocalEngine | null = null;
+  /** This tab holds the lead (its engine may still be starting). */
+  private leading = false;
   private model: TabModel | null = null;
   private loads = 0;
   private nextId = 1;
@@ -89,7 +91,7 @@ class SharedTab implements LocalEngine {
     navigator.locks.request(this.locks.leader, { signal: this.quit.signal }, () => this.lead()).catch(() => {});
     this.post({ kind: 'hello' });
     const timer = setTimeout(() => {
-      if (this.leader || this.local) return; // this tab leads: its own start has its own timeout
+      if (this.leading) return; // this tab leads: its own start has its own timeout
       const err = leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`);
       this.joined.reject(err);
       this.close(err);
@@ -120,6 +122,7 @@ class SharedTab implements LocalEngine {
 
   /** Holds the lead until the tab leaves: starts the engine, then serves. */
   private async lead(): Promise<void> {
+    this.leading = true;
     const term = crypto.randomUUID();
     // The term's lock, held while this tab leads, is what the others check an announcement against.
     await new Promise<void>((held) => {
