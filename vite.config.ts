@@ -122,7 +122,7 @@ function e2eHarness(): Plugin {
   return { name: 'hearth-e2e-harness', configurePreviewServer: (server) => void server.middlewares.use(serve) };
 }
 
-/** Writes into the built service worker (src/app/sw.ts) the files it keeps for offline use, and a version that
+/** Writes into the built service worker (workers/sw.ts) the files it keeps for offline use, and a version that
  * changes with their content. Not the widget's files (a site's, not the app's), not source maps. */
 function precache(): Plugin {
   return {
@@ -169,7 +169,7 @@ export default defineConfig(({ mode }) => ({
     : {
         target: 'es2022',
         rollupOptions: {
-          input: { main: join(import.meta.dirname, 'index.html'), sw: join(import.meta.dirname, 'src/app/sw.ts') },
+          input: { main: join(import.meta.dirname, 'index.html'), sw: join(import.meta.dirname, 'workers/sw.ts') },
           // The service worker keeps a fixed address: a new build must replace it, not add another.
           output: { entryFileNames: (chunk: { name: string }) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
         },

@@ -1,4 +1,13 @@
-// What the benchmark scenarios share: the prompt they time prefill on, a pause between runs, and the statistics.
+// What the benchmark scenarios share: their options, the prompt they time prefill on, a pause between runs, and the
+// statistics.
+
+/** What run.ts gives every scenario (from its command line). */
+export interface ScenarioOptions {
+  json: boolean;
+  reps: number;
+  threads: number[] | null;
+  log: (line: string) => void;
+}
 
 // About 128 tokens once Qwen2.5's template has wrapped it (the decode scenario prints the count).
 export const PROMPT = [{

@@ -1,6 +1,7 @@
 // npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
+import type { ScenarioOptions } from './common.ts';
 import { batch } from './scenarios/batch.ts';
 import { decode } from './scenarios/decode.ts';
 import { grammar } from './scenarios/grammar.ts';
@@ -9,13 +10,6 @@ import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
 import { returnVisit } from './scenarios/return.ts';
 import { swa } from './scenarios/swa.ts';
-
-export interface ScenarioOptions {
-  json: boolean;
-  reps: number;
-  threads: number[] | null;
-  log: (line: string) => void;
-}
 
 const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = {
   decode, resume, return: returnVisit, kv, batch, quants, swa, grammar,

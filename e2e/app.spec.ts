@@ -95,7 +95,7 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
     for (const id of ['system-prompt', 'temperature', 'overflow']) document.getElementById(id)!.dispatchEvent(new Event('change'));
   });
   // The downloaded models: the test model, with its size, and a Delete button.
-  await expect.poll(() => tab.texts('#stored-models .model-name')).toEqual([expect.stringMatching(/^qwen2-hello\.gguf · [\d.]+ MB$/)]);
+  await expect.poll(() => tab.texts('#stored-models .model-name')).toEqual([expect.stringMatching(/^qwen2-hello\.gguf · [\d.]+ MiB$/)]);
   await tab.reload();
   await expect.poll(() => tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
   await expect.poll(() => titles(tab)).toEqual(['Starter care', 'Which flour for rye bread?']);

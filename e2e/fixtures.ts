@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test as base, type Page } from '@playwright/test';
 import puppeteer, { type Browser as FirefoxBrowser, type Page as FirefoxPage } from 'puppeteer-core';
-import { chromiumSite, firefoxSite, type Site } from './site.ts';
+import { chromiumSite, type EngineBrowser, firefoxSite, type Site } from './site.ts';
 import { WebKitDriver } from './webkit.ts';
+
+export type { EngineBrowser };
 
 type Hearth = typeof import('../src/index.ts');
 declare global {
@@ -36,7 +38,6 @@ export interface HarnessPage {
   serve: ((prefix: string, body: Uint8Array | string, headers: Record<string, string>, options?: { once?: boolean }) => Promise<() => string[]>) | null;
 }
 
-export type EngineBrowser = 'chromium' | 'firefox' | 'webkit';
 export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
 
 export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }>({

@@ -5,7 +5,9 @@
 // (vite.config.ts), the same for every browser and for requests from workers.
 import type { BrowserContext, ElementHandle as PwElement, JSHandle as PwHandle, Page as PwPage } from '@playwright/test';
 import type { BrowserContext as FfContext, ElementHandle as FfElement, JSHandle as FfHandle, Page as FfPage } from 'puppeteer-core';
-import type { EngineBrowser } from './fixtures.ts';
+
+/** The browsers the e2e projects run in. */
+export type EngineBrowser = 'chromium' | 'firefox' | 'webkit';
 
 export interface Tab {
   readonly browser: EngineBrowser;

@@ -1,4 +1,4 @@
-// npm run build:worker — bundles src/worker/entry.ts (with Comlink and the engine) into one classic script,
+// npm run build:worker — bundles workers/engine.worker.ts (with Comlink and the engine) into one classic script,
 // public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts; and copies @wllama/wllama's wasm
 // there (the 'webgpu' backend loads it from Hearth's assets, never from a CDN). --watch rebuilds on change.
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -22,7 +22,7 @@ export function workerBuildConfig({ watch = false } = {}) {
     logLevel: 'warn',
     define: buildDefine(),
     build: {
-      lib: { entry: join(root, 'src/worker/entry.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
+      lib: { entry: join(root, 'workers/engine.worker.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
       outDir: join(root, 'public/hearth'),
       emptyOutDir: false, // the wasm builds live there too
       target: 'es2022',

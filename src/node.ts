@@ -11,7 +11,7 @@ import type { ModuleFactory, ModuleLoader } from './engine/llama/module.ts';
 import { diskFiles, folderBackend } from './engine/models/node-dir.ts';
 import { splitNames } from './engine/models/remote.ts';
 import { ModelStore } from './engine/models/store.ts';
-import type { ModelFile } from './engine/source.ts';
+import type { ModelFile } from './engine/models/file.ts';
 import type { BuildVariant } from './types.ts';
 
 export const defaultWasmDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');

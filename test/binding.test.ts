@@ -1,8 +1,11 @@
 // The low-level binding the caches and the scheduler build on: batched decode with positions and sequence ids,
 // KV memory operations, and sequence state export/import.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schemaGrammar } from '../src/api/json-schema.ts';
-import { type Llama, LlamaContext, type LlamaModel, Sampler } from '../src/engine/llama/binding.ts';
+import { schemaGrammar } from '../src/engine/chat/json-schema.ts';
+import type { Llama } from '../src/engine/llama/llama.ts';
+import { LlamaModel } from '../src/engine/llama/model.ts';
+import { LlamaContext } from '../src/engine/llama/context.ts';
+import { Sampler } from '../src/engine/llama/sampler.ts';
 import { argmax, maxDiff, openLlama } from './helpers.ts';
 
 let llama: Llama;
@@ -12,7 +15,7 @@ let prompt: Int32Array;
 
 beforeAll(async () => {
   llama = await openLlama();
-  model = llama.loadModel('/models/qwen2-tiny.gguf')!;
+  model = LlamaModel.load(llama, '/models/qwen2-tiny.gguf')!;
   ctx = new LlamaContext(model, {
     nCtx: 512, nBatch: 128, nUbatch: 128, nSeqMax: 4, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
   });

@@ -164,14 +164,14 @@ describe('abort', () => {
     const engine = await testEngine('qwen2-tiny', { nCtx: 1024, nParallel: 1 });
     const reference = await text(engine, { temperature: 0, max_tokens: 3 });
     const stream = await engine.chat.completions.create({ messages: hello, temperature: 0, stream: true, max_tokens: 400 });
-    const before = engine.core.profile.steps;
+    const before = engine.core.inspect.profile.steps;
     for await (const c of stream) if (c.choices[0]?.delta.content) break;
     const res = await engine.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 3 });
     expect(res.usage.completion_tokens).toBe(3);
     expect(res.choices[0]!.message.content).toBe(reference);
     // The abandoned reply stopped within a few steps; the next request then took one step for its prompt and
     // two for its tokens.
-    expect(engine.core.profile.steps - before).toBeLessThan(20);
+    expect(engine.core.inspect.profile.steps - before).toBeLessThan(20);
     await engine.unload();
   });
 });

@@ -2,12 +2,15 @@
 // logits helpers, and the chat messages the tests send.
 import { join } from 'node:path';
 import { createStore, type UseStore } from 'idb-keyval';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { KvStore } from '../src/engine/cache/store.ts';
-import { Llama, LlamaContext } from '../src/engine/llama/binding.ts';
-import { N_BATCH } from '../src/engine/scheduler.ts';
+import { Llama } from '../src/engine/llama/llama.ts';
+import { LlamaContext } from '../src/engine/llama/context.ts';
+import { LlamaModel } from '../src/engine/llama/model.ts';
+import { N_BATCH } from '../src/engine/limits.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
 import type { CacheOptions, ChatCompletion, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions } from '../src/types.ts';
+import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';
 import { modelsDir, type ModelName } from './fixtures/models.ts';
 
 export const modelPath = (name: ModelName) => join(modelsDir, `${name}.gguf`);
@@ -65,10 +68,10 @@ export const newDb = () => `hearth-test-${process.pid}-${++dbCounter}`;
 export const rawStore = (db: string) => createStore(db, 'records');
 
 /** The engine's tokenization of a request's prompt (what the cache matches on). */
-export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.prompt({ messages }).tokens;
+export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.inspect.prompt({ messages }).tokens;
 
 /** Length of the system prefix the engine caches for these messages (0 if none). */
-export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.prompt({ messages }).systemTokens;
+export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.inspect.prompt({ messages }).systemTokens;
 
 // --- the wasm module on its own ------------------------------------------------------------------------------------
 
@@ -92,7 +95,7 @@ let reference: Promise<Llama> | null = null;
 export async function splitLogits(model: ModelName, info: EngineInfo, tokens: ArrayLike<number>, cuts: number[]): Promise<Float32Array> {
   reference ??= openLlama();
   const llama = await reference;
-  const m = llama.loadModel(`/models/${model}.gguf`)!;
+  const m = LlamaModel.load(llama, `/models/${model}.gguf`)!;
   const kv = info.kvCache!;
   const ctx = new LlamaContext(m, {
     nCtx: info.nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: 1, threads: 1, typeK: kv.typeK, typeV: kv.typeV,
@@ -150,10 +153,24 @@ export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promi
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
 }
 
-/** A greedy, non-streamed answer (8 tokens unless asked). */
+/** A greedy, non-streamed answer (8 tokens unless asked), with the logprobs expectSameAnswer compares. */
 export async function ask(engine: NodeEngine, messages: ChatMessage[], extra: { conversation_id?: string; max_tokens?: number } = {}):
   Promise<ChatCompletion> {
-  return engine.chat.completions.create({ messages, temperature: 0, max_tokens: extra.max_tokens ?? 8, ...extra, stream: false });
+  return engine.chat.completions.create({ messages, temperature: 0, max_tokens: extra.max_tokens ?? 8, ...COMPARABLE, ...extra, stream: false });
+}
+
+/** Another question moves the model's log-probabilities by more than PROMPT_EFFECT: expectSameAnswer on its answers
+ * can tell a wrong state from the right one. */
+export async function expectPromptMatters(engine: NodeEngine) {
+  const answer = (q: string) => ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: q }]);
+  expect(answerDiff(await answer('Name a bread.'), await answer('And a river?')).logprobs).toBeGreaterThan(PROMPT_EFFECT);
+}
+
+/** The same tokens, and at every step the same top log-probabilities within LOGPROB_TOLERANCE (compare.ts). */
+export function expectSameAnswer(a: ChatCompletion, b: ChatCompletion) {
+  const diff = answerDiff(a, b);
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(LOGPROB_TOLERANCE);
 }
 
 export const reply = (r: ChatCompletion) => r.choices[0]!.message.content!;

@@ -8,7 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDir } from '../scripts/llama-source.mjs';
-import { type Llama, LlamaContext, type LlamaModel } from '../src/engine/llama/binding.ts';
+import type { Llama } from '../src/engine/llama/llama.ts';
+import { LlamaModel } from '../src/engine/llama/model.ts';
+import { LlamaContext } from '../src/engine/llama/context.ts';
 import { openLlama, relDiff, testEngine } from './helpers.ts';
 
 let llama: Llama;
@@ -16,7 +18,7 @@ const loaded: Array<{ model: LlamaModel; ctx: LlamaContext }> = [];
 
 function open(file: string, repack: boolean) {
   const mark = llama.log.mark();
-  const model = llama.loadModel(`/models/${file}.gguf`, { repack })!;
+  const model = LlamaModel.load(llama, `/models/${file}.gguf`, { repack })!;
   expect(model).not.toBeNull();
   const repacked = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor')).length;
   const ctx = new LlamaContext(model, {

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countSimdDots } from '../wasm/simd-check.mjs';
-import { GgufValueType } from '../src/engine/gguf.ts';
+import { GgufValueType } from '../src/engine/gguf/reader.ts';
 import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
 import { createNodeEngine, defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import { writeGguf } from './fixtures/gguf-writer.ts';
@@ -105,7 +105,7 @@ describe('chat templates', () => {
     warn.mockRestore();
     const messages = [{ role: 'user' as const, content: 'Hi' }];
     // The model reads a ChatML prompt (its SentencePiece vocabulary has no ChatML tokens: they are plain text).
-    const prompt = e.core.prompt({ messages });
+    const prompt = e.core.inspect.prompt({ messages });
     expect(prompt.text).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
     const res = await e.chat.completions.create({ messages, max_tokens: 8, temperature: 0 });
     expect(res.usage.prompt_tokens).toBe(prompt.tokens.length);

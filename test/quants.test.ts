@@ -17,7 +17,7 @@ let f32: NodeEngine;
 let reference: Float32Array;
 beforeAll(async () => {
   f32 = await testEngine('qwen2-hello-256', NO_CACHE);
-  reference = (await f32.core.promptLogits({ messages })).logits;
+  reference = (await f32.core.inspect.promptLogits({ messages })).logits;
 });
 afterAll(() => f32.unload());
 
@@ -26,7 +26,7 @@ describe.each([...HUB_QUANTS, 'iq4_nl' as const])('%s', (type) => {
     const engine = await testEngine(`qwen2-hello-256-${type}` as ModelName, NO_CACHE);
     try {
       expect((await engine.info()).model!.metadata['general.file_type']).toBe(FILE_TYPE[type]);
-      const logits = (await engine.core.promptLogits({ messages })).logits;
+      const logits = (await engine.core.inspect.promptLogits({ messages })).logits;
       console.log(`[quant] ${type}: logits ${relDiff(reference, logits).toExponential(2)} of the f32 scale`);
       expect(argmax(logits)).toBe(argmax(reference));
       expect(relDiff(reference, logits)).toBeLessThan(0.1);

@@ -2,7 +2,7 @@
 // engine is replaced by a load function that records what it loaded; the e2e test (e2e/shared.spec.ts) runs the
 // real engine across real tabs.
 import { describe, expect, it } from 'vitest';
-import type { LoadRequest } from '../src/api/engine-api.ts';
+import type { LoadRequest } from '../src/contract.ts';
 import { AbortError } from '../src/errors.ts';
 import { ModelGate } from '../src/shared/gate.ts';
 import type { ModelInfo, Progress } from '../src/types.ts';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaSource } from '../scripts/llama-source.mjs';
 import { Detokenizer } from '../src/engine/detokenizer.ts';
-import type { Llama, LlamaModel } from '../src/engine/llama/binding.ts';
+import type { Llama } from '../src/engine/llama/llama.ts';
+import { LlamaModel } from '../src/engine/llama/model.ts';
 import { openLlama } from './helpers.ts';
 
 const vocabDir = join(llamaSource().dir, 'models');
@@ -30,7 +31,7 @@ const models = new Map<string, LlamaModel>();
 beforeAll(async () => {
   llama = await openLlama({ '/vocab': vocabDir });
   for (const v of VOCABS) {
-    const m = llama.loadModel(`/vocab/ggml-vocab-${v}.gguf`, { vocabOnly: true });
+    const m = LlamaModel.load(llama, `/vocab/ggml-vocab-${v}.gguf`, { vocabOnly: true });
     if (!m) throw new Error(`vocab ${v} did not load: ${llama.log.since(0, true).join('\n')}`);
     models.set(v, m);
   }

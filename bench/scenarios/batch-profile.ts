@@ -5,7 +5,8 @@
 // - raw llama_decode costs in one context: one token vs one token in each of 4 sequences, with and without logits
 //   (the output layer, 151,936 x 896 here, is computed once per sequence that samples), and the per-token cost of
 //   a 124-token prompt batch (the batched-compute ceiling: one output row for the whole batch).
-import { LlamaContext } from '../../src/engine/llama/binding.ts';
+import { LlamaContext } from '../../src/engine/llama/context.ts';
+import { LlamaModel } from '../../src/engine/llama/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import { modelsDir } from '../../test/fixtures/models.ts';
 import { NO_CACHE, openLlama } from '../../test/helpers.ts';
@@ -16,7 +17,7 @@ const model = `${modelsDir}/bench-qwen2.5-0.5b.gguf`;
 export async function stepProfile(reps: number): Promise<Record<string, number>> {
   const engine = await createNodeEngine({ threads: 1, cache: NO_CACHE });
   await engine.load({ path: model }, { nCtx: 2048, nParallel: 4 });
-  const profile = engine.core.profile;
+  const profile = engine.core.inspect.profile;
   const out: Record<string, number> = {};
   const ask = (k: number, maxTokens: number) => Promise.all(Array.from({ length: k }, (_, i) => engine.chat.completions.create({
     messages: [{ role: 'user', content: `Stream ${i}: tell a story.` }], max_tokens: maxTokens, temperature: 0, stream: false })));
@@ -43,7 +44,7 @@ export async function stepProfile(reps: number): Promise<Record<string, number>>
 
 export async function decodeCosts(reps: number): Promise<Record<string, number>> {
   const llama = await openLlama();
-  const m = llama.loadModel('/models/bench-qwen2.5-0.5b.gguf')!;
+  const m = LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf')!;
   const ctx = new LlamaContext(m, { nCtx: 4096, nBatch: 512, nUbatch: 512, nSeqMax: 4, threads: 1, typeK: 'f32', typeV: 'f32', flashAttn: 0 });
   const pos = [0, 0, 0, 0];
   const decode = (tokens: number[], seqs: number[], logits: boolean) => {

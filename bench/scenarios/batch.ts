@@ -10,8 +10,7 @@
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import { decodeCosts, stepProfile } from './batch-profile.ts';
-import { median, pause, PROMPT, rotate, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 
 const N_CTX = 2048;
 const GEN = 64;

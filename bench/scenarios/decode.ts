@@ -7,8 +7,7 @@ import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { type BenchBrowser, openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';
 import type { RunResult } from '../page.ts';
-import { median, pause, PROMPT, rotate, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 
 const N_CTX = 1024;
 const GEN = 64;

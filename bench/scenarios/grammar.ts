@@ -6,8 +6,7 @@
 // this is the worst case (a trained model mostly writes what the schema allows). Patch 0007 makes that pass cheaper.
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { createNodeEngine } from '../../src/node.ts';
-import { median, pause, PROMPT, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { median, pause, PROMPT, round, type ScenarioOptions } from '../common.ts';
 
 const GEN = 64;
 const SCHEMA = {

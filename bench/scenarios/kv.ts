@@ -2,12 +2,12 @@
 // Why Hearth's KV cache defaults to f32 without flash attention: the time to decode 48 new prompt tokens, and one
 // more token, after 124 / 1,200 / 2,300 tokens already in the cache, for each KV type and attention kernel. Node,
 // single-thread build, the benchmark-size model; median of --reps.
-import { LlamaContext } from '../../src/engine/llama/binding.ts';
+import { LlamaContext } from '../../src/engine/llama/context.ts';
+import { LlamaModel } from '../../src/engine/llama/model.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openLlama } from '../../test/helpers.ts';
 import type { GgmlType } from '../../src/types.ts';
-import { median, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { median, round, type ScenarioOptions } from '../common.ts';
 
 const LAYOUTS: Array<[GgmlType, 0 | 1]> = [['f16', 1], ['f16', 0], ['f32', 1], ['f32', 0], ['q8_0', 1]];
 const CONTEXTS = [124, 1200, 2300];
@@ -16,7 +16,7 @@ const NEW = 48;
 export async function kv(opts: ScenarioOptions) {
   await ensureModel('bench-qwen2.5-0.5b');
   const llama = await openLlama();
-  const model = llama.loadModel('/models/bench-qwen2.5-0.5b.gguf')!;
+  const model = LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf')!;
   const tokens = Array.from({ length: Math.max(...CONTEXTS) + NEW + 1 }, (_, i) => 1000 + ((i * 7919) % 50000));
   const row: Record<string, number> = { threads: 1, new_tokens: NEW, reps: opts.reps };
   try {

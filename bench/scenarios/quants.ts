@@ -5,7 +5,7 @@
 // {type}_prefill_vs_native and {type}_decode_vs_wllama for every type (0 where wllama could not run the model).
 import { ensureModel, HUB_QUANTS, type ModelName } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
-import type { ScenarioOptions } from '../run.ts';
+import type { ScenarioOptions } from '../common.ts';
 import { compareEngines } from './decode.ts';
 
 const THREADS = 2;

@@ -9,8 +9,7 @@
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import type { RunResult } from '../page.ts';
-import { MUSEUM_SYSTEM as SYSTEM, median, museumQuestion as question, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { MUSEUM_SYSTEM as SYSTEM, median, museumQuestion as question, round, type ScenarioOptions } from '../common.ts';
 import type { ChatMessage } from '../../src/types.ts';
 
 const THREADS = 2;

@@ -13,8 +13,7 @@ import { ensureModel } from '../../test/fixtures/models.ts';
 import { ModelServer } from '../../test/model-server.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { openBenchPage } from '../browser.ts';
-import { MUSEUM_SYSTEM, museumQuestion, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { MUSEUM_SYSTEM, museumQuestion, round, type ScenarioOptions } from '../common.ts';
 
 const THREADS = 2;
 const N_CTX = 4096;

@@ -7,13 +7,13 @@
 //   question (the whole conversation reused either way), a regenerated answer (back one token), and an edited last
 //   question (back into it). Median of --reps; the JSON's last line compares the two.
 import { basename } from 'node:path';
-import { LlamaContext } from '../../src/engine/llama/binding.ts';
+import { LlamaContext } from '../../src/engine/llama/context.ts';
+import { LlamaModel } from '../../src/engine/llama/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openLlama } from '../../test/helpers.ts';
-import { median, round } from '../common.ts';
-import type { ScenarioOptions } from '../run.ts';
+import { median, round, type ScenarioOptions } from '../common.ts';
 
 const MODEL = 'bench-gemma3-270m';
 const N_CTX = 8192;
@@ -46,7 +46,7 @@ export async function swa(opts: ScenarioOptions) {
 /** KV cache bytes llama.cpp allocates for an nCtx context with the engine's sequences (unified cache). */
 async function kvBytes(path: string, swaFull: boolean, nCtx: number): Promise<number> {
   const llama = await openLlama();
-  const model = llama.loadModel(`/models/${basename(path)}`)!;
+  const model = LlamaModel.load(llama, `/models/${basename(path)}`)!;
   // Read the sizes as they are logged: llama.cpp's debug lines about the graph that follow would push them out of
   // the log tail.
   const sizes: number[] = [];

@@ -1,21 +1,8 @@
 // Embeddings and rerank, the OpenAI (and Cohere/Jina rerank) shapes over the engine's two flat calls: requests checked
 // on the caller's side, vectors normalised (and shortened to `dimensions`) here, results sorted by score.
 import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, RerankResponse } from '../types.ts';
+import type { EmbedResult, RankResult } from '../contract.ts';
 import { bad } from './request.ts';
-
-/** What embed() returns: raw pooled vectors, and the tokens read. */
-export interface EmbedResult {
-  vectors: number[][];
-  tokens: number;
-  model: string;
-}
-
-/** What rerank() returns: one score per document, in document order. */
-export interface RankResult {
-  scores: number[];
-  tokens: number;
-  model: string;
-}
 
 export function embedInputs(p: EmbeddingCreateParams): { inputs: string[]; dimensions: number | null } {
   if (!p || typeof p !== 'object') bad('params', 'expected an object');

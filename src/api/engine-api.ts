@@ -3,57 +3,15 @@
 // in Node is such a core itself (engine/engine.ts). So request validation and defaults, the create() overloads,
 // streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
 import type {
-  CacheStats, ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams,
-  Embeddings, EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, ModelStoreUsage,
-  Progress, RerankParams, RerankResponse, StoredModel, StoredModelRef,
+  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams, Embeddings,
+  EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, RerankParams, RerankResponse,
+  StoredModelRef,
 } from '../types.ts';
+import type { EngineCore } from '../contract.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler } from './completion.ts';
-import { embeddingResponse, embedInputs, type EmbedResult, type RankResult, rerankInputs, rerankResponse } from './embeddings.ts';
-import { resolveRequest, type ResolvedRequest } from './request.ts';
-
-/** The callbacks and the abort signal of one call. Across the worker boundary the callbacks travel as proxies and an
- * abort as a message of its own (worker/protocol.ts). */
-export interface CallControl {
-  signal?: AbortSignal;
-  onProgress?: (p: Progress) => void;
-  /** Receives a completion's chunks; the promise it returns resolves when the consumer has room for more. */
-  onChunk?: (chunk: ChatCompletionChunk) => void | Promise<void>;
-}
-
-/** A validated request (resolveRequest) as the engine takes it; its progress callback travels in CallControl. */
-export type CompletionRequest = Omit<ResolvedRequest, 'onProgress'>;
-
-/** What load() sends the engine: the source and the options that are plain data. */
-export interface LoadRequest {
-  source: ModelSource;
-  options: Omit<LoadOptions, 'signal' | 'onProgress'>;
-}
-
-/**
- * The calls an engine answers. Each takes at most one argument that can be copied to a worker (structured clone)
- * and a CallControl; the worker protocol is derived from this interface, so a new call needs no protocol code.
- */
-export interface EngineCore {
-  load(request: LoadRequest, control?: CallControl): Promise<ModelInfo>;
-  /** Generates one completion, handing every chunk to control.onChunk; resolves after the final chunk. */
-  complete(request: CompletionRequest, control?: CallControl): Promise<void>;
-  /** The pooled embeddings of the texts (raw: normalised by the caller). */
-  embed(request: { inputs: string[] }, control?: CallControl): Promise<EmbedResult>;
-  /** A reranker's score of each document against the query. */
-  rank(request: { query: string; documents: string[] }, control?: CallControl): Promise<RankResult>;
-  info(): Promise<EngineInfo>;
-  unload(): Promise<void>;
-  cacheStats(): Promise<CacheStats>;
-  cacheClear(options: { conversation_id?: string }): Promise<void>;
-  cacheFlush(): Promise<void>;
-  /** Downloads a URL or { hf } model into the model store (if missing); where its files are there. For a page-side
-   * backend (webgpu) that reads them from OPFS itself. */
-  modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;
-  modelsList(): Promise<StoredModel[]>;
-  modelsDelete(request: { id: StoredModelRef }): Promise<boolean>;
-  modelsUsage(): Promise<ModelStoreUsage>;
-}
+import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
+import { resolveRequest } from './request.ts';
 
 /** Chunks a stream buffers before a consumer that does not read slows the generation down. */
 const STREAM_BUFFER = 16;

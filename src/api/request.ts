@@ -1,50 +1,12 @@
 // Checks a chat.completions request and fills in defaults. Every problem is an InvalidRequestError that names the
 // parameter and says what is allowed, thrown before the request is queued.
+import type { ResolvedRequest, ResolvedToolChoice } from '../contract.ts';
 import { InvalidRequestError } from '../errors.ts';
-import type { ChatCompletionCreateParams, ChatMessage, Progress, Tool } from '../types.ts';
-import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
-
-/** The sampler chain's settings (wasm/hearth.cpp builds llama.cpp's chain from them). */
-export interface SamplerParams {
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  repeatLastN: number;
-  repeatPenalty: number;
-  frequencyPenalty: number;
-  presencePenalty: number;
-  seed: number;
-}
-
-/** tool_choice resolved: 'none' when there are no tools; a named choice as the tool's name. */
-export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string };
-
-export interface ResolvedRequest {
-  messages: ChatMessage[];
-  tools: Tool[] | undefined;
-  toolChoice: ResolvedToolChoice;
-  parallelToolCalls: boolean;
-  /** GBNF the reply must follow: response_format's (converted here) or the raw `grammar`; null for none. */
-  grammar: string | null;
-  /** Likeliest tokens to report beside each token's log-probability; null: no logprobs. */
-  logprobs: number | null;
-  /** Variables the chat template gets besides the messages (chat_template_kwargs, reasoning_effort). */
-  templateKwargs: Record<string, unknown>;
-  /** null: until the context is full. */
-  maxTokens: number | null;
-  stop: string[];
-  stream: boolean;
-  sampler: SamplerParams;
-  conversationId: string | undefined;
-  contextOverflow: 'stop' | 'error' | 'shift';
-  /** null: the system prompt. */
-  nKeep: number | null;
-  onProgress: ((p: Progress) => void) | undefined;
-}
+import type { ChatCompletionCreateParams, Tool } from '../types.ts';
+import { jsonObjectGrammar, schemaGrammar } from '../engine/chat/json-schema.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
-export const SAMPLING_DEFAULTS = {
+const SAMPLING_DEFAULTS = {
   temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0,
 };
 

@@ -1,11 +1,13 @@
 // The app: pick a GGUF, watch it load, chat with streaming; stop, regenerate, edit and resend; many conversations,
 // each kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
-// Installable: a manifest and a service worker (sw.ts) that keeps the shell and the engine for offline use; models
+// Installable: a manifest and a service worker (workers/sw.ts) that keeps the shell and the engine for offline use; models
 // come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown.
 import { createEngine, type EngineInfo, type HearthClient, type ModelSource, type Progress } from '../index.ts';
 import { conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
-import { describeProgress } from '../ui/progress.ts';
+import { formatBytes } from '../bytes.ts';
+import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
+import { showProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';
 import { keepUpToDate } from './update.ts';
 
@@ -51,11 +53,8 @@ function setBusy() {
   ui.load.textContent = loading ? 'Cancel' : 'Load';
 }
 
-function bubble(role: 'user' | 'assistant' | 'error', text: string, index = -1): HTMLElement {
-  const el = document.createElement('div');
-  el.className = `msg ${role}`;
-  if (role === 'assistant') el.append(renderMarkdown(text));
-  else el.textContent = text;
+function bubble(role: BubbleRole, text: string, index = -1): HTMLElement {
+  const el = drawBubble(ui.chat, role, text, renderMarkdown);
   if (role === 'user' && index >= 0) {
     // Edit and resend: the conversation goes back to before this message, which returns to the composer.
     const edit = Object.assign(document.createElement('button'), { type: 'button', className: 'edit', title: 'Edit and resend' });
@@ -69,8 +68,6 @@ function bubble(role: 'user' | 'assistant' | 'error', text: string, index = -1):
     });
     el.append(edit);
   }
-  ui.chat.append(el);
-  el.scrollIntoView({ block: 'end' });
   return el;
 }
 
@@ -139,9 +136,7 @@ async function restore() {
 }
 
 function onProgress(p: Progress) {
-  ui.progress.hidden = false;
-  ui.progress.value = p.total ? p.loaded / p.total : 0;
-  ui.loadStatus.textContent = describeProgress(p);
+  ui.loadStatus.textContent = showProgress(ui.progress, p);
 }
 
 function chosenSource(): ModelSource | null {
@@ -246,12 +241,7 @@ ui.composer.addEventListener('submit', (e) => {
   e.preventDefault();
   void send(ui.prompt.value);
 });
-ui.prompt.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey) {
-    e.preventDefault();
-    void send(ui.prompt.value);
-  }
-});
+sendOnEnter(ui.prompt, () => void send(ui.prompt.value));
 ui.stop.addEventListener('click', () => generating?.abort());
 ui.regenerate.addEventListener('click', regenerate);
 ui.newChat.addEventListener('click', startNew);
@@ -272,7 +262,7 @@ async function showStoredModels() {
       await engine?.models.delete(m.id).catch(() => false);
       await showStoredModels();
     });
-    const size = `${((m.size ?? m.downloaded) / 1e6).toFixed(1)} MB${m.complete ? '' : ' (incomplete)'}`;
+    const size = `${formatBytes(m.size ?? m.downloaded)}${m.complete ? '' : ' (incomplete)'}`;
     li.append(Object.assign(document.createElement('span'), { className: 'model-name', textContent: `${m.name} · ${size}` }), remove);
     return li;
   }));

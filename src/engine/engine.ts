@@ -1,27 +1,27 @@
 // The engine: llama.cpp's wasm build and the model loaded into it, answering the EngineCore calls. It runs wherever
 // the wasm runs — in the browser's Web Worker (worker/host.ts forwards the page's calls to it) and in Node (src/node.ts
 // wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
-import type { CallControl, CompletionRequest, EngineCore, LoadRequest } from '../api/engine-api.ts';
+import type { CallControl, CompletionRequest, EmbedResult, EngineCore, LoadRequest, RankResult } from '../contract.ts';
 import { newCompletionMeta } from '../api/completion.ts';
-import type { EmbedResult, RankResult } from '../api/embeddings.ts';
-import { resolveRequest } from '../api/request.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type {
-  CacheOptions, CacheSource, CacheStats, ChatCompletionCreateParams, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
+  CacheOptions, CacheStats, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
   StoredModelRef,
 } from '../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
 import { pooledOutputs, rerankTokens } from './embed.ts';
-import { Job, type LogitsTrace } from './job.ts';
-import { Llama } from './llama/binding.ts';
+import { EngineInspector } from './inspect.ts';
+import { Job } from './run/job.ts';
+import { Llama } from './llama/llama.ts';
 import type { ModuleLoader } from './llama/module.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from './limits.ts';
 import { loadSession, openModelFile } from './load.ts';
-import { Scheduler } from './scheduler.ts';
-import type { Session } from './session.ts';
+import { Scheduler } from './run/scheduler.ts';
+import type { Session } from './run/session.ts';
 import type { ModelStore } from './models/store.ts';
-import type { ModelFile } from './source.ts';
+import type { ModelFile } from './models/file.ts';
+import { isRemoteSource } from './models/remote.ts';
 
 export interface EngineConfig {
   loader: ModuleLoader;
@@ -44,6 +44,8 @@ export class Engine implements EngineCore {
   private llama: Llama | null = null;
   private session: Session | null = null;
   private readonly scheduler = new Scheduler(() => this.requireSession());
+  /** Seams for tests and benchmarks (inspect.ts). */
+  readonly inspect = new EngineInspector(this.scheduler, () => this.requireSession());
   private store: Promise<KvStore | null> | null = null;
   private readonly cacheConfig: CacheConfig & { persistent: boolean };
 
@@ -115,12 +117,11 @@ export class Engine implements EngineCore {
   /**
    * Generates one completion, handing every chunk to control.onChunk (awaited: a slow consumer slows generation).
    * Resolves after the final chunk; rejects with AbortError, ContextFullError (before any chunk) or another
-   * HearthError. `trace` (tests) sees the logits every token was sampled from.
+   * HearthError.
    */
-  complete(request: CompletionRequest, control: CallControl = {}, trace?: LogitsTrace): Promise<void> {
+  complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
     const meta = newCompletionMeta(this.live?.info.name ?? '');
-    const job = new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, meta, false, trace);
-    return this.scheduler.submit(job);
+    return this.scheduler.submit(new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, meta));
   }
 
   /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
@@ -201,7 +202,7 @@ export class Engine implements EngineCore {
   }
 
   async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {
-    if (!this.config.models || options.store === false || !(typeof source === 'string' || (source && typeof source === 'object' && 'hf' in source))) {
+    if (!this.config.models || options.store === false || !isRemoteSource(source)) {
       throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
     }
     return this.config.models.ensure(source, {
@@ -224,36 +225,5 @@ export class Engine implements EngineCore {
 
   async modelsUsage(): Promise<ModelStoreUsage> {
     return this.config.models ? this.config.models.usage() : { models: 0, used: null, quota: null, persisted: null };
-  }
-
-  // Seams for tests and benchmarks (Node; not part of EngineCore, so never reachable from the page).
-
-  /** Decode steps so far and the time they took. */
-  get profile(): Readonly<Scheduler['profile']> {
-    return this.scheduler.profile;
-  }
-
-  /**
-   * The next-token logits after the request's prompt, through the same cache path and scheduler as a completion
-   * (no reply is generated). For tests that compare cached and cold prompt processing.
-   */
-  async promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
-    const job = new Job(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''), true);
-    await this.scheduler.submit(job);
-    return { logits: job.promptLogits!, cached: job.prep.cached, source: job.prep.source };
-  }
-
-  /** What the model reads for this request: the rendered prompt, its tokens, and the system prefix the cache keeps. */
-  prompt(params: ChatCompletionCreateParams): { text: string; tokens: Int32Array; systemTokens: number } {
-    const p = this.requireSession().prompts.prepare(resolveRequest(params));
-    return { text: p.text, tokens: p.tokens, systemTokens: p.system?.tokens.length ?? 0 };
-  }
-
-  /** Each slot's sequence, the tokens it holds, whether a request runs on it, and the positions its cells hold. */
-  slots(): Array<{ seq: number; tokens: number[]; pending: boolean; cells: number }> {
-    const s = this.requireSession();
-    return s.cache.slots.all.map((slot) => ({
-      seq: slot.seq, tokens: [...slot.tokens], pending: slot.pending, cells: s.ctx.seqPosMax(slot.seq) + 1,
-    }));
   }
 }

@@ -1,13 +1,14 @@
 // The KV cache's element types, attention kernel and size for a model.
 import { ModelLoadError } from '../errors.ts';
 import type { GgmlType, LoadOptions } from '../types.ts';
+import { formatBytes } from '../bytes.ts';
 
 /** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
 const F32_KV_LIMIT = 512 * 1024 ** 2;
 /** The longest context worth keeping f32 K/V for: models whose f32 cache cannot reach it within the limit get f16. */
 const F32_MIN_CONTEXT = 8192;
 /** Context sizes are multiples of this (the dynamic sizing plan's rounding). */
-export const CTX_STEP = 1024;
+const CTX_STEP = 1024;
 /** Reply tokens a request without max_tokens is sized for. */
 export const DEFAULT_REPLY_BUDGET = 1024;
 /** Room in the 4 GiB wasm heap for what is neither model nor KV cache: the compute buffer (~300 MiB with a
@@ -77,8 +78,8 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
   if (options.nCtx !== undefined) {
     const nCtx = Math.max(16, Math.min(Math.floor(options.nCtx), train));
     if (nCtx * perToken > room) {
-      throw new ModelLoadError(`nCtx ${nCtx} needs ${mib(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
-        `the 4 GiB wasm heap has ${mib(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
+      throw new ModelLoadError(`nCtx ${nCtx} needs ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
+        `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
         'a quantized cache (cacheTypeK/V), or a smaller model.', 'kv_too_large', { nCtx, kvBytesPerToken: perToken, roomBytes: room });
     }
     return { typeK, typeV, flashAttn, initialCtx: nCtx, maxCtx: nCtx, dynamic: false, kvBytesPerToken: perToken, budgetBytes: nCtx * perToken };
@@ -86,7 +87,7 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
   const limit = typeK === 'f32' && typeV === 'f32' ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
   const maxCtx = fits(perToken, limit);
   if (maxCtx < Math.min(train, CTX_STEP)) {
-    throw new ModelLoadError(`the KV cache budget (${mib(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
+    throw new ModelLoadError(`the KV cache budget (${formatBytes(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
       `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
       'KV cache share the 4 GiB wasm heap).', 'kv_too_large', { budgetBytes, kvBytesPerToken: perToken });
   }
@@ -101,4 +102,3 @@ export function contextFor(tokens: number, plan: ContextPlan): number {
   return Math.min(plan.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
 }
 
-const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;

@@ -1,7 +1,7 @@
 // Loading a model: the source opened and checked (size, GGUF header) before llama.cpp sees it, the model read into
 // the wasm heap, its context sized (kv-layout.ts), and the KV cache and prompt preparation built on them. Every
 // failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
-import type { LoadRequest } from '../api/engine-api.ts';
+import type { LoadRequest } from '../contract.ts';
 import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
 import type { LoadOptions, ModelInfo } from '../types.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
@@ -9,12 +9,15 @@ import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/store.ts';
 import { contextPlan } from './kv-layout.ts';
-import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
+import type { Llama } from './llama/llama.ts';
+import { LlamaModel } from './llama/model.ts';
+import { LlamaContext } from './llama/context.ts';
 import { Prompts } from './prompt.ts';
-import { N_BATCH } from './scheduler.ts';
-import { Session } from './session.ts';
-import { checkModelFile } from './check.ts';
-import { type ModelFile, openSource, type SourceOptions } from './source.ts';
+import { N_BATCH } from './limits.ts';
+import { Session } from './run/session.ts';
+import { checkModelFile } from './gguf/check.ts';
+import { type ModelFile } from './models/file.ts';
+import { openSource, type SourceOptions } from './models/source.ts';
 
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
 const N_SLOTS = 4;
@@ -81,7 +84,7 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
       options.onProgress?.({ phase: 'load', loaded: Math.round(p * file.size), total: file.size });
       return !options.signal?.aborted;
     };
-    model = llama.guard(() => llama.loadModel(mounted.path));
+    model = llama.guard(() => LlamaModel.load(llama, mounted.path));
   } finally {
     llama.mod.hearthProgress = undefined;
     mounted.unmount(); // llama.cpp has copied the tensors; the file is no longer read

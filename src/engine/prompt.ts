@@ -1,7 +1,7 @@
 // Prompt preparation: a request rendered with the model's chat template, tokenized the way the cache matches it, and
 // its rendered system prefix (the system messages and tools), which the cache keeps on its own and a context shift
 // keeps by default.
-import type { ResolvedRequest } from '../api/request.ts';
+import type { ResolvedRequest } from '../contract.ts';
 import type { ChatMessage, Tool } from '../types.ts';
 import { hashText } from './cache/hash.ts';
 import { systemKey } from './cache/identity.ts';
@@ -9,7 +9,8 @@ import { commonPrefix } from './cache/prefix.ts';
 import type { CacheRequest } from './cache/prompt-cache.ts';
 import { ReplyPlanner, type ReplyPlan } from './chat/plan.ts';
 import { ChatTemplate } from './chat/template.ts';
-import type { Llama, LlamaModel } from './llama/binding.ts';
+import type { Llama } from './llama/llama.ts';
+import type { LlamaModel } from './llama/model.ts';
 
 export interface PreparedPrompt extends CacheRequest {
   /** The rendered prompt. */

@@ -2,7 +2,8 @@
 // different ones. A request runs only while its tab's model is the loaded one; a tab that needs another waits until
 // the requests on the current one have ended, then loads its own. So no tab is answered by another tab's model, and
 // tabs that want the same model load it once.
-import type { CallControl, LoadRequest } from '../api/engine-api.ts';
+import { abortable } from '../abort.ts';
+import type { CallControl, LoadRequest } from '../contract.ts';
 import { AbortError } from '../errors.ts';
 import type { ModelInfo, Progress } from '../types.ts';
 import type { TabModel } from './wire.ts';
@@ -32,7 +33,7 @@ export class ModelGate {
       const switching = this.switching;
       if (switching) {
         if (switching.key === model?.key && control.onProgress) switching.listeners.add(control.onProgress);
-        await this.wait(switching.done.then(() => {}, () => {}), control.signal);
+        await abortable(switching.done.then(() => {}, () => {}), control.signal);
         continue;
       }
       if (!model || model.key === this.key) {
@@ -40,7 +41,7 @@ export class ModelGate {
         return this.info;
       }
       if (this.active > 0) {
-        await this.wait(new Promise<void>((wake) => this.wakers.push(wake)), control.signal);
+        await abortable(new Promise<void>((wake) => this.wakers.push(wake)), control.signal);
         continue;
       }
       const listeners = new Set(control.onProgress ? [control.onProgress] : []);
@@ -82,15 +83,4 @@ export class ModelGate {
     wakers.forEach((w) => w());
   }
 
-  private wait(until: Promise<void>, signal?: AbortSignal): Promise<void> {
-    if (!signal) return until;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => reject(new AbortError());
-      signal.addEventListener('abort', onAbort, { once: true });
-      void until.then(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      });
-    });
-  }
 }

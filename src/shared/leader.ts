@@ -1,6 +1,6 @@
 // The tab that runs a shared engine: it answers its own calls and those other tabs send over the channel, each on
 // the model its tab loaded (gate.ts).
-import type { CallControl, EngineCore } from '../api/engine-api.ts';
+import type { CallControl, EngineCore } from '../contract.ts';
 import { HearthError, toWire } from '../errors.ts';
 import type { Method } from '../worker/protocol.ts';
 import { ModelGate } from './gate.ts';

@@ -8,10 +8,10 @@
 // Every wait has an end: for a leader to be ready (LEADER_WAIT_MS), for a call to be taken (ACCEPT_MS), and while a
 // call runs the leader's term lock is checked (LIVENESS_MS), so a leader that vanished, or one that never was (a
 // forged message), cannot leave a tab's requests hanging.
-import type { CallControl, EngineCore, LoadRequest } from '../api/engine-api.ts';
+import { abortable } from '../abort.ts';
+import type { CallControl, EngineCore, LoadRequest, LocalEngine } from '../contract.ts';
 import { AbortError, EngineError, fromWire } from '../errors.ts';
 import type { EngineInfo } from '../types.ts';
-import type { LocalEngine } from '../worker/client.ts';
 import { type Method, METHODS } from '../worker/protocol.ts';
 import { Leader } from './leader.ts';
 import { leaderGone, lockNames, type Message, readWire, stamp, type TabModel } from './wire.ts';
@@ -227,22 +227,16 @@ class SharedTab implements LocalEngine {
       if (this.dead) throw this.dead;
       if (this.leader) return this.leader.run(this.id, method, argument, model, control);
       if (this.term) return this.send(this.term, method, argument, model, control);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.waiters = this.waiters.filter((w) => w !== wake);
-          reject(leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`));
-        }, LEADER_WAIT_MS);
-        const onAbort = () => {
-          clearTimeout(timer);
-          reject(new AbortError());
-        };
-        const wake = () => {
-          clearTimeout(timer);
-          control.signal?.removeEventListener('abort', onAbort);
-          resolve();
-        };
+      let wake!: () => void;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const woken = new Promise<void>((resolve, reject) => {
+        wake = resolve;
+        timer = setTimeout(() => reject(leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`)), LEADER_WAIT_MS);
         this.waiters.push(wake);
-        control.signal?.addEventListener('abort', onAbort, { once: true });
+      });
+      await abortable(woken, control.signal).finally(() => {
+        clearTimeout(timer);
+        this.waiters = this.waiters.filter((w) => w !== wake);
       });
     }
   }

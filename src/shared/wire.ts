@@ -6,7 +6,7 @@
 // carry the protocol version and the build (tabs of another deploy form a group of their own), every message is
 // checked for its shape and version, and a leader is believed only while it holds its term's Web Lock (a forged
 // announcement from a page without it is ignored).
-import type { LoadRequest } from '../api/engine-api.ts';
+import type { LoadRequest } from '../contract.ts';
 import { BUILD_ID } from '../build.ts';
 import { EngineError } from '../errors.ts';
 import type { ChatCompletionChunk, Progress } from '../types.ts';

@@ -8,6 +8,7 @@
 import { createStore, del, entries, get, set } from 'idb-keyval';
 import { hashText } from '../engine/cache/hash.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, Progress, Timings } from '../types.ts';
+import { contentText } from '../api/messages.ts';
 
 export interface SavedConversation {
   id: string;
@@ -105,13 +106,12 @@ export function newConversation(id: string = newId()): SavedConversation {
   return { id, title: '', messages: [], start: 0, tokens: null, updatedAt: Date.now() };
 }
 
-export function newId(): string {
+function newId(): string {
   return globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 export function messageText(m: ChatMessage): string {
-  if (typeof m.content === 'string') return m.content;
-  return (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return contentText(m.content);
 }
 
 /** Tells the page when another tab changed a stored conversation (the widget shows the new turns). */

@@ -1,3 +1,5 @@
+// Progress as the app and the widget show it: a bar and a line of text.
+import { formatBytes } from '../bytes.ts';
 import type { Progress } from '../types.ts';
 
 const WHAT: Record<Progress['phase'], string> = {
@@ -5,11 +7,16 @@ const WHAT: Record<Progress['phase'], string> = {
   restore: 'Restoring the conversation', prefill: 'Reading the conversation',
 };
 
-const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-
-/** A progress event as a person reads it: "Downloading the model: 12.3 MB of 400.0 MB (11.8 MB/s)". */
+/** A progress event as a person reads it: "Downloading the model: 11.7 MiB of 381.5 MiB (11.2 MiB/s)". */
 export function describeProgress(p: Progress): string {
-  const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${mb(p.loaded)}${p.total ? ` of ${mb(p.total)}` : ''}`;
-  const speed = p.phase === 'download' && p.bytesPerSecond ? ` (${mb(p.bytesPerSecond)}/s)` : '';
+  const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${formatBytes(p.loaded)}${p.total ? ` of ${formatBytes(p.total)}` : ''}`;
+  const speed = p.phase === 'download' && p.bytesPerSecond ? ` (${formatBytes(p.bytesPerSecond)}/s)` : '';
   return `${WHAT[p.phase]}: ${amount}${speed}`;
+}
+
+/** Shows a progress event on the bar; returns its text, for the status line. */
+export function showProgress(bar: HTMLProgressElement, p: Progress): string {
+  bar.hidden = false;
+  bar.value = p.total ? p.loaded / p.total : 0;
+  return describeProgress(p);
 }

@@ -2,17 +2,20 @@
 // keeps the model store and the KV cache, runs the self-test's reference, and answers whenever WebGPU is not used.
 // BackendSwitch is the EngineCore the public API sits on: each load goes to wllama (WebGPU) or to the wasm engine,
 // and every later call to the one holding the model.
-import type { CallControl, CompletionRequest, EngineCore, LoadRequest } from '../api/engine-api.ts';
-import { readGgufHeader, tensorBytes } from '../engine/gguf.ts';
+import type { CallControl, CompletionRequest, EngineCore, LoadRequest } from '../contract.ts';
+import { readGgufHeader, tensorBytes } from '../engine/gguf/reader.ts';
 import { idbBackend } from '../engine/models/idb.ts';
 import { storedFiles } from '../engine/models/opfs.ts';
-import { checkModelFile } from '../engine/check.ts';
+import { checkModelFile } from '../engine/gguf/check.ts';
 import { EngineError } from '../errors.ts';
 import { cspError, watchCsp } from '../worker/csp.ts';
-import { blobFile, openSource } from '../engine/source.ts';
+import { blobFile } from '../engine/models/file.ts';
+import { openSource } from '../engine/models/source.ts';
 import type { Backend, BackendSelection, EngineInfo, ModelInfo, ModelSource, StoredModelRef } from '../types.ts';
 import { selfTest } from './self-test.ts';
 import { type ModelBlobs, WllamaCore } from './wllama-core.ts';
+import { formatBytes } from '../bytes.ts';
+import { isRemoteSource } from '../engine/models/remote.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
 
@@ -124,7 +127,7 @@ class BackendSwitch implements EngineCore {
   /** The model's files as Blobs on this page: from the model store (downloaded there first), a File, or a download. */
   private async blobs({ source, options }: LoadRequest, control: CallControl): Promise<ModelBlobs> {
     if (typeof Blob !== 'undefined' && source instanceof Blob) return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
-    if (options.store !== false && (typeof source === 'string' || (typeof source === 'object' && 'hf' in source))) {
+    if (options.store !== false && isRemoteSource(source)) {
       const { folder, files } = await this.wasm.modelsFetch({ source, options }, control);
       if ('getDirectory' in (globalThis.navigator?.storage ?? {})) return storedFiles(folder, files);
       // The worker's store is IndexedDB (no OPFS here), which this page reads as well.
@@ -144,7 +147,7 @@ class BackendSwitch implements EngineCore {
       const header = await readGgufHeader(async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()), blob.size, { skipArrays: true });
       for (const t of header.tensors) largest = Math.max(largest, tensorBytes(t.type, t.dims) ?? 0);
     }
-    return largest > limit ? `its largest tensor (${mb(largest)}) exceeds the adapter's storage buffer limit (${mb(limit)})` : null;
+    return largest > limit ? `its largest tensor (${formatBytes(largest)}) exceeds the adapter's storage buffer limit (${formatBytes(limit)})` : null;
   }
 
   complete(request: CompletionRequest, control?: CallControl): Promise<void> {
@@ -181,4 +184,3 @@ class BackendSwitch implements EngineCore {
   modelsUsage = () => this.wasm.modelsUsage();
 }
 
-const mb = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MiB`;

@@ -1,7 +1,7 @@
 // A backend proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
 // results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
 // (probe-model.ts); their next-token log-probabilities must agree.
-import type { EngineCore } from '../api/engine-api.ts';
+import type { EngineCore } from '../contract.ts';
 import { resolveRequest } from '../api/request.ts';
 import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../types.ts';
 import { probeModel, PROBE_PROMPT } from './probe-model.ts';
@@ -12,7 +12,7 @@ export type TopLogprobs = Array<{ token: string; logprob: number }>;
 
 const TOP = 8;
 /** Over the likeliest tokens, log-probabilities may differ by this much (f16 arithmetic on a GPU: ~1e-2). */
-export const TOLERANCE = 0.1;
+const TOLERANCE = 0.1;
 
 /** `wasmSource`: where the wasm engine reads the probe (default: the in-memory Blob; in Node, a file). */
 export async function selfTest(wasm: EngineCore, gpu: WllamaCore, wasmSource?: ModelSource): Promise<SelfTest> {
@@ -46,7 +46,7 @@ async function wasmLogprobs(wasm: EngineCore): Promise<TopLogprobs> {
  * Whether `got` (the candidate backend) agrees with `expected` (the wasm engine): the same likeliest token, and the
  * expected top tokens' log-probabilities within TOLERANCE (a token missing from `got` counts as a mismatch).
  */
-export function compareProbe(expected: TopLogprobs, got: TopLogprobs): SelfTest {
+function compareProbe(expected: TopLogprobs, got: TopLogprobs): SelfTest {
   const byToken = new Map(got.map((t) => [t.token, t.logprob]));
   let maxLogprobDiff = 0;
   for (const t of expected.slice(0, 5)) {

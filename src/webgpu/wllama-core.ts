@@ -6,15 +6,14 @@
 // error: KV state (no persistence, no conversation cache across reloads), batching, embeddings, rerank and context
 // shifting.
 import type { Wllama } from '@wllama/wllama';
-import type { CallControl, CompletionRequest, LoadRequest } from '../api/engine-api.ts';
-import { chunk, newCompletionMeta } from '../api/completion.ts';
-import type { EmbedResult, RankResult } from '../api/embeddings.ts';
+import type { CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult } from '../contract.ts';
+import { newCompletionMeta } from '../api/completion.ts';
 import { ReplyPlanner } from '../engine/chat/plan.ts';
-import { OutputStream } from '../engine/chat/stream.ts';
+import { ReplyWriter } from '../engine/chat/reply.ts';
 import { ChatTemplate } from '../engine/chat/template.ts';
-import { type GgufHeader, readGgufHeader } from '../engine/gguf.ts';
+import { type GgufHeader, readGgufHeader } from '../engine/gguf/reader.ts';
 import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
-import type { ChunkDelta, EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../types.ts';
+import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../types.ts';
 
 export interface WllamaOptions {
   /** URL of wllama.wasm (served with Hearth's assets; never a CDN). */
@@ -99,28 +98,21 @@ export class WllamaCore {
       // llama-server gives no log-probabilities for 0 alternatives: ask for one and drop it.
       ...(request.logprobs !== null ? { logprobs: Math.max(1, request.logprobs) } : {}),
     };
-    const meta = newCompletionMeta(this.model!.name);
-    const output = plan.parse ? new OutputStream(plan.parse, request.parallelToolCalls ? Infinity : 1) : null;
-    await control.onChunk?.(chunk(meta, { role: 'assistant', content: '' }));
+    const reply = new ReplyWriter(newCompletionMeta(this.model!.name),
+      { parse: plan.parse, logprobs: request.logprobs !== null, parallelToolCalls: request.parallelToolCalls });
+    await control.onChunk?.(reply.open());
     let finish: FinishReason = 'stop';
     let usage: Usage | null = null;
     let timings: Timings | null = null;
-    let pending: TokenLogprob[] = [];
-    const takeLogprobs = () => {
-      if (request.logprobs === null) return null;
-      const content = pending;
-      pending = [];
-      return { content };
-    };
     try {
       const stream = await w.createCompletion(params as never) as unknown as AsyncIterable<WllamaChunk>;
       for await (const c of stream) {
         if (control.signal?.aborted) break; // wllama may yield what it had already generated; the caller stopped reading
         const choice = c.choices[0];
         if (choice) {
-          for (const t of choice.logprobs?.content ?? []) pending.push(tokenLogprob(t, request.logprobs ?? 0));
-          const delta = !choice.text ? null : output ? output.push(choice.text) : { content: choice.text };
-          if (delta) await control.onChunk?.(chunk(meta, delta, null, undefined, takeLogprobs()));
+          for (const t of choice.logprobs?.content ?? []) reply.logprob(tokenLogprob(t, request.logprobs ?? 0));
+          const c = reply.push(choice.text ?? '');
+          if (c) await control.onChunk?.(c);
           if (choice.finish_reason === 'length') finish = 'length';
         }
         if (c.usage) usage = { ...c.usage, prompt_tokens_details: { cached_tokens: c.usage.prompt_tokens_details?.cached_tokens ?? 0 } };
@@ -133,16 +125,10 @@ export class WllamaCore {
       throw hearthError(err, control.signal, this.nCtx);
     }
     if (control.signal?.aborted) throw new AbortError();
-    let last: ChunkDelta = {};
-    if (output) {
-      const end = output.finish();
-      last = end.delta ?? {};
-      if (end.output.toolCalls.length && finish === 'stop') finish = 'tool_calls';
-    }
     usage ??= { prompt_tokens: timings?.prompt_n ?? 0, completion_tokens: timings?.predicted_n ?? 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: timings?.cache_n ?? 0 } };
     usage.total_tokens ||= usage.prompt_tokens + usage.completion_tokens;
     timings ??= { prompt_n: usage.prompt_tokens, prompt_ms: 0, predicted_n: usage.completion_tokens, predicted_ms: 0, cache_n: 0, cache_source: 'none' };
-    await control.onChunk?.(chunk(meta, last, finish, { usage, timings }, takeLogprobs()));
+    await control.onChunk?.(reply.close(finish, { usage, timings }).chunk);
   }
 
   /**

@@ -6,7 +6,8 @@
 import type { HearthClient } from '../worker/client.ts';
 import type { Backend, ModelSource, Progress } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
-import { describeProgress } from '../ui/progress.ts';
+import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
+import { showProgress } from '../ui/progress.ts';
 import { WIDGET_CSS } from './style.ts';
 
 /** The reply budget (max_tokens) unless the max-tokens attribute says otherwise. */
@@ -96,12 +97,7 @@ export class HearthChatElement extends HTMLElement {
       e.preventDefault();
       void this.send(ui.input.value).catch(() => {});
     });
-    ui.input.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && !e.shiftKey) {
-        e.preventDefault();
-        void this.send(ui.input.value).catch(() => {});
-      }
-    });
+    sendOnEnter(ui.input, () => void this.send(ui.input.value).catch(() => {}));
   }
 
   connectedCallback() {
@@ -304,21 +300,12 @@ export class HearthChatElement extends HTMLElement {
     });
   }
 
-  #bubble(role: 'user' | 'assistant' | 'error', text: string): HTMLElement {
-    const el = h('div', { className: `msg ${role}` });
-    if (role === 'assistant') el.append(this.#chat!.renderMarkdown(text));
-    else el.textContent = text;
-    const log = this.#ui.log;
-    log.append(el);
-    log.scrollTop = log.scrollHeight;
-    return el;
+  #bubble(role: BubbleRole, text: string): HTMLElement {
+    return bubble(this.#ui.log, role, text, this.#chat!.renderMarkdown);
   }
 
   #progress(p: Progress) {
-    const bar = this.#ui.progress;
-    bar.hidden = false;
-    bar.value = p.total ? p.loaded / p.total : 0;
-    this.#status(describeProgress(p));
+    this.#status(showProgress(this.#ui.progress, p));
     this.#emit('hearth-progress', p);
   }
 

@@ -1,14 +1,17 @@
 // The page side: createEngine() starts the engine worker and returns a HearthClient, the public API (EngineApi)
 // over a core whose every call runs in the worker.
 import * as Comlink from 'comlink';
-import { type CallControl, EngineApi, type EngineCore } from '../api/engine-api.ts';
+import { abortable } from '../abort.ts';
+import { EngineApi } from '../api/engine-api.ts';
+import type { CallControl, EngineCore, LocalEngine } from '../contract.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from '../engine/limits.ts';
-import { AbortError, EngineError, fromWire, InvalidRequestError } from '../errors.ts';
+import { EngineError, fromWire, InvalidRequestError } from '../errors.ts';
 import { joinShared } from '../shared/tab.ts';
 import { scriptUrl, TRUSTED_TYPES_HINT } from '../trusted-types.ts';
 import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../types.ts';
 import { cspError, watchCsp } from './csp.ts';
 import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
+import { isRemoteSource } from '../engine/models/remote.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
 // workers: milliseconds. Firefox sometimes never returns from creating them on a cross-origin isolated page while it
@@ -32,12 +35,6 @@ export function defaultThreads(): number {
 export interface HearthClient extends HearthEngine {
   /** Stops the worker at once; the engine cannot be used afterwards. A shared engine: this tab leaves it, and if
    * this tab ran it, another tab takes it over. */
-  terminate(): void;
-}
-
-/** An engine this tab runs: its core and how to stop it. */
-export interface LocalEngine {
-  core: EngineCore;
   terminate(): void;
 }
 
@@ -127,7 +124,7 @@ class Client extends EngineApi implements HearthClient {
     // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
     // ask; engine.models.usage().persisted tells the answer). Never waited for: Chromium decides at once, but Firefox
     // asks the user, and the load must not wait on a prompt they may never answer.
-    const stored = (typeof source === 'string' || (typeof source === 'object' && 'hf' in source)) && options.store !== false;
+    const stored = isRemoteSource(source) && options.store !== false;
     if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
       this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
     }
@@ -210,23 +207,11 @@ class RemoteEngine {
   /** Awaits a worker call; rejects if the worker dies or `signal` aborts first (the abort is forwarded as abort(id)). */
   private settle<T>(promise: Promise<Result<T>>, signal?: AbortSignal, id = 0): Promise<T> {
     if (this.dead) return Promise.reject(this.dead);
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => {
-        void this.remote.abort(id);
-        done(() => reject(new AbortError()));
-      };
-      const done = (settle: () => void) => {
-        this.pending.delete(reject);
-        signal?.removeEventListener('abort', onAbort);
-        settle();
-      };
-      this.pending.add(reject);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (r) => done(() => (r.ok ? resolve(r.value) : reject(fromWire(r.error)))),
-        (err) => done(() => reject(err)),
-      );
-    });
+    let fail!: (err: Error) => void;
+    const died = new Promise<never>((_, reject) => (fail = reject));
+    this.pending.add(fail);
+    const answered = promise.then((r) => (r.ok ? r.value : Promise.reject(fromWire(r.error))));
+    return abortable(Promise.race([answered, died]), signal, () => void this.remote.abort(id))
+      .finally(() => this.pending.delete(fail));
   }
 }

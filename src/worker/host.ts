@@ -1,6 +1,6 @@
 // The worker side of the protocol: runs the page's calls on an Engine, maps request ids to AbortControllers and
 // errors to Results.
-import type { CallControl } from '../api/engine-api.ts';
+import type { CallControl } from '../contract.ts';
 import type { Engine } from '../engine/engine.ts';
 import { EngineError, toWire } from '../errors.ts';
 import type { ChatCompletionChunk, EngineInfo, Progress } from '../types.ts';

@@ -2,7 +2,7 @@
 // call as call(id, method, argument, callbacks) and gets a Result back, so typed errors keep their class, code and
 // details across the boundary (Comlink alone would pass only message and name). An AbortSignal cannot cross: the
 // page forwards an abort as abort(id). Callbacks cross as Comlink proxies, which must be top-level arguments.
-import type { CallControl, EngineCore } from '../api/engine-api.ts';
+import type { CallControl, EngineCore } from '../contract.ts';
 import type { WireError } from '../errors.ts';
 import type { BuildVariant, CacheOptions, EngineInfo } from '../types.ts';
 

@@ -2,7 +2,7 @@
 // are stored under.
 import type { Progress } from '../../types.ts';
 import { modelIdentity, sha256Hex } from '../models/sha256.ts';
-import type { ModelFile } from '../source.ts';
+import type { ModelFile } from '../models/file.ts';
 import { hashText, hashTokens } from './hash.ts';
 
 /** Bump when the record layout changes: older records are deleted, never read. */

@@ -1,7 +1,7 @@
 // Moving KV cells between a sequence and byte chunks. The context's KV cache is unified, so seq_cp only tags cells
 // with another sequence id (no data copy) and a scratch sequence can carve out any position range for export.
 
-import type { LlamaContext } from '../llama/binding.ts';
+import type { LlamaContext } from '../llama/context.ts';
 
 /** The state of positions [p0, p1) of `seq` (p1 < 0: to the end), as llama_state_seq_get_data writes it. */
 export function exportCells(ctx: LlamaContext, seq: number, scratch: number, p0: number, p1 = -1): Uint8Array {

@@ -1,4 +1,5 @@
 // Token and message helpers shared by the cache's matching steps.
+import { contentText } from '../../api/messages.ts';
 import type { ChatMessage, Tool } from '../../types.ts';
 import { hashText } from './hash.ts';
 
@@ -12,7 +13,7 @@ export function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number
 
 /** Hash of a conversation's first messages (and the tools, which the template renders too). */
 export function hashMessages(messages: ChatMessage[], tools: Tool[] | undefined): string {
-  const norm = messages.map((m) => [m.role, Array.isArray(m.content) ? m.content.map((p) => p.text).join('') : (m.content ?? ''),
+  const norm = messages.map((m) => [m.role, contentText(m.content),
     m.name ?? null, m.tool_calls ?? null, m.tool_call_id ?? null]);
   return hashText(JSON.stringify([tools ?? null, norm]));
 }

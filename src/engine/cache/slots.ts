@@ -7,7 +7,7 @@
 // For those, a slot keeps checkpoints: the non-rollable part of its state (llama_state_seq_get_data_ext with
 // LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) at a few token counts. Trimming restores the last one at or before the cut and
 // drops the attention cells after it; with none, the slot starts over.
-import type { LlamaContext } from '../llama/binding.ts';
+import type { LlamaContext } from '../llama/context.ts';
 import { importCells, type CellChunk } from './kv-io.ts';
 
 export interface Slot {
@@ -38,7 +38,7 @@ export interface Checkpoint {
 // few MB for small models, so a handful per slot stays well inside the worker's memory.
 const MAX_CHECKPOINTS = 4;
 
-/** Whoever owns the context (engine/session.ts). */
+/** Whoever owns the context (engine/run/session.ts). */
 export interface ContextHolder {
   readonly ctx: LlamaContext;
   /** Whether seq_rm can cut a sequence anywhere (attention caches); false for recurrent and hybrid models. */

@@ -1,6 +1,7 @@
 // What a chat template can render, found by rendering probe conversations and looking for their markers in the
 // output (llama.cpp's chat-template loader asks the same questions), and the messages adapted to it.
 import type { ChatMessage } from '../../types.ts';
+import { contentText } from '../../api/messages.ts';
 
 export interface TemplateCaps {
   /** A system message's text reaches the prompt (Gemma 2 and others refuse or drop it). */
@@ -80,7 +81,9 @@ export function adaptMessages(messages: ChatMessage[], caps: TemplateCaps): Reco
   if (!caps.systemRole && out[0]?.role === 'system') {
     const [system, next] = out;
     // Nothing to merge into: the system message is dropped, as llama.cpp does.
-    if (next) next.content = `${textOf(system!.content)}\n${textOf(next.content)}`;
+    // Adapted content is a string or text parts, as in a ChatMessage.
+    const text = (m: Record<string, unknown>) => contentText(m.content as ChatMessage['content']);
+    if (next) next.content = `${text(system!)}\n${text(next)}`;
     out.shift();
   }
   return out;
@@ -89,7 +92,7 @@ export function adaptMessages(messages: ChatMessage[], caps: TemplateCaps): Reco
 function adaptMessage(m: ChatMessage, caps: TemplateCaps): Record<string, unknown> {
   let content: unknown = m.content ?? '';
   if (Array.isArray(m.content)) {
-    content = caps.typedContent ? m.content.map((p) => ({ type: 'text', text: p.text })) : textOf(m.content);
+    content = caps.typedContent ? m.content.map((p) => ({ type: 'text', text: p.text })) : contentText(m.content);
   } else if (!caps.stringContent && caps.typedContent) {
     content = [{ type: 'text', text: content }];
   }
@@ -103,11 +106,6 @@ function adaptMessage(m: ChatMessage, caps: TemplateCaps): Record<string, unknow
   }
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   return out;
-}
-
-/** Text parts joined by newlines, as llama.cpp does for templates that take content only as a string. */
-function textOf(content: unknown): string {
-  return Array.isArray(content) ? content.map((p: { text: string }) => p.text).join('\n') : String(content ?? '');
 }
 
 function parseArgs(args: string): unknown {

@@ -1,8 +1,8 @@
 // Which output format a model writes, read from its chat template (the syntax it renders earlier tool calls and
 // reasoning in is the syntax the model was trained to write), and the grammars that force a tool call in it
 // ('required' and named tool_choice).
-import { GrammarBuilder, gbnfLiteral } from '../../api/json-schema.ts';
-import type { ResolvedToolChoice } from '../../api/request.ts';
+import { GrammarBuilder, gbnfLiteral } from './json-schema.ts';
+import type { ResolvedToolChoice } from '../../contract.ts';
 import type { Tool } from '../../types.ts';
 import type { OutputFormat, ToolSyntax } from './output.ts';
 

@@ -45,7 +45,7 @@ function cut(text: string, markers: string[], partial: boolean): [string, string
 }
 
 /** The end of the JSON value starting at `from` (after whitespace), or -1 when the text ends first. */
-export function jsonValueEnd(text: string, from: number): number {
+function jsonValueEnd(text: string, from: number): number {
   let i = from;
   while (i < text.length && /\s/.test(text[i]!)) i++;
   let depth = 0;

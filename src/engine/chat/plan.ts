@@ -2,7 +2,7 @@
 // (response_format, grammar, a required tool call), the parser that cuts the text into reasoning, content and tool
 // calls, and the special tokens that must come out as text for that parser. The wasm engine and the 'webgpu' backend
 // (wllama) both use it, so a reply is read the same way whichever backend wrote it.
-import type { ResolvedRequest } from '../../api/request.ts';
+import type { ResolvedRequest } from '../../contract.ts';
 import { detectFormat, forPrompt, type SpecialToken, toolCallGrammar, type TemplateFormat } from './formats.ts';
 import { parseOutput, type OutputFormat, type ParsedOutput } from './output.ts';
 

@@ -7,7 +7,7 @@ import type { ChatMessage, Tool } from '../../types.ts';
 import { adaptMessages, probeCaps, type TemplateCaps } from './caps.ts';
 import { strftime } from './strftime.ts';
 
-export const CHATML_TEMPLATE =
+const CHATML_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}" +
   "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 

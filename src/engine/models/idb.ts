@@ -5,7 +5,7 @@
 // browser stores no Blobs in IndexedDB (idb-binary.ts), pieces are bytes, and a loaded model passes through memory.
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 import { binaryValue } from '../idb-binary.ts';
-import { blobFile } from '../source.ts';
+import { blobFile } from './file.ts';
 import type { FileWriter } from './download.ts';
 import { localLocks, type StoreBackend } from './store.ts';
 

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ModelLoadError } from '../../errors.ts';
-import { type ModelFile, type ModelPart, unmountDir } from '../source.ts';
+import { type ModelFile, type ModelPart, unmountDir } from './file.ts';
 import type { FileWriter } from './download.ts';
 import { localLocks, type StoreBackend } from './store.ts';
 

@@ -2,7 +2,7 @@
 // runs in a dedicated worker, the only place they exist; a write there is a plain memory copy to disk). One folder
 // per model under hearth-models/; its record is kept in two files written in turn, so a tab closed mid-write leaves
 // the previous record whole.
-import { blobFile } from '../source.ts';
+import { blobFile } from './file.ts';
 import type { FileWriter } from './download.ts';
 import { localLocks, type StoreBackend, type StoreMeta, validMeta } from './store.ts';
 

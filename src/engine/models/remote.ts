@@ -2,8 +2,14 @@
 // named name-0000i-of-0000N.gguf beside each other) and, asked of the server, their sizes — and for Hugging Face
 // their sha256, which its API gives for every LFS file.
 import { AbortError, ModelLoadError } from '../../errors.ts';
+import type { Progress } from '../../types.ts';
 
 export type RemoteSource = string | { hf: { repo: string; file: string; revision?: string } };
+
+/** A URL or { hf } source: what is downloaded, and kept in the model store unless the load says store: false. */
+export function isRemoteSource(source: unknown): source is RemoteSource {
+  return typeof source === 'string' || (!!source && typeof source === 'object' && 'hf' in source);
+}
 
 export interface RemoteOptions {
   signal?: AbortSignal;
@@ -13,6 +19,13 @@ export interface RemoteOptions {
   /** Download a { hf } model whose sha256 the Hub's API does not give (unreachable, rate-limited, a mirror without the
    * API): checked by size only. Without it that is ModelLoadError 'checksum_unavailable'. */
   allowUnverified?: boolean;
+}
+
+/** A download's options: a size limit and progress besides RemoteOptions. */
+export interface FetchOptions extends RemoteOptions {
+  /** Models larger than this are refused (before a download, where the size is announced). */
+  maxBytes?: number;
+  onProgress?: (p: Progress) => void;
 }
 
 export interface RemoteFile {

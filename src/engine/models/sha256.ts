@@ -3,7 +3,7 @@
 // sha256 of its files, so the same file gives the same identity whether it came from a URL, the Hub, a File or disk.
 import { createSHA256, sha256 } from 'hash-wasm';
 import { AbortError } from '../../errors.ts';
-import type { ModelPart } from '../source.ts';
+import type { ModelPart } from './file.ts';
 
 const SLICE = 8 << 20;
 

@@ -5,12 +5,13 @@
 // stopped at once), then its size, GGUF header and sha256; a file that fails a check is deleted.
 import { ModelLoadError } from '../../errors.ts';
 import type { ModelStorage, ModelStoreApi, ModelStoreUsage, Progress, StoredModel } from '../../types.ts';
-import { checkModelFile, tooLarge } from '../check.ts';
-import { notGgufStart } from '../gguf.ts';
-import type { ModelFile, SourceOptions } from '../source.ts';
+import { checkModelFile, tooLarge } from '../gguf/check.ts';
+import { notGgufStart } from '../gguf/reader.ts';
+import type { ModelFile } from './file.ts';
 import { downloaded, downloadParts, type FileWriter, newPartState, partComplete, type PartState } from './download.ts';
-import { type RemoteFile, remoteModel, remoteUrls, type RemoteSource, fileName } from './remote.ts';
+import { type FetchOptions, fileName, type RemoteFile, remoteModel, remoteUrls, type RemoteSource } from './remote.ts';
 import { modelIdentity, sha256Hex, sha256Text } from './sha256.ts';
+import { formatBytes } from '../../bytes.ts';
 
 /** Bump when the record changes: records of another version are not this code's, and their folders are deleted. */
 export const STORE_VERSION = 2;
@@ -64,7 +65,7 @@ const SPEED_WINDOW_MS = 3000;
 const BAD_FILE = new Set(['not_gguf', 'truncated', 'invalid', 'too_large', 'size_mismatch', 'checksum_mismatch']);
 
 /** What the store needs to know beyond the source: the engine's model size limit. */
-export interface StoreOptions extends SourceOptions {
+export interface StoreOptions extends FetchOptions {
   maxBytes?: number;
 }
 
@@ -186,7 +187,7 @@ export class ModelStore implements ModelStoreApi {
     }
   }
 
-  private async download(meta: StoreMeta, recorder: Recorder, writers: FileWriter[], opts: SourceOptions) {
+  private async download(meta: StoreMeta, recorder: Recorder, writers: FileWriter[], opts: FetchOptions) {
     const progress = new DownloadProgress(meta, opts.onProgress);
     // Saves flush the files first, so the record never counts a byte that is not on disk.
     let saving = Promise.resolve();
@@ -264,7 +265,7 @@ export class ModelStore implements ModelStoreApi {
 }
 
 /** Folder name of a model: the sha256 of its id (a URL, which folder names cannot hold); its record says the id. */
-export const storeKey = async (id: string) => `s-${await sha256Text(id)}`;
+const storeKey = async (id: string) => `s-${await sha256Text(id)}`;
 const STORE_KEY = /^s-[0-9a-f]{64}$/;
 
 /** A writer that stops the download as soon as the file's first bytes show it is not a GGUF model. */
@@ -333,12 +334,10 @@ function describe(meta: StoreMeta): StoredModel {
 }
 
 function quotaError(meta: StoreMeta, needed: number, free: number): ModelLoadError {
-  return new ModelLoadError(`${meta.parts[0]!.name} needs ${mb(needed)} more storage, but this site has ` +
-    `${mb(free)} free. Delete stored models (engine.models.list(), engine.models.delete(id)) ` +
+  return new ModelLoadError(`${meta.parts[0]!.name} needs ${formatBytes(needed)} more storage, but this site has ` +
+    `${formatBytes(free)} free. Delete stored models (engine.models.list(), engine.models.delete(id)) ` +
     'or free disk space, then load again: the download resumes where it stopped.', 'quota_exceeded', { needed, free });
 }
-
-const mb = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
 
 /** 'download' progress with the speed over the last seconds, at most every PROGRESS_EVERY_MS. */
 class DownloadProgress {

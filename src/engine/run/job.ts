@@ -1,16 +1,17 @@
 // One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
 // how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
-import { chunk, type CompletionMeta } from '../api/completion.ts';
-import type { ResolvedRequest } from '../api/request.ts';
-import { AbortError } from '../errors.ts';
-import type { ChatCompletionChunk, ChatMessage, ChunkDelta, FinishReason, TokenLogprob } from '../types.ts';
-import type { Prepared } from './cache/prompt-cache.ts';
-import { now } from './clock.ts';
-import { Detokenizer } from './detokenizer.ts';
-import { OutputStream } from './chat/stream.ts';
-import type { LlamaModel, Sampler, TokenLogprobs } from './llama/binding.ts';
-import type { PreparedPrompt } from './prompt.ts';
-import { StopMatcher } from './stop.ts';
+import type { CompletionMeta } from '../../api/completion.ts';
+import type { ResolvedRequest } from '../../contract.ts';
+import { AbortError } from '../../errors.ts';
+import type { ChatCompletionChunk, ChatMessage, FinishReason, TokenLogprob } from '../../types.ts';
+import type { Prepared } from '../cache/prompt-cache.ts';
+import { now } from '../clock.ts';
+import { Detokenizer } from '../detokenizer.ts';
+import { type ReplyOptions, ReplyWriter } from '../chat/reply.ts';
+import type { LlamaModel } from '../llama/model.ts';
+import type { Sampler, TokenLogprobs } from '../llama/sampler.ts';
+import type { PreparedPrompt } from '../prompt.ts';
+import { StopMatcher } from '../stop.ts';
 
 export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
 
@@ -36,13 +37,10 @@ export class Job {
   tFirst = 0;
   n = 0;
   finish: FinishReason = 'stop';
-  private text = '';
   private detok: Detokenizer | null = null;
-  /** Cuts the text into reasoning, content and tool calls (null: it is all content). */
-  private output: OutputStream | null = null;
+  /** The reply as chunks: text cut into reasoning, content and tool calls, with its log-probabilities. */
+  private reply: ReplyWriter | null = null;
   private model: LlamaModel | null = null;
-  /** Log-probabilities of tokens whose text has not gone out in a chunk yet. */
-  private logprobs: TokenLogprob[] = [];
   private readonly stops: StopMatcher;
   /** Chunks handed to the sink and not yet taken: while it is pending the job skips steps (back-pressure). */
   private sent: Promise<void> = Promise.resolve();
@@ -91,8 +89,8 @@ export class Job {
     const { preserved, parse } = this.prompt!.output;
     // The format's markers are read as text even where they are special tokens (harmony's <|channel|>, …).
     this.detok = new Detokenizer((t) => model.tokenBytes(t, preserved.has(t)));
-    this.output = parse ? new OutputStream(parse, this.req.parallelToolCalls ? Infinity : 1) : null;
-    this.emit(chunk(this.meta, { role: 'assistant', content: '' }));
+    this.reply = this.writer(parse);
+    this.emit(this.reply.open());
   }
 
   /**
@@ -103,7 +101,7 @@ export class Job {
     if (this.n === 0 && !this.tFirst) this.tFirst = now();
     if (isEog) return true;
     this.n++;
-    if (lp) this.logprobs.push(this.tokenLogprob(token, lp));
+    if (lp) this.reply!.logprob(this.tokenLogprob(token, lp));
     const { emit: piece, stopped } = this.stops.push(this.detok!.push(token));
     this.emitText(piece);
     if (stopped) {
@@ -128,21 +126,11 @@ export class Job {
       const tail = this.stops.push(this.detok.flush());
       this.emitText(tail.emit + (tail.stopped ? '' : this.stops.flush()));
     }
-    let reply: ChatMessage = { role: 'assistant', content: this.text };
-    let last: ChunkDelta = {};
-    if (this.output) {
-      const { delta, output } = this.output.finish();
-      last = delta ?? {};
-      reply = { role: 'assistant', content: output.content };
-      if (output.toolCalls.length) {
-        reply.tool_calls = output.toolCalls;
-        if (this.finish === 'stop') this.finish = 'tool_calls';
-      }
-    }
     const tEnd = now();
     const promptTokens = this.tokens.length;
     const cached = this.prep.cached;
-    this.emit(chunk(this.meta, last, this.finish, {
+    // A reply the full context ended before its first token has no writer yet.
+    const { chunk, message } = (this.reply ?? this.writer(null)).close(this.finish, {
       usage: {
         prompt_tokens: promptTokens, completion_tokens: this.n, total_tokens: promptTokens + this.n,
         prompt_tokens_details: { cached_tokens: cached },
@@ -152,8 +140,10 @@ export class Job {
         predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
       },
       warnings: this.warnings,
-    }, this.takeLogprobs()));
-    return reply;
+    });
+    this.finish = chunk.choices[0]!.finish_reason!;
+    this.emit(chunk);
+    return message;
   }
 
   /** Resolves the request once the consumer has every chunk; or rejects it. */
@@ -169,18 +159,13 @@ export class Job {
     return this.signal?.aborted ? new AbortError() : null;
   }
 
-  private emitText(piece: string) {
-    if (!piece) return;
-    this.text += piece;
-    const delta = this.output ? this.output.push(piece) : { content: piece };
-    if (delta) this.emit(chunk(this.meta, delta, null, undefined, this.takeLogprobs()));
+  private writer(parse: ReplyOptions['parse']): ReplyWriter {
+    return new ReplyWriter(this.meta, { parse, logprobs: this.req.logprobs !== null, parallelToolCalls: this.req.parallelToolCalls });
   }
 
-  private takeLogprobs() {
-    if (this.req.logprobs === null) return null;
-    const content = this.logprobs;
-    this.logprobs = [];
-    return { content };
+  private emitText(piece: string) {
+    const c = this.reply!.push(piece);
+    if (c) this.emit(c);
   }
 
   private tokenLogprob(token: number, lp: TokenLogprobs): TokenLogprob {

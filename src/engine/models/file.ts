@@ -1,11 +1,8 @@
-// Turns a model source (URL, Hugging Face file, Blob/File, Node path) into a ModelFile the engine can check and
-// mount. URL and { hf } sources go through the model store (models/store.ts) when the engine has one; without it
-// (LoadOptions.store false) they are downloaded into memory, with progress in bytes, until the signal aborts.
-import { AbortError, ModelLoadError } from '../errors.ts';
-import type { ModelSource, Progress } from '../types.ts';
-import type { HearthModule } from './llama/module.ts';
-import type { ModelStore } from './models/store.ts';
-import { fetchOk, remoteModel, type RemoteOptions } from './models/remote.ts';
+// What a model is to the engine once found: its files (ModelFile, ModelPart), read in slices and mounted into
+// llama.cpp's file system. Blobs and Files (a browser's download, the model store's OPFS or IndexedDB files) are mounted
+// with WORKERFS; Node's folders with NODEFS (node-dir.ts).
+import { ModelLoadError } from '../../errors.ts';
+import type { HearthModule } from '../llama/module.ts';
 
 /** One file of a model: a whole model, or one part of a split one. */
 export interface ModelPart {
@@ -31,16 +28,6 @@ export interface ModelFile {
   mount(mod: HearthModule): Promise<{ path: string; unmount(): void }>;
   /** The model's identity (models/sha256.ts) where already known: the model store computed it at download. */
   identity?: string;
-}
-
-export interface SourceOptions extends RemoteOptions {
-  /** Models larger than this are refused (before a download, where the size is announced). */
-  maxBytes?: number;
-  onProgress?: (p: Progress) => void;
-  /** Opens { path } sources; only Node provides it. */
-  openPath?: (path: string) => Promise<ModelFile>;
-  /** Where URL and { hf } models are kept; null: downloaded into memory each time. */
-  store?: ModelStore | null;
 }
 
 let mountCounter = 0;
@@ -199,49 +186,4 @@ export function unmountDir(mod: HearthModule, dir: string) {
   } catch {
     // Already gone (a crashed module is replaced wholesale); nothing to release.
   }
-}
-
-export async function openSource(source: ModelSource, opts: SourceOptions): Promise<ModelFile> {
-  if (typeof Blob !== 'undefined' && source instanceof Blob) {
-    const name = typeof File !== 'undefined' && source instanceof File ? source.name : 'model.gguf';
-    return blobFile([{ name, blob: source }]);
-  }
-  if (source && typeof source === 'object' && 'path' in source && typeof source.path === 'string') {
-    if (!opts.openPath) throw new ModelLoadError('{ path } sources work only in Node; in a browser pass a URL, File or Blob.', 'unsupported_source');
-    return opts.openPath(source.path);
-  }
-  if (typeof source === 'string' || (source && typeof source === 'object' && 'hf' in source)) {
-    if (opts.store) return opts.store.open(source, opts);
-    return downloadToMemory(source, opts);
-  }
-  throw new ModelLoadError('model source must be a URL string, a Blob/File, { hf: { repo, file } } or (Node) { path }', 'invalid_source');
-}
-
-/** Downloads every part into a Blob (LoadOptions.store false). */
-async function downloadToMemory(source: string | { hf: { repo: string; file: string; revision?: string } }, opts: SourceOptions): Promise<ModelFile> {
-  const remote = await remoteModel(source, opts);
-  const total = remote.files.reduce((n, f) => n + (f.size ?? 0), 0);
-  let loaded = 0;
-  const parts = [];
-  opts.onProgress?.({ phase: 'download', loaded, total });
-  for (const file of remote.files) {
-    const res = await fetchOk(file.url, opts);
-    const chunks: Uint8Array[] = [];
-    try {
-      const reader = res.body!.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        loaded += value.length;
-        opts.onProgress?.({ phase: 'download', loaded, total: Math.max(total, loaded) });
-      }
-    } catch (err) {
-      if (opts.signal?.aborted) throw new AbortError('model download aborted');
-      throw new ModelLoadError(`the download of ${file.url} broke off after ${loaded} bytes: ${(err as Error).message}`, 'network_error', { url: file.url });
-    }
-    // A Blob, not one big ArrayBuffer: the browser may keep large blobs on disk, and WORKERFS reads them in slices.
-    parts.push({ name: file.name, blob: new Blob(chunks as BlobPart[]) });
-  }
-  return blobFile(parts);
 }

@@ -2,8 +2,8 @@
 // only some have WebAssembly SIMD dot products (ggml-cpu/arch/wasm/quants.c and wasm/patches); the rest fall back to
 // ggml's scalar C, several times slower. A model that needs them is refused before its weights are read, unless the
 // caller accepts the speed (LoadOptions.allowScalarKernels).
-import { ModelLoadError } from '../errors.ts';
-import type { GgufHeader } from './gguf.ts';
+import { ModelLoadError } from '../../errors.ts';
+import type { GgufHeader } from './reader.ts';
 
 /** ggml_type names by id, as in the pinned ggml.h (ids 4, 5 and 31–38 were removed from the format). */
 const NAMES: Record<number, string> = {
@@ -18,7 +18,7 @@ const FAST = new Set(['F32', 'F16', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_
 
 const PICK = 'Pick a Q4_K_M, Q4_0, Q5_K_M, Q6_K, IQ4_XS or Q8_0 file of the model';
 
-export const tensorTypeName = (id: number): string => NAMES[id] ?? `type ${id}`;
+const tensorTypeName = (id: number): string => NAMES[id] ?? `type ${id}`;
 
 /**
  * Refuses a model whose weights use a type this build cannot compute, or (unless allowScalar) one it computes

@@ -1,6 +1,6 @@
 // Writes GGUF v3: key-values, tensor infos, then the tensor data, aligned. The engine builds its WebGPU probe model
 // with it (webgpu/probe-model.ts); the test-model generator writes files with it (test/fixtures/gguf-writer.ts).
-import { GGUF_MAGIC, GgufValueType, tensorBytes, type GgufKv, type GgufScalar } from './gguf.ts';
+import { GGUF_MAGIC, GgufValueType, tensorBytes, type GgufKv, type GgufScalar } from './reader.ts';
 
 export const GGML_TYPE = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 } as const;
 export type TensorType = keyof typeof GGML_TYPE;
@@ -152,7 +152,7 @@ const f32 = new Float32Array(1);
 const u32v = new Uint32Array(f32.buffer);
 
 /** float32 to IEEE half (round to nearest even), enough for weights (no NaN handling needed). */
-export function toHalf(x: number): number {
+function toHalf(x: number): number {
   f32[0] = x;
   const bits = u32v[0]!;
   const sign = (bits >>> 16) & 0x8000;

@@ -2,7 +2,7 @@
 // calls. Every keyword that constrains a value is either enforced or refused with an InvalidRequestError (a grammar
 // that ignored one would let through JSON that does not validate); annotations (title, description, …) are ignored.
 // Object properties come in schema order: required ones always, optional ones when the model writes them.
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError } from '../../errors.ts';
 
 type Schema = Record<string, unknown> | boolean;
 

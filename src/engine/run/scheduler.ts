@@ -8,20 +8,19 @@
 //
 // The context grows with demand (growth.ts). When it cannot grow further and a reply fills it, the request's
 // context_overflow policy applies (overflow.ts).
-import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../errors.ts';
-import type { ChatMessage } from '../types.ts';
-import type { Slot } from './cache/slots.ts';
-import { now } from './clock.ts';
+import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../../errors.ts';
+import type { ChatMessage } from '../../types.ts';
+import type { Slot } from '../cache/slots.ts';
+import { now } from '../clock.ts';
 import { fit, grow, resize } from './growth.ts';
 import { Job } from './job.ts';
-import { contextFor, DEFAULT_REPLY_BUDGET } from './kv-layout.ts';
-import { GrammarError, logprobs, Sampler } from './llama/binding.ts';
+import { contextFor, DEFAULT_REPLY_BUDGET } from '../kv-layout.ts';
+import { GrammarError, logprobs, Sampler } from '../llama/sampler.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
-import { yieldToEventLoop } from './yield.ts';
+import { N_BATCH } from '../limits.ts';
+import { yieldToEventLoop } from '../yield.ts';
 
-/** Tokens one llama_decode takes at most (n_batch). */
-export const N_BATCH = 512;
 
 /** A load or unload waiting for its turn. */
 interface Exclusive {

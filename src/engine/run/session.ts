@@ -1,12 +1,14 @@
 // One loaded model and what is built on it: its context, the plan that sizes the context, the KV cache and the prompt
 // preparation. The session owns the context: growth (growth.ts) replaces it through resizeContext, and the cache and
 // the scheduler ask for `ctx` whenever they use it, so nobody holds a context that is gone.
-import type { ModelInfo } from '../types.ts';
-import type { PromptCache } from './cache/prompt-cache.ts';
-import type { ContextHolder } from './cache/slots.ts';
-import type { ContextPlan } from './kv-layout.ts';
-import { type Llama, LlamaContext, type LlamaModel } from './llama/binding.ts';
-import type { Prompts } from './prompt.ts';
+import type { ModelInfo } from '../../types.ts';
+import type { PromptCache } from '../cache/prompt-cache.ts';
+import type { ContextHolder } from '../cache/slots.ts';
+import type { ContextPlan } from '../kv-layout.ts';
+import type { Llama } from '../llama/llama.ts';
+import type { LlamaModel } from '../llama/model.ts';
+import { LlamaContext } from '../llama/context.ts';
+import type { Prompts } from '../prompt.ts';
 
 export interface SessionParts {
   llama: Llama;

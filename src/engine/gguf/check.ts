@@ -1,10 +1,11 @@
 // The checks a model file passes before any engine reads it: its size against the heap, its GGUF header, every part
 // holding the tensor data its header promises, and (for the wasm engine) weight types with a wasm SIMD kernel. Each
 // refusal is a ModelLoadError that says what to do.
-import { AbortError, ModelLoadError } from '../errors.ts';
-import { checkGgufFile, GgufFormatError } from './gguf.ts';
-import type { ModelFile } from './source.ts';
+import { AbortError, ModelLoadError } from '../../errors.ts';
+import { checkGgufFile, GgufFormatError } from './reader.ts';
+import type { ModelFile } from '../models/file.ts';
 import { checkTensorTypes } from './tensor-types.ts';
+import { formatBytes } from '../../bytes.ts';
 
 /** `tensorTypes`: also refuse weights without a wasm SIMD kernel (unless allowScalarKernels). */
 export async function checkModelFile(file: ModelFile, maxBytes: number,
@@ -30,9 +31,8 @@ export async function checkModelFile(file: ModelFile, maxBytes: number,
 /** A model over the engine's size limit (also found before a download, from the announced sizes). */
 export function tooLarge(name: string, size: number, maxBytes: number): ModelLoadError {
   return new ModelLoadError(
-    `${name} is ${bytes(size)}; this engine holds models up to ${bytes(maxBytes)} ` +
+    `${name} is ${formatBytes(size)}; this engine holds models up to ${formatBytes(maxBytes)} ` +
     '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
     'too_large', { size, limit: maxBytes });
 }
 
-const bytes = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);

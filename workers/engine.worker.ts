@@ -1,12 +1,12 @@
 // The engine's Web Worker: llama.cpp (wasm) and the Engine run here, exposed to the page over Comlink.
 // Built as a classic script (scripts/build-worker.mjs) into public/hearth/engine.worker.js.
 import * as Comlink from 'comlink';
-import { Engine } from '../engine/engine.ts';
-import { idbBackend } from '../engine/models/idb.ts';
-import { opfsBackend } from '../engine/models/opfs.ts';
-import { ModelStore } from '../engine/models/store.ts';
-import { EngineHost } from './host.ts';
-import { browserModuleLoader } from './load-module.ts';
+import { Engine } from '../src/engine/engine.ts';
+import { idbBackend } from '../src/engine/models/idb.ts';
+import { opfsBackend } from '../src/engine/models/opfs.ts';
+import { ModelStore } from '../src/engine/models/store.ts';
+import { EngineHost } from '../src/worker/host.ts';
+import { browserModuleLoader } from '../src/worker/load-module.ts';
 
 Comlink.expose(new EngineHost((init, onStage) => {
   // OPFS where the browser has sync access handles, else IndexedDB (WebKitGTK has no OPFS).

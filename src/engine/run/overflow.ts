@@ -1,8 +1,8 @@
 // When a reply fills the context and it cannot grow, each request's context_overflow policy applies: 'stop' ends it
 // with finish_reason 'length', 'error' fails it with ContextFullError, 'shift' drops the oldest tokens after n_keep,
 // moves the later cells down, and it goes on.
-import { ContextFullError } from '../errors.ts';
-import { commonPrefix } from './cache/prefix.ts';
+import { ContextFullError } from '../../errors.ts';
+import { commonPrefix } from '../cache/prefix.ts';
 import type { Job } from './job.ts';
 import type { Session } from './session.ts';
 

@@ -1,0 +1,82 @@
+// The engine as a whole: its cache, what info() says, and HearthEngine, the interface every engine offers.
+import type { Backend, BuildVariant, GgmlType, LoadOptions, ModelInfo, ModelSource } from './options.ts';
+import type { ModelStorage, ModelStoreApi } from './models.ts';
+import type { CacheSource, ChatCompletions } from './chat.ts';
+import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
+
+export interface CacheStats {
+  /** Whether saved state goes to IndexedDB. */
+  persistent: boolean;
+  /** Records in IndexedDB (conversations and system prompts), and their bytes. */
+  entries: number;
+  bytes: number;
+  budgetBytes: number;
+  conversations: number;
+  systemPrompts: number;
+  /** What the KV cache in memory holds now. */
+  memory: { slots: number; tokens: number; systemPrompts: number };
+  /** Requests by where their cached prefix came from. */
+  hits: Record<CacheSource, number>;
+  /** Saves to IndexedDB so far: how many, bytes written, and milliseconds spent (export from llama.cpp + write). */
+  saves: { count: number; bytes: number; ms: number };
+}
+
+export interface EngineCache {
+  stats(): Promise<CacheStats>;
+  /** Forgets one conversation's state (memory and IndexedDB), or all cached state. */
+  clear(options?: { conversation_id?: string }): Promise<void>;
+  /** Resolves when every save started so far is in IndexedDB (e.g. before navigating away). */
+  flush(): Promise<void>;
+}
+
+/** Why the engine runs on the backend it does (createEngine's `backend` option). */
+export interface BackendSelection {
+  requested: Backend;
+  /** Plain words: e.g. "no WebGPU adapter", "the adapter lacks shader-f16", "WebGPU self-test passed". */
+  reason: string;
+  /** The WebGPU adapter the browser offered, if any. */
+  adapter: { vendor: string; architecture: string; device: string; description: string; shaderF16: boolean } | null;
+  /** The probe comparison with the wasm engine, when it ran: the largest difference of the top next-token
+   * log-probabilities, and whether the likeliest tokens agreed. */
+  selfTest: { passed: boolean; maxLogprobDiff: number; sameTopTokens: boolean } | null;
+}
+
+export interface EngineInfo {
+  /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing). */
+  backend: 'wasm' | 'webgpu';
+  selection: BackendSelection;
+  build: BuildVariant;
+  threads: number;
+  llamaBuild: string;
+  wasmSimd: boolean;
+  model: ModelInfo | null;
+  nCtx: number;
+  /** How the context is sized: its current and largest size, and the memory budget behind the limit. */
+  context: {
+    nCtx: number; maxCtx: number; dynamic: boolean; nParallel: number; kvBytesPerToken: number; budgetBytes: number;
+  } | null;
+  /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
+  kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
+  /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings
+   * or context shift. `webgpu`: the browser has navigator.gpu. */
+  capabilities: { persistentKv: boolean; batching: boolean; embeddings: boolean; contextShift: boolean; webgpu: boolean; threads: boolean };
+  /** A shared engine (EngineOptions.shared): its name, whether this tab runs it, and how many tabs use it. */
+  shared: { name: string; leader: boolean; tabs: number } | null;
+  /** Where the model store keeps models; null without one. */
+  storage: ModelStorage | null;
+}
+
+/** What a Hearth engine offers, on the page (through the worker) and in the worker itself. */
+export interface HearthEngine {
+  load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
+  readonly chat: { readonly completions: ChatCompletions };
+  readonly embeddings: Embeddings;
+  /** Scores documents against a query with a reranker model (rank pooling); InvalidRequestError code
+   * 'not_a_reranker' for other models. */
+  rerank(params: RerankParams): Promise<RerankResponse>;
+  readonly cache: EngineCache;
+  /** The downloaded models kept for the next load. */
+  readonly models: ModelStoreApi;
+  info(): Promise<EngineInfo>;
+  unload(): Promise<void>;
+}

@@ -1,0 +1,126 @@
+// What creating an engine and loading a model take, and what a load gives: options, sources, progress, model info.
+
+export type Backend = 'auto' | 'wasm' | 'webgpu';
+
+/** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread. */
+export type BuildVariant = 'mt' | 'st';
+
+export interface EngineOptions {
+  /** 'wasm': Hearth's llama.cpp in WebAssembly (all features). 'webgpu': @wllama/wllama with WebGPU (no KV
+   * persistence or batching; see the README), after a self-test against the wasm engine, falling back to wasm when
+   * it fails. 'auto' (default): 'webgpu' when an adapter with shader-f16 exists, the self-test passes and the model
+   * fits the adapter's buffers, else 'wasm'. engine.info().selection says which and why. */
+  backend?: Backend;
+  /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
+  threads?: number;
+  /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
+  maxModelBytes?: number;
+  /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */
+  assetsUrl?: string;
+  /** Where { hf } sources are fetched from (a mirror). Default: 'https://huggingface.co'. */
+  hfEndpoint?: string;
+  cache?: CacheOptions;
+  /** One engine for all tabs of this origin that pass the same name (true: 'default'): one tab, elected with Web
+   * Locks, runs it and serves the others over a BroadcastChannel, so the model is in memory once. The running tab's
+   * options apply. When it closes, another tab takes over and loads the models in use again (from the model store);
+   * requests in flight then fail with EngineError 'leader_gone' (details.retryable) and may be sent again. Each tab
+   * is answered by the model it loaded; a tab that loaded none uses the loaded one. Default false. */
+  shared?: boolean | string;
+}
+
+export interface CacheOptions {
+  /** Keep KV state in IndexedDB so it survives a reload. Default true. */
+  persistent?: boolean;
+  /** Cache the state of the rendered system prompt (and tools). Default true. */
+  systemPrompt?: boolean;
+  /** Keep each conversation's state and extend it turn by turn. Default true. */
+  conversations?: boolean;
+  /** Prefixes shorter than this (in tokens) are not cached or matched by tokens. Default 100. */
+  minTokens?: number;
+  /** Bytes of IndexedDB the cache may use; least recently used records go first. Default 20% of the storage quota. */
+  budgetBytes?: number;
+}
+
+/**
+ * A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. A split model
+ * (name-00001-of-0000N.gguf) is named by its first part; the others are found beside it.
+ */
+export type ModelSource = string | Blob | { hf: { repo: string; file: string; revision?: string } } | { path: string };
+
+/** 'download' and 'verify' (sha256) happen only when a URL or { hf } model is not in the model store yet. */
+export type ProgressPhase = 'download' | 'verify' | 'load' | 'restore' | 'prefill';
+
+export interface Progress {
+  phase: ProgressPhase;
+  /** Bytes for 'download', 'verify', 'load' and 'restore'; tokens for 'prefill'. */
+  loaded: number;
+  total: number;
+  /** 'download' only: bytes per second over the last few seconds. */
+  bytesPerSecond?: number;
+}
+
+export type GgmlType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+
+export interface LoadOptions {
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+  /** A fixed KV cache size in tokens (at most the model's training context). Default: sized from demand — each
+   * request's prompt + max_tokens (1024 without it), rounded up to 1024 — and grown as needed up to
+   * min(training context, kvBudgetBytes / KV bytes per token); see engine.info().context. */
+  nCtx?: number;
+  /** Requests decoded together (continuous batching); more wait in FIFO order. Default 4, at most 16. */
+  nParallel?: number;
+  /** Bytes the KV cache may grow to. Default: 1 GiB, less when the model leaves less of the 4 GiB wasm heap. */
+  kvBudgetBytes?: number;
+  /** KV cache element types. Default f32 (fastest in wasm) when it holds 8192 tokens (or the whole training
+   * context) in 512 MiB, else f16. Quantized types (q8_0, q4_0) save memory but need llama.cpp's flash-attention
+   * kernel, which is slow in wasm. */
+  cacheTypeK?: GgmlType;
+  cacheTypeV?: GgmlType;
+  /** Load models whose weight types have no WebAssembly SIMD kernel (IQ1–IQ3, TQ, MXFP4, BF16…), which run
+   * several times slower; without it they fail with ModelLoadError 'unsupported_quantization'. */
+  allowScalarKernels?: boolean;
+  /** A { hf } model is kept only once checked against the sha256 the Hub's API gives; when the API cannot say
+   * (unreachable, rate-limited, a mirror without it), the load fails with ModelLoadError 'checksum_unavailable'
+   * (details.retryable). true: keep it checked by size and GGUF header only (models.list() shows verified: false). */
+  allowUnverified?: boolean;
+  /** Keep a URL or { hf } model in the model store (OPFS; a folder in Node): downloaded once, resumed after an
+   * interruption, loaded from the store afterwards without the network. Default true; false downloads into memory. */
+  store?: boolean;
+  /** Sliding-window attention models (Gemma 3…): true (default) keeps every token in the sliding-window layers, so
+   * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
+   * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
+  swaFull?: boolean;
+}
+
+/**
+ * What the model keeps per sequence. 'recurrent' (Mamba, RWKV) and 'hybrid' (recurrent and attention layers: Qwen3.5,
+ * LFM2, Granite 4) hold a state that cannot be rolled back to an earlier token, so the cache reuses them only up to a
+ * checkpoint; 'swa' (Gemma 3) attends to the last `swaWindow` tokens in some layers.
+ */
+export interface ModelMemory {
+  kind: 'attention' | 'swa' | 'recurrent' | 'hybrid';
+  /** Tokens a sliding-window layer attends to; 0 without such layers. */
+  swaWindow: number;
+}
+
+export interface ModelInfo {
+  name: string;
+  description: string;
+  architecture: string;
+  sizeBytes: number;
+  nParams: number;
+  nCtxTrain: number;
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  nVocab: number;
+  bosToken: number;
+  eosToken: number;
+  eogTokens: number[];
+  chatTemplate: string | null;
+  memory: ModelMemory;
+  /** Every GGUF key-value llama.cpp read (arrays are summarised by llama.cpp). */
+  metadata: Record<string, string>;
+}

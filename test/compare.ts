@@ -1,0 +1,47 @@
+// "Answers like a cold engine", measured where a corrupted state would show: the tokens chosen and the
+// log-probabilities of the likeliest tokens at every step, not the text (the '-hello' models say "Hello, world!" to
+// any prompt). Plain data, so the unit tests (Vitest) and the browser tests (Playwright) assert on it alike.
+import type { ChatCompletion, TopLogprob } from '../src/types.ts';
+
+/** What a request asks for so that its answer can be compared. */
+export const COMPARABLE = { logprobs: true, top_logprobs: 20 } as const;
+
+/** Equal requests on a cached and a cold engine, or batched and alone: llama.cpp's results depend on how tokens are
+ * split into batches, by up to 1.1e-3 here (gemma3-hello, four requests decoded together; < 1e-5 on most). */
+export const LOGPROB_TOLERANCE = 2e-3;
+
+/** A different prompt moves the test models' log-probabilities by more than this (seen: 0.019 on mamba-hello, the
+ * least sensitive; 0.05–5 on the others). A test shows its models clear it, or its comparisons could not fail. */
+export const PROMPT_EFFECT = 5 * LOGPROB_TOLERANCE;
+
+export interface AnswerDiff {
+  /** The tokens each answer chose. */
+  tokens: [string[], string[]];
+  /** The largest difference of a log-probability, over the steps both took and the top tokens both list. */
+  logprobs: number;
+}
+
+export function answerDiff(a: ChatCompletion, b: ChatCompletion): AnswerDiff {
+  const steps = (r: ChatCompletion) => {
+    const content = r.choices[0]?.logprobs?.content;
+    if (!content) throw new Error('the answer has no logprobs: ask with COMPARABLE');
+    return content;
+  };
+  const [sa, sb] = [steps(a), steps(b)];
+  let logprobs = 0;
+  for (const [i, step] of sa.entries()) {
+    const other = sb[i];
+    if (!other) break;
+    const listed = new Map(other.top_logprobs.map((t) => [key(t), t.logprob]));
+    for (const t of step.top_logprobs) {
+      const l = listed.get(key(t));
+      if (l !== undefined) logprobs = Math.max(logprobs, Math.abs(l - t.logprob));
+    }
+  }
+  return { tokens: [sa.map(key), sb.map(key)], logprobs };
+}
+
+/** A token by its text and bytes: tokens holding part of a character all read "\uFFFD", their bytes differ. */
+function key(t: TopLogprob): string {
+  return `${t.token} [${t.bytes?.join(' ') ?? ''}]`;
+}
