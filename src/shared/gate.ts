@@ -82,5 +82,4 @@ export class ModelGate {
     this.wakers = [];
     wakers.forEach((w) => w());
   }
-
 }

@@ -1,5 +1,3 @@
-// llama.cpp's log lines, kept so a failed call can say why.
-
 /** llama.cpp's log lines, kept so a failed call can say why (see mark/since). */
 export class LogTail {
   private entries: Array<{ n: number; line: string }> = [];
