@@ -2,7 +2,6 @@
 // the wasm runs — in the browser's Web Worker (worker/host.ts forwards the page's calls to it) and in Node (src/node.ts
 // wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
 import type { CallControl, CompletionRequest, EmbedResult, EngineCore, LoadRequest, RankResult } from '../contract.ts';
-import { newCompletionMeta } from '../api/completion.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type {
   CacheOptions, CacheStats, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
@@ -120,8 +119,7 @@ export class Engine implements EngineCore {
    * HearthError.
    */
   complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
-    const meta = newCompletionMeta(this.live?.info.name ?? '');
-    return this.scheduler.submit(new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, meta));
+    return this.scheduler.submit(Job.completion(request, control, this.live?.info.name ?? ''));
   }
 
   /** Embeddings of the texts, once the requests before have ended (see embed.ts). */

@@ -18,8 +18,7 @@ export class EngineInspector {
 
   /** A completion as EngineCore.complete runs it, with `trace` seeing the logits every token was sampled from. */
   complete(request: CompletionRequest, control: CallControl, trace: LogitsTrace): Promise<void> {
-    const meta = newCompletionMeta(this.session().info.name);
-    return this.scheduler.submit(new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, meta, false, trace));
+    return this.scheduler.submit(Job.completion(request, control, this.session().info.name, trace));
   }
 
   /** The next-token logits after the request's prompt (no reply is generated): cached and cold prompts compared. */

@@ -1,7 +1,7 @@
 // One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
 // how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
-import type { CompletionMeta } from '../../api/completion.ts';
-import type { ResolvedRequest } from '../../contract.ts';
+import { type CompletionMeta, newCompletionMeta } from '../../api/completion.ts';
+import type { CallControl, CompletionRequest, ResolvedRequest } from '../../contract.ts';
 import { AbortError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChatMessage, FinishReason, TokenLogprob } from '../../types.ts';
 import type { Prepared } from '../cache/prompt-cache.ts';
@@ -61,6 +61,12 @@ export class Job {
     this.stops = new StopMatcher(req.stop);
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.done.catch(() => {});
+  }
+
+  /** A completion's job: chunks to control.onChunk, progress to control.onProgress; `trace` for tests. */
+  static completion(request: CompletionRequest, control: CallControl, model: string, trace?: LogitsTrace): Job {
+    return new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal,
+      newCompletionMeta(model), false, trace);
   }
 
   get slot() {
