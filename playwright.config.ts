@@ -5,6 +5,8 @@ import type { EngineBackend, EngineBrowser } from './e2e/fixtures.ts';
 // wasm) and without (single-thread wasm). Debian's Chromium through Playwright, Debian's firefox-esr through
 // puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumArgs = ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
 // The API specs run on both pages. The model store, the app (service worker, offline) and the engine shared by tabs
@@ -34,19 +36,24 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { eng
     trace: 'retain-on-failure',
     launchOptions: {
       executablePath: chromium,
-      args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: chromiumArgs,
     },
   },
   projects: [
     project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain'),
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
     { name: 'webkit-plain', testMatch: apiSpecs, use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' } },
-    // The API tests again on backend 'webgpu' (@wllama/wllama): on this machine's adapter-less Chromium that is
-    // wllama's CPU build, after the self-test against the wasm engine. Tests that need a real GPU say so and skip.
+    // The API tests again on backend 'webgpu' (@wllama/wllama), on a real WebGPU adapter: Chromium's SwiftShader
+    // (Vulkan on the CPU), a fallback adapter without shader-f16, on a secure origin (localhost).
     {
       name: 'chromium-webgpu', testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
-      use: { baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu' },
+      use: {
+        baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu',
+        launchOptions: {
+          executablePath: chromium,
+          args: [...chromiumArgs, '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'],
+        },
+      },
     },
   ],
   webServer: [

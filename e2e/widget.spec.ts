@@ -254,7 +254,10 @@ for (const csp of ['strict', 'none']) {
     ]));
     expect(answer.lifted).toEqual([]);
     expect(answer.controls).toEqual([true, true, true, true]);
-    expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
+    // Without a policy a handler that got through would have run. Under the strict one it could not run (window.pwned
+    // would stay unset whatever the sanitiser did), so there the test rests on what can happen: the requests above,
+    // and the attributes and elements left in the DOM.
+    if (csp === 'none') expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
     // The widget's own controls: Send works again, and nothing in the log answers to their names.
     expect(await tab.count('.log .msg .send, .log .msg .stop, .log .msg [class], .log .msg [id], .log dialog')).toBe(0);
     expect(await tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement).disabled)).toBe(false);

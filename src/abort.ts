@@ -2,8 +2,8 @@ import { AbortError } from './errors.ts';
 
 /**
  * `promise`, or an AbortError as soon as `signal` aborts, whichever comes first; `onAbort` then runs once (to tell
- * whoever does the work to stop). The one abort-aware wait of the worker client, the shared tabs and the model
- * gate (the scheduler's queue keeps its own rule: an abort counts only while a turn waits).
+ * whoever does the work to stop). The one abort-aware wait of the RPC layer's calls, the shared tabs and the
+ * model gate (the scheduler's queue keeps its own rule: an abort counts only while a turn waits).
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort?: () => void): Promise<T> {
   if (!signal) return promise;

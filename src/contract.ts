@@ -2,8 +2,8 @@
 // is controlled (CallControl), and the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only
 // the public types, so the engine, the binding, the workers and the shared tabs all import it downward.
 import type {
-  CacheStats, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions, ModelInfo, ModelSource, ModelStoreUsage, Progress,
-  StoredModel, StoredModelRef, Tool,
+  Backend as BackendName, CacheStats, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
+  ModelInfo, ModelSource, ModelStoreUsage, Progress, StoredModel, StoredModelRef, Tool,
 } from './types.ts';
 
 /** The callbacks and the abort signal of one call. Across the worker boundary the callbacks travel as proxies and an
@@ -28,24 +28,49 @@ export interface LocalEngine {
 }
 
 /**
- * The calls an engine answers. Each takes at most one argument that can be copied to a worker (structured clone)
- * and a CallControl; the worker protocol is derived from this interface, so a new call needs no protocol code.
+ * What a backend answers: a model loaded into it, and requests on that model. The wasm engine is one (it is also the
+ * whole EngineCore), wllama another; the router (backends/router.ts) sends each call to the backend that holds the
+ * model, after checking the call against what that backend supports (backends/supports.ts). Each call takes at most
+ * one argument that can be copied to a worker (structured clone) and a CallControl.
  */
-export interface EngineCore {
+export interface Backend {
+  /** What it is (engine.info().backend while it holds the model). */
+  readonly kind: Exclude<BackendName, 'auto'>;
+  /** The load options and requests it honours; anything else is refused before the call. */
+  readonly supports: Supports;
   load(request: LoadRequest, control?: CallControl): Promise<ModelInfo>;
+  /**
+   * Whether it can take this model, decided before loading it (wllama: the adapter's buffer limits). The router asks
+   * when another backend could take the model instead. `request`: the same load for that backend, with the model's
+   * bytes where this one has already read them, so they are not read (or downloaded) twice.
+   */
+  fit?(request: LoadRequest, control?: CallControl): Promise<{ refusal: string | null; request: LoadRequest }>;
   /** Generates one completion, handing every chunk to control.onChunk; resolves after the final chunk. */
   complete(request: CompletionRequest, control?: CallControl): Promise<void>;
-  /** The pooled embeddings of the texts (raw: normalised by the caller). */
+  /** The pooled embeddings of the texts (raw: normalised by the caller). Only where supports.embeddings. */
   embed(request: { inputs: string[] }, control?: CallControl): Promise<EmbedResult>;
-  /** A reranker's score of each document against the query. */
+  /** A reranker's score of each document against the query. Only where supports.rerank. */
   rank(request: { query: string; documents: string[] }, control?: CallControl): Promise<RankResult>;
   info(): Promise<EngineInfo>;
   unload(): Promise<void>;
+}
+
+/** What a backend honours. The router refuses the rest with InvalidRequestError 'unsupported_by_backend'. */
+export interface Supports {
+  /** The load options it acts on, each with the values it takes (true: any); 'all' for every option. */
+  loadOptions: 'all' | { readonly [K in keyof LoadRequest['options']]?: true | ((value: LoadRequest['options'][K]) => boolean) };
+  contextOverflow: ReadonlyArray<ResolvedRequest['contextOverflow']>;
+  embeddings: boolean;
+  rerank: boolean;
+}
+
+/** The calls an engine answers: a backend's, and the KV cache and the model store, which the wasm engine keeps. */
+export interface EngineCore extends Omit<Backend, 'kind' | 'supports' | 'fit'> {
   cacheStats(): Promise<CacheStats>;
   cacheClear(options: { conversation_id?: string }): Promise<void>;
   cacheFlush(): Promise<void>;
   /** Downloads a URL or { hf } model into the model store (if missing); where its files are there. For a page-side
-   * backend (webgpu) that reads them from OPFS itself. */
+   * backend (wllama) that reads them from OPFS itself. */
   modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;
   modelsList(): Promise<StoredModel[]>;
   modelsDelete(request: { id: StoredModelRef }): Promise<boolean>;
@@ -68,8 +93,13 @@ export interface SamplerParams {
 /** tool_choice resolved: 'none' when there are no tools; a named choice as the tool's name. */
 export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
-/** A chat.completions request checked and with its defaults (api/request.ts resolveRequest). */
+/** A chat.completions request as the caller wrote it, without what cannot leave the page (signal, onProgress). */
+export type ChatRequestBody = Omit<ChatCompletionCreateParams, 'signal' | 'onProgress'>;
+
+/** A chat.completions request checked and with its defaults (api/request.ts resolveRequest): the one resolve step
+ * every backend shares. A backend that speaks OpenAI's API itself (a server) takes `original`. */
 export interface ResolvedRequest {
+  original: ChatRequestBody;
   messages: ChatMessage[];
   tools: Tool[] | undefined;
   toolChoice: ResolvedToolChoice;

@@ -1,59 +1,80 @@
-// The worker side of the page <-> worker protocol, in Node over the real wasm: results and typed errors as data,
-// aborts by request id, chunks acknowledged by the page.
-import { beforeAll, describe, expect, it } from 'vitest';
+// The page <-> worker protocol in Node, over the real wasm and a real MessageChannel: the worker side (EngineHost)
+// and the page's RPC client. Typed errors arrive as themselves, an abort stops the call, chunks are acknowledged by
+// the page under the one flow-control rule (rpc/flow.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRequest } from '../src/api/request.ts';
 import { Engine } from '../src/engine/engine.ts';
-import { fromWire, ModelLoadError } from '../src/errors.ts';
+import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
-import { EngineHost } from '../src/worker/host.ts';
+import { EngineHost } from '../src/backends/wasm/host.ts';
+import { WINDOW } from '../src/rpc/flow.ts';
+import { RpcClient, type RpcMessage } from '../src/rpc/rpc.ts';
 import { modelPath } from './helpers.ts';
 
-let host: EngineHost;
+let rpc: RpcClient;
 const { onProgress: _, ...request } = resolveRequest({ messages: [{ role: 'user', content: 'Hi' }] });
 
 beforeAll(async () => {
-  host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
-  const init = await host.init({ variant: 'st', threads: 1, assetsUrl: 'file:///unused/' });
+  const { port1, port2 } = new MessageChannel();
+  rpc = new RpcClient((m) => port1.postMessage(m));
+  port1.onmessage = (e: MessageEvent<RpcMessage>) => rpc.receive(e.data);
+  const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
+  const init = await host.init({ variant: 'st', threads: 1, assetsUrl: 'file:///unused/' }, port2 as never);
   expect(init.ok).toBe(true);
 });
+afterAll(() => rpc.call('unload', undefined));
 
-describe('EngineHost', () => {
-  it('returns errors as data that become the same typed error on the page', async () => {
-    const r = await host.call(1, 'load', { source: { path: '/nonexistent/model.gguf' }, options: {} });
-    expect(r.ok).toBe(false);
-    if (r.ok) return;
-    const err = fromWire(JSON.parse(JSON.stringify(r.error))); // as it crosses postMessage
+describe('the engine worker\'s calls', () => {
+  it('come back as the same typed error the engine threw', async () => {
+    const err = await rpc.call('load', { source: { path: '/nonexistent/model.gguf' }, options: {} }).catch((e: unknown) => e) as ModelLoadError;
     expect(err).toBeInstanceOf(ModelLoadError);
     expect(err.code).toBe('not_found');
   });
 
-  it('streams chunks to the page and waits for its acknowledgements', async () => {
-    expect((await host.call(2, 'load', { source: { path: modelPath('qwen2-hello') }, options: {} })).ok).toBe(true);
+  it('stream chunks to a slow page no more than the window ahead of its acknowledgements', async () => {
+    await rpc.call('load', { source: { path: modelPath('qwen2-hello') }, options: {} });
     const got: ChatCompletionChunk[] = [];
     let pendingAcks = 0;
     let maxPending = 0;
-    const r = await host.call(3, 'complete', request, undefined, async (c) => {
-      got.push(c);
-      pendingAcks++;
-      maxPending = Math.max(maxPending, pendingAcks);
-      await new Promise((res) => setTimeout(res, 5)); // a slow page
-      pendingAcks--;
+    await rpc.call('complete', request, {
+      onChunk: async (c) => {
+        got.push(c);
+        pendingAcks++;
+        maxPending = Math.max(maxPending, pendingAcks);
+        await new Promise((res) => setTimeout(res, 5)); // a slow page
+        pendingAcks--;
+      },
     });
-    expect(r.ok).toBe(true);
     expect(got.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello, world!');
-    expect(maxPending).toBeLessThanOrEqual(8);
+    expect(maxPending).toBeLessThanOrEqual(WINDOW);
   });
 
-  it('aborts a request by id', async () => {
-    expect((await host.call(4, 'load', { source: { path: modelPath('qwen2-tiny') }, options: {} })).ok).toBe(true);
+  it('a page that stops reading stops the decoding within the window', async () => {
+    await rpc.call('load', { source: { path: modelPath('qwen2-tiny') }, options: {} });
     let chunks = 0;
-    const done = host.call(5, 'complete', { ...request, maxTokens: 500 }, undefined, async () => {
-      if (++chunks === 3) host.abort(5);
+    const controller = new AbortController();
+    const stalled = rpc.call('complete', { ...request, maxTokens: 500 }, {
+      signal: controller.signal, onChunk: () => (++chunks === 1 ? new Promise<void>(() => {}) : undefined), // never takes the first in
     });
-    const r = await done;
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error).toMatchObject({ name: 'AbortError', code: 'aborted' });
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(chunks).toBeGreaterThan(1);
+    expect(chunks).toBeLessThanOrEqual(WINDOW + 1);
+    controller.abort();
+    expect(await stalled.catch((e) => e)).toBeInstanceOf(AbortError);
+  });
+
+  it('an abort stops the call', async () => {
+    let chunks = 0;
+    const controller = new AbortController();
+    const err = await rpc.call('complete', { ...request, maxTokens: 500 }, {
+      signal: controller.signal, onChunk: () => void (++chunks === 3 && controller.abort()),
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(AbortError);
     expect(chunks).toBeLessThan(6);
+    // The engine is free again: the next call is answered.
+    const after: string[] = [];
+    await rpc.call('complete', { ...request, maxTokens: 3 }, { onChunk: (c) => void after.push(c.choices[0]?.delta.content ?? '') });
+    expect(after.length).toBeGreaterThan(0);
   });
 });

@@ -71,7 +71,7 @@ describe('imports', () => {
       ...importsOf('src/types').filter((e) => !/→ src\/types\//.test(e)),
       ...importsOf('src/contract.ts').filter((e) => !e.endsWith('→ src/types.ts')),
       ...importsOf('src/engine/llama/').filter((e) => !/→ src\/(types|contract|errors)\.ts$|→ src\/engine\/llama\//.test(e)),
-      ...importsOf('src/engine/').filter((e) => /→ src\/(worker|shared|widget|app|ui|webgpu)\//.test(e)),
+      ...importsOf('src/engine/').filter((e) => /→ src\/(backends|shared|widget|app|ui)\//.test(e)),
     ];
     expect(broken).toEqual([]);
   });

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import { modelsDir } from './fixtures/models.ts';
-import { probeModel, PROBE_PROMPT } from '../src/webgpu/probe-model.ts';
-import { selfTest, type TopLogprobs } from '../src/webgpu/self-test.ts';
-import type { WllamaCore } from '../src/webgpu/wllama-core.ts';
+import { probeModel, PROBE_PROMPT } from '../src/backends/wllama/probe-model.ts';
+import { selfTest, type TopLogprobs } from '../src/backends/wllama/self-test.ts';
 
 let engine: NodeEngine;
 let reference: TopLogprobs;
@@ -33,14 +32,14 @@ afterAll(() => engine?.unload());
 function simulatedGpu(answer: (ref: TopLogprobs) => TopLogprobs) {
   const calls: string[] = [];
   const gpu = {
-    loadBlobs: async () => void calls.push('load'),
+    load: async () => void calls.push('load'),
     promptLogprobs: async (prompt: string) => {
       calls.push(`probe:${prompt}`);
       return answer(reference);
     },
     unload: async () => void calls.push('unload'),
   };
-  return { gpu: gpu as unknown as WllamaCore, calls };
+  return { gpu: gpu as unknown as Parameters<typeof selfTest>[1], calls };
 }
 
 describe('the WebGPU self-test', () => {

@@ -47,7 +47,7 @@ describe('Channel', () => {
     expect(got).toEqual([1, 2, 3]);
   });
   it('rejects ready when the producer fails before the first item, and the iterator throws', async () => {
-    const ch = new Channel<number>();
+    const ch = new Channel<number>(8);
     ch.fail(new Error('context full'));
     await expect(ch.ready).rejects.toThrow('context full');
     await expect(ch[Symbol.asyncIterator]().next()).rejects.toThrow('context full');

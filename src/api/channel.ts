@@ -16,7 +16,7 @@ export class Channel<T> implements AsyncIterable<T> {
    */
   readonly ready: Promise<void>;
 
-  constructor(private readonly highWater = 16, private readonly onCancel: () => void = () => {}) {
+  constructor(private readonly highWater: number, private readonly onCancel: () => void = () => {}) {
     this.ready = new Promise<void>((resolve, reject) => {
       this.started = (ok, err) => (ok ? resolve() : reject(err));
     });

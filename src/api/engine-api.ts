@@ -1,5 +1,5 @@
 // The public engine interface (HearthEngine), built once over the flat calls an engine answers (EngineCore). The
-// page client hands EngineApi a core whose calls cross to the worker (worker/client.ts); the engine in the worker and
+// page client hands EngineApi a core whose calls cross to the worker (backends/wasm/client.ts); the engine in the worker and
 // in Node is such a core itself (engine/engine.ts). So request validation and defaults, the create() overloads,
 // streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
 import type {
@@ -8,13 +8,11 @@ import type {
   StoredModelRef,
 } from '../types.ts';
 import type { EngineCore } from '../contract.ts';
+import { WINDOW } from '../rpc/flow.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler } from './completion.ts';
 import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
 import { resolveRequest } from './request.ts';
-
-/** Chunks a stream buffers before a consumer that does not read slows the generation down. */
-const STREAM_BUFFER = 16;
 
 export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };
@@ -69,10 +67,11 @@ export class EngineApi implements HearthEngine {
       await this.core.complete(request, { signal: params.signal, onProgress, onChunk: (c) => assembler.add(c) });
       return assembler.result();
     }
-    // A consumer that leaves the stream early (break) aborts the generation.
+    // A consumer that leaves the stream early (break) aborts the generation. The stream buffers chunks under the
+    // same rule as every boundary they cross (rpc/flow.ts): a reader WINDOW chunks behind slows the generation down.
     const left = new AbortController();
     const signal = params.signal ? AbortSignal.any([params.signal, left.signal]) : left.signal;
-    const channel = new Channel<ChatCompletionChunk>(STREAM_BUFFER, () => left.abort());
+    const channel = new Channel<ChatCompletionChunk>(WINDOW, () => left.abort());
     this.core.complete(request, { signal, onProgress, onChunk: (c) => channel.push(c) })
       .then(() => channel.end(), (err) => channel.fail(err));
     await channel.ready; // errors before the first chunk (ContextFullError, AbortError while queued) reject here

@@ -89,7 +89,9 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
   const seed = p.seed === undefined || p.seed === null
     ? Math.floor(Math.random() * 2 ** 32)
     : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
+  const { signal: _signal, onProgress: _onProgress, ...original } = p;
   return {
+    original,
     messages: p.messages,
     tools,
     toolChoice,

@@ -1,5 +1,5 @@
 // The engine: llama.cpp's wasm build and the model loaded into it, answering the EngineCore calls. It runs wherever
-// the wasm runs — in the browser's Web Worker (worker/host.ts forwards the page's calls to it) and in Node (src/node.ts
+// the wasm runs — in the browser's Web Worker (backends/wasm/host.ts forwards the page's calls to it) and in Node (src/node.ts
 // wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
 import type { CallControl, CompletionRequest, EmbedResult, EngineCore, LoadRequest, RankResult } from '../contract.ts';
 import { InvalidRequestError } from '../errors.ts';

@@ -1,10 +1,10 @@
 // The tab that runs a shared engine: it answers its own calls and those other tabs send over the channel, each on
 // the model its tab loaded (gate.ts).
 import type { CallControl, EngineCore } from '../contract.ts';
-import { HearthError, toWire } from '../errors.ts';
-import type { Method } from '../worker/protocol.ts';
+import { HearthError } from '../errors.ts';
+import { type Method, RpcServer } from '../rpc/rpc.ts';
 import { ModelGate } from './gate.ts';
-import type { Message, TabModel } from './wire.ts';
+import type { Addressed, Message, TabModel } from './wire.ts';
 
 // How often, while other tabs' calls run, the leader checks that those tabs still exist: one that closed without a
 // word (a crash) would otherwise hold its batch slot, and its model, forever, since it never acknowledges chunks.
@@ -16,7 +16,8 @@ export class Leader {
   private readonly gate = new ModelGate();
   /** What each tab last loaded, to know when no tab needs the loaded model any more. */
   private readonly models = new Map<string, string>();
-  private readonly calls = new Map<string, { tab: string; controller: AbortController; acks: Array<() => void> }>();
+  /** Each open tab's calls (rpc/rpc.ts), answered over the channel. */
+  private readonly servers = new Map<string, RpcServer>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -58,11 +59,8 @@ export class Leader {
       case 'call':
         if (message.term === this.term) void this.accept(message);
         break;
-      case 'abort':
-        if (message.term === this.term) this.calls.get(`${message.tab}:${message.id}`)?.controller.abort();
-        break;
-      case 'ack':
-        if (message.term === this.term) this.calls.get(`${message.tab}:${message.id}`)?.acks.shift()?.();
+      case 'abort': case 'ack':
+        if (message.term === this.term) this.servers.get(message.tab)?.receive(message);
         break;
       case 'bye':
         this.left(message.tab);
@@ -72,56 +70,39 @@ export class Leader {
 
   stop(): void {
     clearInterval(this.sweeper);
-    for (const call of this.calls.values()) call.controller.abort();
+    for (const server of this.servers.values()) server.abortAll();
   }
 
   /** Serves a call from a tab that is open (holds its tab lock; anything else on the channel is not a tab). */
-  private async accept(call: Message & { kind: 'call' }) {
+  private async accept(call: Addressed & { kind: 'call' }) {
     const open = await this.openTabs().catch(() => null);
-    if (!open?.has(call.tab) || this.calls.has(`${call.tab}:${call.id}`)) return;
-    this.post({ kind: 'accepted', term: this.term, tab: call.tab, id: call.id });
-    await this.serve(call);
-  }
-
-  private async serve({ tab, id, method, argument, model, progress, chunks }: Message & { kind: 'call' }) {
-    const key = `${tab}:${id}`;
-    const call = { tab, controller: new AbortController(), acks: [] as Array<() => void> };
-    // A stopped call's decode may be waiting for an acknowledgement that will not come.
-    call.controller.signal.addEventListener('abort', () => call.acks.splice(0).forEach((ack) => ack()));
-    this.calls.set(key, call);
+    if (!open?.has(call.tab)) return;
+    let server = this.servers.get(call.tab);
+    if (!server) {
+      const { tab } = call;
+      server = new RpcServer((m) => this.post({ ...m, term: this.term, tab }),
+        (c, control) => this.run(tab, c.method, c.argument, (c as Addressed).model ?? null, control));
+      this.servers.set(tab, server);
+    }
+    server.receive(call);
     this.sweeper ??= setInterval(() => void this.sweep(), SWEEP_MS);
-    const control: CallControl = {
-      signal: call.controller.signal,
-      onProgress: progress ? (value) => this.post({ kind: 'progress', term: this.term, tab, id, value }) : undefined,
-      onChunk: chunks ? (value) => {
-        if (call.controller.signal.aborted) return;
-        this.post({ kind: 'chunk', term: this.term, tab, id, value });
-        return new Promise<void>((resolve) => call.acks.push(resolve));
-      } : undefined,
-    };
-    let result;
-    try {
-      result = { ok: true as const, value: await this.run(tab, method, argument, model, control) };
-    } catch (err) {
-      result = { ok: false as const, error: toWire(err) };
-    }
-    this.calls.delete(key);
-    if (this.calls.size === 0) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
-    this.post({ kind: 'result', term: this.term, tab, id, result });
   }
 
   /** A tab has gone: its calls stop and its model is no longer needed. */
   private left(tab: string) {
     this.models.delete(tab);
-    for (const call of this.calls.values()) if (call.tab === tab) call.controller.abort();
+    this.servers.get(tab)?.abortAll();
+    this.servers.delete(tab);
   }
 
   private async sweep() {
+    if (![...this.servers.values()].some((s) => s.size > 0)) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+      return;
+    }
     const open = await this.openTabs().catch(() => null);
     if (!open) return;
-    for (const call of [...this.calls.values()]) if (!open.has(call.tab)) this.left(call.tab);
+    for (const tab of [...this.servers.keys()]) if (!open.has(tab)) this.left(tab);
   }
 }

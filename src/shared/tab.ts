@@ -10,13 +10,13 @@
 // forged message), cannot leave a tab's requests hanging.
 import { abortable } from '../abort.ts';
 import type { CallControl, EngineCore, LoadRequest, LocalEngine } from '../contract.ts';
-import { AbortError, EngineError, fromWire } from '../errors.ts';
+import { EngineError } from '../errors.ts';
+import { type Method, remoteCore, RpcClient } from '../rpc/rpc.ts';
 import type { EngineInfo } from '../types.ts';
-import { type Method, METHODS } from '../worker/protocol.ts';
 import { Leader } from './leader.ts';
 import { leaderGone, lockNames, type Message, readWire, stamp, type TabModel } from './wire.ts';
 
-/** Longer than an engine start may take (worker/client.ts: 120 s), which is what a new leader does first. */
+/** Longer than an engine start may take (backends/wasm/client.ts: 120 s), which is what a new leader does first. */
 const LEADER_WAIT_MS = 150_000;
 /** A leader takes a call at once (it answers 'accepted' before running it). */
 const ACCEPT_MS = 10_000;
@@ -37,15 +37,6 @@ export async function joinShared(name: string, start: () => Promise<LocalEngine>
   return tab;
 }
 
-interface Pending {
-  control: CallControl;
-  /** Until the leader says it has the call. */
-  accepting: ReturnType<typeof setTimeout> | undefined;
-  /** Acknowledgements of chunks, sent in order once the consumer has room. */
-  acks: Promise<void>;
-  settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
-}
-
 class SharedTab implements LocalEngine {
   readonly core: EngineCore;
   private readonly id = crypto.randomUUID();
@@ -61,8 +52,10 @@ class SharedTab implements LocalEngine {
   private leading = false;
   private model: TabModel | null = null;
   private loads = 0;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  /** Calls sent to the leader (rpc/rpc.ts), addressed to its term. */
+  private readonly rpc = new RpcClient((m) => {
+    if (this.term) this.post({ ...m, term: this.term, tab: this.id });
+  });
   private waiters: Array<() => void> = [];
   private dead: Error | null = null;
   private liveness: ReturnType<typeof setInterval> | undefined;
@@ -71,8 +64,7 @@ class SharedTab implements LocalEngine {
   constructor(private readonly name: string, private readonly start: () => Promise<LocalEngine>) {
     this.locks = lockNames(name);
     this.channel = new BroadcastChannel(this.locks.channel);
-    const stubs = METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => this.call(m, argument, control ?? {})]);
-    this.core = Object.fromEntries(stubs) as EngineCore;
+    this.core = remoteCore((method, argument, control) => this.call(method, argument, control));
   }
 
   /** Resolves once a leader (this tab or another) is ready; rejects when this tab should lead and cannot start, or
@@ -109,7 +101,7 @@ class SharedTab implements LocalEngine {
     this.leave();
     removeEventListener('pagehide', this.leave);
     this.dead = err;
-    for (const p of [...this.pending.values()]) p.settle({ ok: false, error: err });
+    this.rpc.fail(err);
     this.waiters.splice(0).forEach((wake) => wake());
     clearInterval(this.liveness);
     this.leader?.stop();
@@ -155,35 +147,11 @@ class SharedTab implements LocalEngine {
         // The leader's lock goes with its page, a moment after its goodbye.
         if (message.term && message.term === this.term) setTimeout(() => void this.checkLeader(), 250);
         break;
-      case 'accepted': {
-        const p = this.mine(message);
-        if (p) clearTimeout(p.accepting);
+      case 'accepted': case 'progress': case 'chunk': case 'result':
+        // Answers to this tab's calls, from the leader they were sent to.
+        if (message.tab === this.id && message.term === this.term) this.rpc.receive(message);
         break;
-      }
-      case 'progress':
-        this.mine(message)?.control.onProgress?.(message.value);
-        break;
-      case 'chunk': {
-        const p = this.mine(message);
-        if (!p) break;
-        const room = p.control.onChunk?.(message.value);
-        const { term } = this;
-        p.acks = p.acks.then(() => room).then(() => {
-          if (term) this.post({ kind: 'ack', term, tab: this.id, id: message.id });
-        });
-        break;
-      }
-      case 'result': {
-        const { result } = message;
-        this.mine(message)?.settle(result.ok ? result : { ok: false, error: fromWire(result.error) });
-        break;
-      }
     }
-  }
-
-  /** The pending call an answer is for: this tab's, from the leader it was sent to. */
-  private mine(message: { term: string; tab: string; id: number }): Pending | undefined {
-    return message.tab === this.id && message.term === this.term ? this.pending.get(message.id) : undefined;
   }
 
   /** Whether a tab holds the lock of `term`, as its leader does. */
@@ -203,7 +171,7 @@ class SharedTab implements LocalEngine {
 
   /** A new leader (or none for now): calls sent to the old one will not be answered. */
   private switchTo(term: string | null) {
-    for (const p of [...this.pending.values()]) p.settle({ ok: false, error: leaderGone() });
+    this.rpc.fail(leaderGone());
     this.term = term;
     if (term === null) return;
     this.joined.resolve();
@@ -241,38 +209,22 @@ class SharedTab implements LocalEngine {
     }
   }
 
+  /** Sends a call to the leader of `term`; a call it has not taken within ACCEPT_MS fails. */
   private send(term: string, method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
-    const id = this.nextId++;
-    const { signal } = control;
-    if (signal?.aborted) return Promise.reject(new AbortError());
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.post({ kind: 'abort', term, tab: this.id, id });
-        settle({ ok: false, error: new AbortError() });
-      };
-      const settle: Pending['settle'] = (result) => {
-        clearTimeout(pending.accepting);
-        this.pending.delete(id);
-        if (!this.pending.size) {
-          clearInterval(this.liveness);
-          this.liveness = undefined;
-        }
-        signal?.removeEventListener('abort', onAbort);
-        if (result.ok) resolve(result.value);
-        else reject(result.error);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const pending: Pending = {
-        control, acks: Promise.resolve(), settle,
-        accepting: setTimeout(() => void this.holds(term).then((real) => settle({
-          ok: false, error: real ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`) : leaderGone(),
-        })), ACCEPT_MS),
-      };
-      this.pending.set(id, pending);
-      this.liveness ??= setInterval(() => void this.checkLeader(), LIVENESS_MS);
-      this.post({
-        kind: 'call', term, tab: this.id, id, method, argument, model, progress: !!control.onProgress, chunks: !!control.onChunk,
-      });
+    let accepting: ReturnType<typeof setTimeout> | undefined;
+    this.liveness ??= setInterval(() => void this.checkLeader(), LIVENESS_MS);
+    return this.rpc.call(method, argument, control, {
+      extra: { model },
+      started: (id) => {
+        accepting = setTimeout(() => void this.holds(term).then((real) => this.rpc.fail(
+          real ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`) : leaderGone(), id)), ACCEPT_MS);
+      },
+      accepted: () => clearTimeout(accepting),
+    }).finally(() => {
+      clearTimeout(accepting);
+      if (this.rpc.size) return;
+      clearInterval(this.liveness);
+      this.liveness = undefined;
     });
   }
 

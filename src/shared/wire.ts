@@ -9,8 +9,7 @@
 import type { LoadRequest } from '../contract.ts';
 import { BUILD_ID } from '../build.ts';
 import { EngineError } from '../errors.ts';
-import type { ChatCompletionChunk, Progress } from '../types.ts';
-import { METHODS, type Method, type Result } from '../worker/protocol.ts';
+import { METHODS, type RpcMessage } from '../rpc/rpc.ts';
 
 /** Bump when a message changes. */
 export const PROTOCOL = 2;
@@ -28,16 +27,11 @@ export type Message =
   | { kind: 'leader'; term: string; ready: boolean }
   /** A tab leaves; `term` when it was the leader. */
   | { kind: 'bye'; tab: string; term?: string }
-  | { kind: 'call'; term: string; tab: string; id: number; method: Method; argument: unknown; model: TabModel | null;
-      progress: boolean; chunks: boolean }
-  /** The leader has the call: the caller's wait for it is over. */
-  | { kind: 'accepted'; term: string; tab: string; id: number }
-  | { kind: 'abort'; term: string; tab: string; id: number }
-  /** The tab has taken a chunk in: the leader may send more (back-pressure, as across the worker boundary). */
-  | { kind: 'ack'; term: string; tab: string; id: number }
-  | { kind: 'progress'; term: string; tab: string; id: number; value: Progress }
-  | { kind: 'chunk'; term: string; tab: string; id: number; value: ChatCompletionChunk }
-  | { kind: 'result'; term: string; tab: string; id: number; result: Result<unknown> };
+  /** A call, or what answers it (rpc/rpc.ts), addressed: to the leader of `term`, for tab `tab`. A call carries the
+   * model its tab loaded. */
+  | Addressed;
+
+export type Addressed = RpcMessage & { term: string; tab: string; model?: TabModel | null };
 
 /** What travels: a message with the protocol version and build it was written by. */
 export type Wire = Message & { v: number; build: string };
@@ -61,8 +55,10 @@ export function readWire(data: unknown): Message | null {
       typeof m.chunks === 'boolean' && (m.model === null || (obj(m.model) && typeof m.model.key === 'string' && obj(m.model.request))) ? m : null;
     case 'accepted': case 'abort': case 'ack': return addressed ? m : null;
     case 'progress': case 'chunk': return addressed && obj(m.value) ? m : null;
-    case 'result': return addressed && obj(m.result) && typeof m.result.ok === 'boolean' &&
-      (m.result.ok || (obj(m.result.error) && typeof m.result.error.message === 'string')) ? m : null;
+    case 'result': {
+      const r = m.result as { ok?: unknown; error?: { message?: unknown } };
+      return addressed && obj(r) && typeof r.ok === 'boolean' && (r.ok || (obj(r.error) && typeof r.error!.message === 'string')) ? m : null;
+    }
     default: return null;
   }
 }

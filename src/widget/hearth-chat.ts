@@ -3,7 +3,7 @@
 // and the conversation kept in IndexedDB comes back with its KV state. Model output is rendered as sanitised
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
 // by reference, never looked up in a tree that contains model output.
-import type { HearthClient } from '../worker/client.ts';
+import type { HearthClient } from '../backends/wasm/client.ts';
 import type { Backend, ModelSource, Progress } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
@@ -247,7 +247,7 @@ export class HearthChatElement extends HTMLElement {
     const model = this.getAttribute('model');
     if (!model) throw new Error('<hearth-chat> needs a model attribute: a GGUF URL or hf:owner/repo/file.gguf');
     this.#status('Starting…');
-    const { createEngine } = await import('../worker/client.ts');
+    const { createEngine } = await import('../backends/wasm/client.ts');
     const assetsUrl = this.getAttribute('assets') ?? new URL(/* @vite-ignore */ '../hearth/', import.meta.url).href;
     // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
     const backend = (this.getAttribute('backend') ?? 'wasm') as Backend;

@@ -1,5 +1,5 @@
 // Writes GGUF v3: key-values, tensor infos, then the tensor data, aligned. The engine builds its WebGPU probe model
-// with it (webgpu/probe-model.ts); the test-model generator writes files with it (test/fixtures/gguf-writer.ts).
+// with it (backends/wllama/probe-model.ts); the test-model generator writes files with it (test/fixtures/gguf-writer.ts).
 import { GGUF_MAGIC, GgufValueType, tensorBytes, type GgufKv, type GgufScalar } from './reader.ts';
 
 export const GGML_TYPE = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 } as const;

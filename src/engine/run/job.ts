@@ -42,7 +42,8 @@ export class Job {
   private reply: ReplyWriter | null = null;
   private model: LlamaModel | null = null;
   private readonly stops: StopMatcher;
-  /** Chunks handed to the sink and not yet taken: while it is pending the job skips steps (back-pressure). */
+  /** Chunks handed to the sink and not yet taken: while one is pending the job skips steps. The sink says when it
+   * has room (a stream's buffer, or the window of chunks crossing to the page: rpc/flow.ts). */
   private sent: Promise<void> = Promise.resolve();
   private sending = 0;
   private failed: unknown = null;

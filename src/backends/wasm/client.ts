@@ -1,17 +1,18 @@
 // The page side: createEngine() starts the engine worker and returns a HearthClient, the public API (EngineApi)
 // over a core whose every call runs in the worker.
 import * as Comlink from 'comlink';
-import { abortable } from '../abort.ts';
-import { EngineApi } from '../api/engine-api.ts';
-import type { CallControl, EngineCore, LocalEngine } from '../contract.ts';
-import { DEFAULT_MAX_MODEL_BYTES } from '../engine/limits.ts';
-import { EngineError, fromWire, InvalidRequestError } from '../errors.ts';
-import { joinShared } from '../shared/tab.ts';
-import { scriptUrl, TRUSTED_TYPES_HINT } from '../trusted-types.ts';
-import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../types.ts';
-import { cspError, watchCsp } from './csp.ts';
-import { type Argument, type HostApi, type HostInit, type Method, METHODS, type Result, type StartStage, type Value } from './protocol.ts';
-import { isRemoteSource } from '../engine/models/remote.ts';
+import { EngineApi } from '../../api/engine-api.ts';
+import type { EngineCore, LocalEngine } from '../../contract.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from '../../engine/limits.ts';
+import { EngineError, fromWire, InvalidRequestError } from '../../errors.ts';
+import { joinShared } from '../../shared/tab.ts';
+import { scriptUrl, TRUSTED_TYPES_HINT } from '../../trusted-types.ts';
+import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../../types.ts';
+import { cspError, watchCsp } from '../../csp.ts';
+import { selectBackends } from '../select.ts';
+import { remoteCore, RpcClient, type RpcMessage } from '../../rpc/rpc.ts';
+import type { HostApi, HostInit, StartStage } from './protocol.ts';
+import { isRemoteSource } from '../../engine/models/remote.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
 // workers: milliseconds. Firefox sometimes never returns from creating them on a cross-origin isolated page while it
@@ -48,7 +49,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   return new Client(await joinShared(shared === true ? 'default' : shared, start));
 }
 
-/** Checks the options and returns what starts this tab's own engine (a worker, and wllama for WebGPU). */
+/** Checks the options and returns what starts this tab's own engine: its worker, and the backends over it (select.ts). */
 function starter(options: EngineOptions): () => Promise<LocalEngine> {
   const backend = options.backend ?? 'auto';
   if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu') {
@@ -73,17 +74,14 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
   const start = async (): Promise<LocalEngine> => {
     const remote = new RemoteEngine(startWorker(new URL('engine.worker.js', assetsUrl).href));
     await remote.start(init);
-    if (backend === 'wasm') return { core: remote.core, terminate: () => remote.terminate() };
-    // Only pages that may use WebGPU load this (and wllama, once the adapter qualifies).
-    const { backendSwitch } = await import('../webgpu/select.ts');
-    const core = await backendSwitch(remote.core, {
+    const core = await selectBackends(remote.core, {
       requested: backend, wasmUrl: new URL('wllama.wasm', assetsUrl).href, threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
     });
     return {
       core,
       terminate: () => {
         remote.terminate();
-        void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
+        if (backend !== 'wasm') void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
       },
     };
   };
@@ -136,18 +134,27 @@ class Client extends EngineApi implements HearthClient {
   }
 }
 
-/** The engine in the worker, seen as an EngineCore: each call gets an id, its abort is forwarded, its Result unwrapped. */
+/** The engine in the worker, seen as an EngineCore: its calls go over a MessagePort through the RPC layer. */
 class RemoteEngine {
   readonly core: EngineCore;
   private readonly remote: Comlink.Remote<HostApi>;
-  private nextId = 1;
+  private readonly port: MessagePort;
+  /** The worker's end of the port, handed over at start. */
+  private hostPort: MessagePort | null;
+  private readonly rpc: RpcClient;
   private dead: Error | null = null;
-  private pending = new Set<(err: Error) => void>();
+  /** The start's own wait, ended by a dying worker too. */
+  private starting: ((err: Error) => void) | null = null;
 
   constructor(private readonly worker: Worker) {
     this.remote = Comlink.wrap<HostApi>(worker);
-    const stubs = METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => this.call(m, argument as never, control)]);
-    this.core = Object.fromEntries(stubs) as EngineCore;
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.rpc = new RpcClient((m) => port1.postMessage(m));
+    port1.onmessage = (e: MessageEvent<RpcMessage>) => this.rpc.receive(e.data);
+    this.core = remoteCore((method, argument, control) =>
+      this.dead ? Promise.reject(this.dead) : this.rpc.call(method, argument, control));
+    this.hostPort = port2;
     worker.addEventListener('error', (e) => {
       this.fail(new EngineError(`the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`, 'worker_failed'));
     });
@@ -172,13 +179,19 @@ class RemoteEngine {
       `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assetsUrl}) did not load. ` +
       'Check the connection and that they are served.', 'start_timeout')), START_TIMEOUT_MS);
     try {
-      await this.settle(this.remote.init(init, Comlink.proxy(onStage)));
+      if (this.dead) throw this.dead;
+      const port = this.hostPort!;
+      this.hostPort = null;
+      const died = new Promise<never>((_, reject) => (this.starting = reject));
+      const result = await Promise.race([this.remote.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)), died]);
+      if (!result.ok) throw fromWire(result.error);
     } catch (err) {
       // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment later).
       if (err instanceof EngineError && err.code === 'worker_failed') await new Promise((resolve) => setTimeout(resolve, 50));
       if (csp.seen.length && !(err instanceof EngineError && err.code === 'csp_blocked')) throw cspError('the engine worker', csp.seen[0]!);
       throw err;
     } finally {
+      this.starting = null;
       clearTimeout(watchdog);
       clearTimeout(deadline);
       csp.stop();
@@ -187,31 +200,14 @@ class RemoteEngine {
 
   terminate(reason = new EngineError('the engine was terminated', 'terminated')): void {
     this.worker.terminate();
+    this.port.close();
     this.fail(reason);
   }
 
-  private call<M extends Method>(method: M, argument: Argument<M>, control: CallControl = {}): Promise<Value<M>> {
-    const id = this.nextId++;
-    const { onProgress, onChunk } = control;
-    const sent = this.remote.call(id, method, argument,
-      onProgress && Comlink.proxy(onProgress), onChunk && Comlink.proxy(onChunk)) as Promise<Result<Value<M>>>;
-    return this.settle(sent, control.signal, id);
-  }
-
+  /** The worker is gone: every call in flight, and any later one, fails with `err`. */
   private fail(err: Error) {
     this.dead ??= err;
-    for (const reject of this.pending) reject(err);
-    this.pending.clear();
-  }
-
-  /** Awaits a worker call; rejects if the worker dies or `signal` aborts first (the abort is forwarded as abort(id)). */
-  private settle<T>(promise: Promise<Result<T>>, signal?: AbortSignal, id = 0): Promise<T> {
-    if (this.dead) return Promise.reject(this.dead);
-    let fail!: (err: Error) => void;
-    const died = new Promise<never>((_, reject) => (fail = reject));
-    this.pending.add(fail);
-    const answered = promise.then((r) => (r.ok ? r.value : Promise.reject(fromWire(r.error))));
-    return abortable(Promise.race([answered, died]), signal, () => void this.remote.abort(id))
-      .finally(() => this.pending.delete(fail));
+    this.starting?.(err);
+    this.rpc.fail(err);
   }
 }

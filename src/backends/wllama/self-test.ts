@@ -1,11 +1,11 @@
 // A backend proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
 // results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
 // (probe-model.ts); their next-token log-probabilities must agree.
-import type { EngineCore } from '../contract.ts';
-import { resolveRequest } from '../api/request.ts';
-import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../types.ts';
+import type { EngineCore } from '../../contract.ts';
+import { resolveRequest } from '../../api/request.ts';
+import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../../types.ts';
 import { probeModel, PROBE_PROMPT } from './probe-model.ts';
-import type { WllamaCore } from './wllama-core.ts';
+import type { WllamaBackend } from './wllama.ts';
 
 export type SelfTest = NonNullable<BackendSelection['selfTest']>;
 export type TopLogprobs = Array<{ token: string; logprob: number }>;
@@ -15,7 +15,7 @@ const TOP = 8;
 const TOLERANCE = 0.1;
 
 /** `wasmSource`: where the wasm engine reads the probe (default: the in-memory Blob; in Node, a file). */
-export async function selfTest(wasm: EngineCore, gpu: WllamaCore, wasmSource?: ModelSource): Promise<SelfTest> {
+export async function selfTest(wasm: EngineCore, gpu: Pick<WllamaBackend, 'load' | 'promptLogprobs' | 'unload'>, wasmSource?: ModelSource): Promise<SelfTest> {
   const blob = new Blob([probeModel() as BlobPart]);
   await wasm.load({ source: wasmSource ?? blob, options: { nCtx: 256, store: false } });
   let expected: TopLogprobs;
@@ -24,7 +24,7 @@ export async function selfTest(wasm: EngineCore, gpu: WllamaCore, wasmSource?: M
   } finally {
     await wasm.unload();
   }
-  await gpu.loadBlobs([{ name: 'hearth-probe.gguf', blob }], { source: blob, options: { nCtx: 256 } });
+  await gpu.load({ source: new File([blob], 'hearth-probe.gguf'), options: { nCtx: 256, store: false } });
   try {
     return compareProbe(expected, await gpu.promptLogprobs(PROBE_PROMPT, TOP));
   } finally {

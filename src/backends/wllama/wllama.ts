@@ -1,32 +1,50 @@
 // The 'webgpu' backend: @wllama/wllama 3.8.1 (llama.cpp's server code compiled with its WebGPU backend) behind
-// Hearth's EngineCore, so the public API, its validation and its streams are the same as with the wasm engine. Hearth
+// Hearth's Backend interface, so the public API, its validation and its streams are the same as with the wasm engine. Hearth
 // renders the chat template and reads the reply itself (chat/template.ts, chat/plan.ts), exactly as for the wasm
 // engine: wllama's own chat path ignores a required tool_choice, and its Jinja differs from jinja2. wllama generates
-// from the rendered prompt with Hearth's grammar, stop strings, sampling and logprobs. Not offered here, with a typed
-// error: KV state (no persistence, no conversation cache across reloads), batching, embeddings, rerank and context
-// shifting.
+// from the rendered prompt with Hearth's grammar, stop strings, sampling and logprobs. Not offered here (`supports`,
+// refused by the router with a typed error): KV state (no persistence, no conversation cache across reloads),
+// batching, embeddings, rerank, context overflow other than 'stop', and the load options that size the wasm engine's
+// KV cache.
 import type { Wllama } from '@wllama/wllama';
-import type { CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult } from '../contract.ts';
-import { newCompletionMeta } from '../api/completion.ts';
-import { ReplyPlanner } from '../engine/chat/plan.ts';
-import { ReplyWriter } from '../engine/chat/reply.ts';
-import { ChatTemplate } from '../engine/chat/template.ts';
-import { type GgufHeader, readGgufHeader } from '../engine/gguf/reader.ts';
-import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../errors.ts';
-import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../types.ts';
+import type { Backend, CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult, Supports } from '../../contract.ts';
+import { newCompletionMeta } from '../../api/completion.ts';
+import { ReplyPlanner } from '../../engine/chat/plan.ts';
+import { ReplyWriter } from '../../engine/chat/reply.ts';
+import { ChatTemplate } from '../../engine/chat/template.ts';
+import { checkModelFile } from '../../engine/gguf/check.ts';
+import { type GgufHeader, readGgufHeader, tensorBytes } from '../../engine/gguf/reader.ts';
+import { blobFile } from '../../engine/models/file.ts';
+import { formatBytes } from '../../bytes.ts';
+import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../../errors.ts';
+import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
+import { checkCall } from '../supports.ts';
+import type { ModelBlobs } from './files.ts';
 
 export interface WllamaOptions {
   /** URL of wllama.wasm (served with Hearth's assets; never a CDN). */
   wasmUrl: string;
   threads: number;
+  maxModelBytes: number;
+  /** The adapter's largest storage buffer binding: a larger tensor does not fit. null: no adapter (CPU build). */
+  bufferLimit: number | null;
+  /** The model's files on this page (files.ts). */
+  files: (request: LoadRequest, control: CallControl) => Promise<ModelBlobs>;
 }
-
-/** A model as blobs, in order (a split model's parts). */
-export type ModelBlobs = Array<{ name: string; blob: Blob }>;
 
 const DEFAULT_CTX = 4096;
 
-export class WllamaCore {
+export class WllamaBackend implements Backend {
+  readonly kind = 'webgpu';
+  readonly supports: Supports = {
+    // allowUnverified and store are the model store's (the files come from it); allowScalarKernels is a permission
+    // wllama needs no permission for (its kernels cover every type).
+    loadOptions: {
+      nCtx: true, cacheTypeK: true, cacheTypeV: true, store: true, allowUnverified: true, allowScalarKernels: true,
+      nParallel: (n) => n === 1, // one sequence: wllama does not batch
+    },
+    contextOverflow: ['stop'], embeddings: false, rerank: false,
+  };
   private wllama: Wllama | null = null;
   private model: ModelInfo | null = null;
   /** The model's chat template and reply formats (from its GGUF), and its BOS text. */
@@ -45,8 +63,36 @@ export class WllamaCore {
     return this.wllama;
   }
 
-  /** Loads blobs already in the page (from the model store, a File, or a download). */
-  async loadBlobs(parts: ModelBlobs, request: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+  /** The last load's files, checked (fit), for the load that follows. */
+  private prepared: { request: LoadRequest; parts: ModelBlobs } | null = null;
+
+  /** The model's files on the page, checked as the wasm engine checks them (but for weight types: wllama has
+   * kernels of its own). */
+  private async files(request: LoadRequest, control: CallControl): Promise<ModelBlobs> {
+    if (this.prepared?.request === request) return this.prepared.parts;
+    const parts = await this.opts.files(request, control);
+    await checkModelFile(blobFile(parts), this.opts.maxModelBytes, { signal: control.signal, tensorTypes: false });
+    this.prepared = { request, parts };
+    return parts;
+  }
+
+  /** A model fits unless a tensor exceeds the adapter's storage buffer binding. */
+  async fit(request: LoadRequest, control: CallControl = {}) {
+    const parts = await this.files(request, control);
+    // The wasm engine, if it takes the model instead, reads these bytes rather than the source again.
+    const next = parts.length === 1 ? { ...request, source: parts[0]!.blob } : request;
+    this.prepared = { request: next, parts };
+    const largest = await largestTensor(parts);
+    const limit = this.opts.bufferLimit;
+    return {
+      request: next,
+      refusal: limit && largest > limit ? `its largest tensor (${formatBytes(largest)}) exceeds the adapter's storage buffer limit (${formatBytes(limit)})` : null,
+    };
+  }
+
+  async load(request: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+    const parts = await this.files(request, control);
+    this.prepared = null;
     await this.unload();
     const w = await this.instance();
     const size = parts.reduce((n, p) => n + p.blob.size, 0);
@@ -78,10 +124,6 @@ export class WllamaCore {
   async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
     const w = this.require();
     const chat = this.chat!;
-    if (request.contextOverflow !== 'stop') {
-      throw new InvalidRequestError(`context_overflow "${request.contextOverflow}" needs the wasm backend (wllama stops at a full context)`,
-        'unsupported_by_backend', { param: 'context_overflow' });
-    }
     let prompt = chat.template.render(request.messages, { tools: request.tools, kwargs: request.templateKwargs });
     const plan = chat.planner.plan(request, prompt);
     // wllama's tokenizer adds the BOS itself: a template that writes it would give two.
@@ -143,25 +185,30 @@ export class WllamaCore {
     return (logprobs?.content?.[0]?.top_logprobs ?? []).map(({ token, logprob }) => ({ token, logprob })).sort((a, b) => b.logprob - a.logprob);
   }
 
-  embed(): Promise<EmbedResult> {
-    return Promise.reject(unsupported('embeddings'));
+  async embed(): Promise<EmbedResult> {
+    checkCall(this, 'embeddings');
+    throw new Error('unreachable');
   }
 
-  rank(): Promise<RankResult> {
-    return Promise.reject(unsupported('rerank'));
+  async rank(): Promise<RankResult> {
+    checkCall(this, 'rerank');
+    throw new Error('unreachable');
   }
 
-  /** What engine.info() reports while this backend holds the model (the backend choice is added by the caller). */
-  info(base: EngineInfo): EngineInfo {
+  /** What engine.info() reports while this backend holds the model (the router adds the selection and the store). */
+  async info(): Promise<EngineInfo> {
     return {
-      ...base, backend: 'webgpu', llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
+      backend: 'webgpu', selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
+      // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
+      build: this.opts.threads > 1 ? 'mt' : 'st', threads: this.opts.threads, wasmSimd: true,
+      llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
       model: this.model, nCtx: this.nCtx, context: null, kvCache: null,
-      capabilities: { ...base.capabilities, persistentKv: false, batching: false, embeddings: false, contextShift: false },
+      capabilities: {
+        persistentKv: false, batching: false, embeddings: false, contextShift: false,
+        webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator, threads: this.opts.threads > 1,
+      },
+      shared: null, storage: null,
     };
-  }
-
-  get loaded(): boolean {
-    return this.model !== null;
   }
 
   async unload(): Promise<void> {
@@ -209,14 +256,21 @@ function hearthError(err: unknown, signal: AbortSignal | undefined, nCtx: number
   return new EngineError(`wllama failed: ${e.message ?? String(err)}`, 'backend_error', { backend: 'webgpu' });
 }
 
-const unsupported = (what: string) =>
-  new InvalidRequestError(`${what} needs the wasm backend: the 'webgpu' backend (wllama) does not offer it in Hearth`, 'unsupported_by_backend');
-
 function wllamaVersion(w: Wllama): string {
   return (w.constructor as unknown as { getLibllamaVersion(): string }).getLibllamaVersion();
 }
 
 const quietLogger = { debug: () => {}, log: () => {}, warn: (...a: unknown[]) => console.warn('[hearth/wllama]', ...a), error: (...a: unknown[]) => console.error('[hearth/wllama]', ...a) };
+
+/** The size of the model's largest tensor, from its GGUF headers. */
+async function largestTensor(parts: ModelBlobs): Promise<number> {
+  let largest = 0;
+  for (const { blob } of parts) {
+    const header = await readGgufHeader(async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()), blob.size, { skipArrays: true });
+    for (const t of header.tensors) largest = Math.max(largest, tensorBytes(t.type, t.dims) ?? 0);
+  }
+  return largest;
+}
 
 /** ModelInfo from the GGUF header (Hearth's reader) and what wllama reports. */
 function modelInfo(w: Wllama, header: GgufHeader, fileName: string, size: number): ModelInfo {

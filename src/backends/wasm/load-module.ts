@@ -1,7 +1,7 @@
 // Loads the emscripten build inside the (classic) engine worker. importScripts is used because emscripten 3.1.6's
 // pthread workers load the same script that way (mainScriptUrlOrBlob); a module worker could not.
-import type { ModuleFactory, ModuleLoader } from '../engine/llama/module.ts';
-import { scriptUrl } from '../trusted-types.ts';
+import type { ModuleFactory, ModuleLoader } from '../../engine/llama/module.ts';
+import { scriptUrl } from '../../trusted-types.ts';
 import type { HostInit, StartStage } from './protocol.ts';
 
 declare function importScripts(...urls: string[]): void;

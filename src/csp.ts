@@ -1,7 +1,7 @@
 // A Content-Security-Policy that blocks part of the engine (the worker script, its wasm, wllama's blob worker) must
 // give an error that names the directive, not a hang. Browsers report a block as a 'securitypolicyviolation' event
 // on the document, or on the worker's global for the worker's own policy; an engine start listens while it runs.
-import { EngineError } from '../errors.ts';
+import { EngineError } from './errors.ts';
 
 export interface Violation {
   directive: string;

@@ -1,0 +1,105 @@
+// The EngineCore the page's API sits on: a router over the backends this engine may use, in order of preference
+// (backends/select.ts decides the order: WebGPU first when it qualified, then wasm). A load goes to the first backend
+// that supports its options and fits the model, the others stepping aside with the reason in
+// engine.info().selection; every later call goes to the backend holding the model, once checked against what that
+// backend supports (supports.ts). The KV cache and the model store are the wasm engine's ("home"), whichever backend
+// runs the model.
+import type { Backend, CallControl, CompletionRequest, EngineCore, LoadRequest } from '../contract.ts';
+import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '../types.ts';
+import { checkCall, checkCompletion, checkLoad, EVERYTHING, loadRefusal } from './supports.ts';
+
+/** The wasm engine (in its worker, or the shared one) as a backend. */
+export function wasmBackend(home: EngineCore): Backend {
+  return {
+    kind: 'wasm', supports: EVERYTHING,
+    load: (r, c) => home.load(r, c), complete: (r, c) => home.complete(r, c), embed: (r, c) => home.embed(r, c),
+    rank: (r, c) => home.rank(r, c), info: () => home.info(), unload: () => home.unload(),
+  };
+}
+
+export class BackendRouter implements EngineCore {
+  /** The backend holding the loaded model. */
+  private holder: Backend | null = null;
+  /** Why the backends were ordered as they are (the selection's reason before any load moved a model). */
+  private readonly chosen: string;
+
+  constructor(private readonly home: EngineCore, private readonly backends: readonly Backend[], private readonly selection: BackendSelection) {
+    if (!backends.length) throw new Error('a router needs a backend');
+    this.chosen = selection.reason;
+  }
+
+  /** Loads run one at a time: each may unload what the one before loaded, and wllama takes one at a time. */
+  private loading: Promise<unknown> = Promise.resolve();
+
+  load(request: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+    const next = this.loading.then(() => this.loadNow(request, control));
+    this.loading = next.catch(() => {});
+    return next;
+  }
+
+  private async loadNow(request: LoadRequest, control: CallControl): Promise<ModelInfo> {
+    const passed: string[] = [];
+    let load = request;
+    for (const [i, backend] of this.backends.entries()) {
+      if (i < this.backends.length - 1) {
+        let refusal = loadRefusal(backend, load)?.message ?? null;
+        if (!refusal && backend.fit) ({ refusal, request: load } = await backend.fit(load, control));
+        if (refusal) {
+          passed.push(refusal);
+          continue;
+        }
+      } else {
+        checkLoad(backend, load);
+      }
+      if (this.holder && this.holder !== backend) await this.holder.unload();
+      this.holder = null;
+      const info = await backend.load(load, control);
+      this.holder = backend;
+      this.selection.reason = passed.length ? `${passed.join('; ')}: this model runs on ${backend.kind}` : this.chosen;
+      return info;
+    }
+    throw new Error('unreachable: the last backend takes every load it supports');
+  }
+
+  /** The backend holding the model, or before a load the one loads go to first. */
+  private get current(): Backend {
+    return this.holder ?? this.backends[0]!;
+  }
+
+  complete(request: CompletionRequest, control?: CallControl): Promise<void> {
+    const backend = this.current;
+    checkCompletion(backend, request);
+    return backend.complete(request, control);
+  }
+
+  async embed(request: { inputs: string[] }, control?: CallControl) {
+    checkCall(this.current, 'embeddings');
+    return this.current.embed(request, control);
+  }
+
+  async rank(request: { query: string; documents: string[] }, control?: CallControl) {
+    checkCall(this.current, 'rerank');
+    return this.current.rank(request, control);
+  }
+
+  async info(): Promise<EngineInfo> {
+    const backend = this.current;
+    const home = await this.home.info();
+    const info = backend.kind === 'wasm' ? home : { ...(await backend.info()), storage: home.storage };
+    return { ...info, selection: { ...this.selection } };
+  }
+
+  async unload(): Promise<void> {
+    this.holder = null;
+    const results = await Promise.allSettled(this.backends.map((b) => b.unload()));
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
+  }
+
+  cacheStats = () => this.home.cacheStats();
+  cacheClear = (options: { conversation_id?: string }) => this.home.cacheClear(options);
+  cacheFlush = () => this.home.cacheFlush();
+  modelsFetch = (request: LoadRequest, control?: CallControl) => this.home.modelsFetch(request, control);
+  modelsList = () => this.home.modelsList();
+  modelsDelete = (request: { id: StoredModelRef }) => this.home.modelsDelete(request);
+  modelsUsage = () => this.home.modelsUsage();
+}

@@ -1,0 +1,100 @@
+// The backend router (src/backends/router.ts) with the real wasm engine as home and as the fallback. The other
+// backend is a stand-in for wllama on a GPU (simulated: no GPU runs here), which records what reaches it: the router
+// must refuse what a backend does not support before the backend sees it, and under 'auto' hand the model to the next.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Backend, LoadRequest } from '../src/contract.ts';
+import { BackendRouter, wasmBackend } from '../src/backends/router.ts';
+import { EngineApi } from '../src/api/engine-api.ts';
+import { createNodeEngine, type NodeEngine } from '../src/node.ts';
+import type { BackendSelection } from '../src/types.ts';
+import { ensureModel } from './fixtures/models.ts';
+
+let home: NodeEngine;
+let model: string;
+
+beforeAll(async () => {
+  model = await ensureModel('qwen2-hello');
+  home = await createNodeEngine({ cache: { persistent: false }, modelsDir: null });
+});
+afterAll(() => home?.unload());
+
+/** A simulated GPU backend: supports only nCtx, stops at a full context, no embeddings; `refuse` makes fit() refuse. */
+function simulatedGpu(refuse: string | null = null) {
+  const calls: string[] = [];
+  const backend: Backend = {
+    kind: 'webgpu',
+    supports: { loadOptions: { nCtx: true }, contextOverflow: ['stop'], embeddings: false, rerank: false },
+    fit: async (request: LoadRequest) => {
+      calls.push('fit');
+      // As wllama does: the bytes it read are what the next backend gets.
+      return { refusal: refuse, request: { ...request, source: { path: model } } };
+    },
+    load: async () => {
+      calls.push('load');
+      return (await home.core.info()).model!;
+    },
+    complete: async (request, control) => {
+      calls.push('complete');
+      return home.core.complete(request, control); // answers as the engine would
+    },
+    embed: async () => { throw new Error('embed reached the backend'); },
+    rank: async () => { throw new Error('rank reached the backend'); },
+    info: async () => ({ ...(await home.core.info()), backend: 'webgpu' }),
+    unload: async () => void calls.push('unload'),
+  };
+  return { backend, calls };
+}
+
+const selection = (): BackendSelection => ({ requested: 'auto', reason: 'the WebGPU backend passed its self-test', adapter: null, selfTest: null });
+const refusal = (e: { name: string; code: string; details: { param?: string } }) => ({ name: e.name, code: e.code, param: e.details.param });
+
+describe('the backend router', () => {
+  it('under auto, a load with an option the first backend lacks goes to the wasm engine, which answers; info() says why', async () => {
+    const gpu = simulatedGpu();
+    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    await api.load({ path: model }, { nParallel: 2 });
+    expect(gpu.calls).toEqual([]);
+    const info = await api.info();
+    expect(info.backend).toBe('wasm');
+    expect(info.selection.reason).toBe("the 'webgpu' backend does not support the load option nParallel: this model runs on wasm");
+    const reply = await api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 });
+    expect(reply.choices[0]!.message.content).toBe('Hello, world!');
+    // Embeddings reach the wasm engine (which answers for this model: not an embedding model), not a backend refusal.
+    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({ code: 'not_an_embedding_model' });
+  });
+
+  it('under auto, a model the first backend does not fit goes to the next with the bytes that backend already read', async () => {
+    const gpu = simulatedGpu('its largest tensor exceeds the adapter\'s storage buffer limit');
+    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    // A source nothing could open: only the request fit() returned loads.
+    await api.load({ path: '/nonexistent/model.gguf' }, { nCtx: 512 });
+    expect(gpu.calls).toEqual(['fit']);
+    expect((await api.info()).selection.reason).toBe('its largest tensor exceeds the adapter\'s storage buffer limit: this model runs on wasm');
+  });
+
+  it('with one backend, refuses what it does not support before it sees the call, and leaves the rest to it', async () => {
+    const gpu = simulatedGpu();
+    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend], selection()));
+    expect(await api.load({ path: model }, { kvBudgetBytes: 1 << 28 }).catch(refusal))
+      .toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend', param: 'kvBudgetBytes' });
+    await api.load({ path: model }, { nCtx: 512 });
+    const ask = (extra: object) => api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], ...extra });
+    expect(await ask({ context_overflow: 'shift' }).catch(refusal))
+      .toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend', param: 'context_overflow' });
+    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
+    expect(await api.rerank({ query: 'food', documents: ['bread'] }).catch(refusal)).toMatchObject({ code: 'unsupported_by_backend' });
+    expect(gpu.calls).toEqual(['load']);
+    expect((await ask({ temperature: 0 })).choices[0]!.message.content).toBe('Hello, world!');
+    expect(gpu.calls).toEqual(['load', 'complete']);
+  });
+
+  it('a load that moves the model to another backend unloads the one that held it first', async () => {
+    const gpu = simulatedGpu();
+    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    await api.load({ path: model }, { nCtx: 512 });
+    expect((await api.info()).backend).toBe('webgpu');
+    await api.load({ path: model }, { nParallel: 2 });
+    expect(gpu.calls).toEqual(['fit', 'load', 'unload']);
+    expect((await api.info()).backend).toBe('wasm');
+  });
+});
