@@ -83,10 +83,12 @@ export class WebKitSession {
     const script = `const done = arguments[arguments.length - 1];
       Promise.resolve().then(() => (${fn})(arguments[0])).then(
         (value) => done({ ok: true, value: value === undefined ? null : value }),
-        (e) => done({ ok: false, message: e && e.message !== undefined ? String(e.message) : String(e), name: e && e.name }));`;
+        (e) => done({ ok: false, message: e && e.message !== undefined ? String(e.message) : String(e), name: e && e.name,
+          details: e && e.details ? JSON.stringify(e.details) : undefined }));`;
     const result = await this.driver.request('POST', `/session/${this.id}/execute/async`, { script, args: [arg ?? null] }) as
-      { ok: boolean; value?: R; message?: string; name?: string };
-    if (!result.ok) throw new Error(`${result.name ?? 'Error'}: ${result.message}`);
+      { ok: boolean; value?: R; message?: string; name?: string; details?: string };
+    // A HearthError's details go with it: without DevTools, they are all a rare failure leaves behind.
+    if (!result.ok) throw new Error(`${result.name ?? 'Error'}: ${result.message}${result.details ? ` ${result.details}` : ''}`);
     return result.value as R;
   }
 

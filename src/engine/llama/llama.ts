@@ -41,7 +41,10 @@ export class Llama {
     } catch (err) {
       if (err instanceof WebAssembly.RuntimeError || (err as Error)?.name === 'RuntimeError') {
         this.crashed = true;
-        throw new EngineError(`llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`, 'wasm_crash');
+        // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last lines.
+        const stack = String((err as Error).stack ?? '').split('\n').slice(0, 12).join('\n');
+        throw new EngineError(`llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`, 'wasm_crash',
+          { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) });
       }
       throw err;
     }
