@@ -1,7 +1,7 @@
 // The browser half of the benchmarks: Hearth (through its public API) and @wllama/wllama 3.8.1 on the same model
 // Blob, timed the same way, from the caller's side: prefill = prompt tokens / time to the first generated token;
 // decode = (generated tokens - 1) / time from the first to the last.
-import { Wllama } from '@wllama/wllama';
+import { Wllama } from '@wllama/wllama/esm/index.js';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import {
   createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient, type Progress, type Timings, type Usage,

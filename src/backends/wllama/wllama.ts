@@ -6,7 +6,9 @@
 // refused by the router with a typed error): KV state (no persistence, no conversation cache across reloads),
 // batching, embeddings, rerank, context overflow other than 'stop', and the load options that size the wasm engine's
 // KV cache.
-import type { Wllama } from '@wllama/wllama';
+// Its built ES module by path: the package's "main" names an index.js it does not ship (bundlers that try .ts find its
+// TypeScript sources; webpack finds nothing).
+import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type { Backend, CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult, Supports } from '../../contract.ts';
 import { newCompletionMeta } from '../../api/completion.ts';
 import { ReplyPlanner } from '../../engine/chat/plan.ts';
@@ -19,6 +21,7 @@ import { formatBytes } from '../../bytes.ts';
 import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../../errors.ts';
 import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
 import { checkCall } from '../supports.ts';
+import { VERSION } from '../../build.ts';
 import type { ModelBlobs } from './files.ts';
 
 export interface WllamaOptions {
@@ -55,7 +58,7 @@ export class WllamaBackend implements Backend {
 
   private async instance(): Promise<Wllama> {
     if (!this.wllama) {
-      const { Wllama } = await import('@wllama/wllama');
+      const { Wllama } = await import('@wllama/wllama/esm/index.js');
       const w = new Wllama({ default: this.opts.wasmUrl }, { suppressNativeLog: true, logger: quietLogger });
       w.setCompat(null); // its compat build comes from a CDN: never fetch it
       this.wllama = w;
@@ -201,6 +204,7 @@ export class WllamaBackend implements Backend {
       backend: 'webgpu', selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
       build: this.opts.threads > 1 ? 'mt' : 'st', threads: this.opts.threads, wasmSimd: true,
+      version: VERSION,
       llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
       model: this.model, nCtx: this.nCtx, context: null, kvCache: null,
       capabilities: {
