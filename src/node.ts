@@ -13,10 +13,14 @@ import { splitNames } from './engine/models/remote.ts';
 import { ModelStore } from './engine/models/store.ts';
 import type { ModelFile } from './engine/models/file.ts';
 import type { BuildVariant } from './types.ts';
+import packaged from './packaged-assets.ts';
 
-export const defaultWasmDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
+/** The wasm builds: in the npm package, its widget/ folder (packaged-assets); in this repository, public/hearth. */
+export const defaultWasmDir = packaged
+  ? dirname(fileURLToPath(packaged['hearth-st.js']!))
+  : join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
 
-/** Loads the wasm build in Node (the browser's loader is worker/load-module.ts). */
+/** Loads the wasm build in Node (the browser's loader is backends/wasm/load-module.ts). */
 export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {
   const dir = opts.dir ?? defaultWasmDir;
   const variant = opts.variant ?? 'st';

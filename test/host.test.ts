@@ -7,6 +7,7 @@ import { Engine } from '../src/engine/engine.ts';
 import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
+import { assetsIn } from '../src/backends/wasm/assets.ts';
 import { EngineHost } from '../src/backends/wasm/host.ts';
 import { WINDOW } from '../src/rpc/flow.ts';
 import { RpcClient, type RpcMessage } from '../src/rpc/rpc.ts';
@@ -20,7 +21,7 @@ beforeAll(async () => {
   rpc = new RpcClient((m) => port1.postMessage(m));
   port1.onmessage = (e: MessageEvent<RpcMessage>) => rpc.receive(e.data);
   const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
-  const init = await host.init({ variant: 'st', threads: 1, assetsUrl: 'file:///unused/' }, port2 as never);
+  const init = await host.init({ variant: 'st', threads: 1, assets: assetsIn('file:///unused/') }, port2 as never);
   expect(init.ok).toBe(true);
 });
 afterAll(() => rpc.call('unload', undefined));

@@ -12,6 +12,11 @@ import { WIDGET_CSS } from './style.ts';
 
 /** The reply budget (max_tokens) unless the max-tokens attribute says otherwise. */
 const DEFAULT_MAX_TOKENS = 512;
+declare const __HEARTH_WIDGET_ASSETS__: string | null | undefined;
+/** Where the engine's files are when the page names none (the assets attribute), relative to this script: beside it
+ * in the package's static folder (widget/, './'); the package library's own default when a bundler imports
+ * 'hearth-llm/widget' (null); dist/hearth/ in this repository's build (scripts/build-widget.mjs, build-package.mjs). */
+const OWN_ASSETS = typeof __HEARTH_WIDGET_ASSETS__ === 'undefined' ? '../hearth/' : __HEARTH_WIDGET_ASSETS__;
 
 let sheet: CSSStyleSheet | undefined;
 
@@ -248,10 +253,11 @@ export class HearthChatElement extends HTMLElement {
     if (!model) throw new Error('<hearth-chat> needs a model attribute: a GGUF URL or hf:owner/repo/file.gguf');
     this.#status('Starting…');
     const { createEngine } = await import('../backends/wasm/client.ts');
-    const assetsUrl = this.getAttribute('assets') ?? new URL(/* @vite-ignore */ '../hearth/', import.meta.url).href;
+    const assetsUrl = this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
     // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
     const backend = (this.getAttribute('backend') ?? 'wasm') as Backend;
-    const engine: HearthClient = await createEngine({ assetsUrl, backend, shared: 'hearth-chat' }); // one model for the site's tabs
+    // One model for the site's tabs.
+    const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, shared: 'hearth-chat' });
     const nCtx = positiveInt(this.getAttribute('context-size'));
     try {
       await engine.load(parseModel(model), { onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}) });

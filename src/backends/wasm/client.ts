@@ -10,6 +10,7 @@ import { scriptUrl, TRUSTED_TYPES_HINT } from '../../trusted-types.ts';
 import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../../types.ts';
 import { cspError, watchCsp } from '../../csp.ts';
 import { selectBackends } from '../select.ts';
+import { assetsIn, defaultAssets } from './assets.ts';
 import { remoteCore, RpcClient, type RpcMessage } from '../../rpc/rpc.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
 import { isRemoteSource } from '../../engine/models/remote.ts';
@@ -65,17 +66,17 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
     threads = 1;
   }
   const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
-  const assetsUrl = new URL(options.assetsUrl ?? '/hearth/', base).href.replace(/\/?$/, '/');
+  const assets = options.assetsUrl !== undefined ? assetsIn(options.assetsUrl, base) : defaultAssets(base);
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
   const variant = isolated && threads > 1 ? 'mt' : 'st';
   const init: HostInit = {
-    variant, threads, assetsUrl, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
+    variant, threads, assets, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
   };
   const start = async (): Promise<LocalEngine> => {
-    const remote = new RemoteEngine(startWorker(new URL('engine.worker.js', assetsUrl).href));
+    const remote = new RemoteEngine(startWorker(assets['engine.worker.js']));
     await remote.start(init);
     const core = await selectBackends(remote.core, {
-      requested: backend, wasmUrl: new URL('wllama.wasm', assetsUrl).href, threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
+      requested: backend, wasmUrl: assets['wllama.wasm'], threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
     });
     return {
       core,
@@ -176,7 +177,7 @@ class RemoteEngine {
     };
     const csp = watchCsp();
     const deadline = setTimeout(() => this.terminate(csp.seen.length ? cspError('the engine', csp.seen[0]!) : new EngineError(
-      `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assetsUrl}) did not load. ` +
+      `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assets['engine.worker.js'].replace(/[^/]*$/, '')}) did not load. ` +
       'Check the connection and that they are served.', 'start_timeout')), START_TIMEOUT_MS);
     try {
       if (this.dead) throw this.dead;

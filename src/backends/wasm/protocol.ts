@@ -2,13 +2,14 @@
 // stages); every engine call then goes over a MessagePort the page hands over at init, through the RPC layer
 // (rpc/rpc.ts) that the shared tabs use too.
 import type { Result } from '../../rpc/rpc.ts';
+import type { Assets } from './assets.ts';
 import type { BuildVariant, CacheOptions, EngineInfo } from '../../types.ts';
 
 export interface HostInit {
   variant: BuildVariant;
   threads: number;
-  /** Absolute URL of the folder with hearth-*.js/.wasm. */
-  assetsUrl: string;
+  /** Absolute URL of each of the engine's files (the glue scripts, the wasm builds). */
+  assets: Assets;
   maxModelBytes?: number;
   hfEndpoint?: string;
   cache?: CacheOptions;
