@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { buildDefine } from './scripts/build-id.mjs';
 
 // Unit tests run in Node against the real wasm build (public/hearth/hearth-st.*) and generated test models.
 export default defineConfig({
+  // The version engine.info() reports, as in a build (not the build id: the tests' tabs share 'dev').
+  define: { __HEARTH_VERSION__: buildDefine().__HEARTH_VERSION__ },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

@@ -15,4 +15,7 @@ export function buildId() {
 }
 
 /** Vite's `define` for it. */
-export const buildDefine = () => ({ __HEARTH_BUILD__: JSON.stringify(buildId()) });
+export const buildDefine = () => ({
+  __HEARTH_BUILD__: JSON.stringify(buildId()),
+  __HEARTH_VERSION__: JSON.stringify(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version),
+});

@@ -29,6 +29,7 @@ describe('metadata', () => {
     const info = await tiny.info();
     const buildInfo = JSON.parse(readFileSync(join(defaultWasmDir, 'build-info.json'), 'utf8'));
     expect(info.llamaBuild).toBe(buildInfo.llama);
+    expect(info.version).toBe(JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version);
     expect(info.wasmSimd).toBe(true);
     expect(info.build).toBe('st');
     expect(info.nCtx).toBe(1024);

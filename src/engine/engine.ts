@@ -21,6 +21,7 @@ import type { Session } from './run/session.ts';
 import type { ModelStore } from './models/store.ts';
 import type { ModelFile } from './models/file.ts';
 import { isRemoteSource } from './models/remote.ts';
+import { VERSION } from '../build.ts';
 
 export interface EngineConfig {
   loader: ModuleLoader;
@@ -159,6 +160,7 @@ export class Engine implements EngineCore {
       selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
       threads: this.config.loader.threads,
+      version: VERSION,
       llamaBuild: llama.llamaBuild,
       wasmSimd: llama.wasmSimd,
       model: s?.info ?? null,

@@ -47,6 +47,9 @@ export interface EngineInfo {
   selection: BackendSelection;
   build: BuildVariant;
   threads: number;
+  /** Hearth's version (the npm package's). */
+  version: string;
+  /** The llama.cpp release and commit the build carries, then a hash of Hearth's patches to it. */
   llamaBuild: string;
   wasmSimd: boolean;
   model: ModelInfo | null;
