@@ -43,6 +43,8 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { eng
     project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain'),
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
     { name: 'webkit-plain', testMatch: apiSpecs, use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' } },
+    // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
+    { name: 'package', testMatch: /package\.spec\.ts$/ },
     // The API tests again on backend 'webgpu' (@wllama/wllama), on a real WebGPU adapter: Chromium's SwiftShader
     // (Vulkan on the CPU), a fallback adapter without shader-f16, on a secure origin (localhost).
     {

@@ -2,12 +2,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureModel } from '../test/fixtures/models.ts';
+import { tarball } from '../test/package-project.ts';
 
 export default async function setup() {
   const root = join(import.meta.dirname, '..');
   for (const f of ['dist/index.html', 'dist/hearth/engine.worker.js', 'dist/hearth/hearth-mt.wasm', 'dist/hearth/hearth-st.wasm', '.cache/e2e-dist/e2e/harness.html']) {
     if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run "npm run build:wasm && npm run build && npm run build:e2e" first`);
   }
+  tarball(); // the npm package (e2e/package.spec.ts), or an error that says how to build it
   const models = ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
   for (const name of models) await ensureModel(name);
 }

@@ -3,6 +3,7 @@
 // (on the page, then on the first open, with the default wasm backend) must stay within 60 kB gzipped; the e2e test
 // checks this list against what the browser really fetched. The worker and the wasm are the engine's, in
 // dist/hearth/, and not counted; the chunk an opted-in WebGPU backend adds is reported apart.
+// The npm package builds the same widget into its widget/ folder, beside the engine's files (build-package.mjs).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -11,54 +12,59 @@ import { buildDefine } from './build-id.mjs';
 import { root } from './llama-source.mjs';
 
 const LIMIT = 60 * 1024;
-const outDir = join(root, 'dist/widget');
 
-const result = await build({
-  configFile: false,
-  root,
-  logLevel: 'warn',
-  define: buildDefine(),
-  build: {
-    lib: { entry: join(root, 'src/widget/hearth-chat.ts'), formats: ['es'], fileName: () => 'hearth-chat.js' },
-    outDir,
-    emptyOutDir: true,
-    target: 'es2022',
-    copyPublicDir: false,
-    rollupOptions: { output: { chunkFileNames: 'chunks/[name]-[hash].js' } },
-  },
-});
-const chunks = (Array.isArray(result) ? result[0] : result).output.filter((o) => o.type === 'chunk');
-const byName = new Map(chunks.map((c) => [c.fileName, c]));
-const gz = (name) => gzipSync(byName.get(name).code, { level: 9 }).length;
-/** The chunks these load, with everything they import statically (loaded with them). */
-const closure = (names) => {
-  const seen = new Set();
-  const visit = (name) => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    byName.get(name).imports.forEach(visit);
+/** Builds the widget into `outDir`; `ownAssets`: where it finds the engine's files, relative to itself. */
+export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAssets = '../hearth/', emptyOutDir = true } = {}) {
+  const result = await build({
+    configFile: false,
+    root,
+    logLevel: 'warn',
+    define: { ...buildDefine(), __HEARTH_WIDGET_ASSETS__: JSON.stringify(ownAssets) },
+    build: {
+      lib: { entry: join(root, 'src/widget/hearth-chat.ts'), formats: ['es'], fileName: () => 'hearth-chat.js' },
+      outDir,
+      emptyOutDir,
+      target: 'es2022',
+      copyPublicDir: false,
+      rollupOptions: { output: { chunkFileNames: 'chunks/[name]-[hash].js' } },
+    },
+  });
+  const chunks = (Array.isArray(result) ? result[0] : result).output.filter((o) => o.type === 'chunk');
+  const byName = new Map(chunks.map((c) => [c.fileName, c]));
+  const gz = (name) => gzipSync(byName.get(name).code, { level: 9 }).length;
+  /** The chunks these load, with everything they import statically (loaded with them). */
+  const closure = (names) => {
+    const seen = new Set();
+    const visit = (name) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      byName.get(name).imports.forEach(visit);
+    };
+    names.forEach(visit);
+    return [...seen];
   };
-  names.forEach(visit);
-  return [...seen];
-};
-const total = (names) => names.reduce((n, name) => n + gz(name), 0);
+  const total = (names) => names.reduce((n, name) => n + gz(name), 0);
 
-// On the page: the entry and its static imports. On the first open, what the widget imports then (Markdown, the
-// engine client) with theirs: everything a visitor's browser loads with the default wasm backend. The chunk of an
-// opted-in WebGPU backend (backend="auto" or "webgpu": wllama and its selection) comes on top, only for those sites.
-const entry = byName.get('hearth-chat.js');
-const onPage = closure(['hearth-chat.js']);
-const onOpen = closure(['hearth-chat.js', ...entry.dynamicImports]);
-const withWebgpu = closure([...onOpen, ...onOpen.flatMap((n) => byName.get(n).dynamicImports)]);
-const report = {
-  on_page_gzip_bytes: total(onPage), gzip_bytes: total(onOpen), webgpu_extra_gzip_bytes: total(withWebgpu) - total(onOpen), limit: LIMIT,
-  files: Object.fromEntries(onOpen.map((n) => [n, gz(n)])),
-};
-writeFileSync(join(outDir, 'size.json'), JSON.stringify(report, null, 2));
-console.log(`[build:widget] dist/widget/hearth-chat.js: ${(report.on_page_gzip_bytes / 1024).toFixed(1)} kB gzipped on the page, ` +
-  `${(report.gzip_bytes / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; the worker and wasm not counted; ` +
-  `${(report.webgpu_extra_gzip_bytes / 1024).toFixed(1)} kB more with an opted-in WebGPU backend)`);
-if (report.gzip_bytes > LIMIT) {
-  console.error(`[build:widget] the widget's JS loaded on open is ${report.gzip_bytes} bytes gzipped, over the ${LIMIT}-byte budget`);
-  process.exit(1);
+  // On the page: the entry and its static imports. On the first open, what the widget imports then (Markdown, the
+  // engine client) with theirs: everything a visitor's browser loads with the default wasm backend. The chunk of an
+  // opted-in WebGPU backend (backend="auto" or "webgpu": wllama and its selection) comes on top, only for those sites.
+  const entry = byName.get('hearth-chat.js');
+  const onPage = closure(['hearth-chat.js']);
+  const onOpen = closure(['hearth-chat.js', ...entry.dynamicImports]);
+  const withWebgpu = closure([...onOpen, ...onOpen.flatMap((n) => byName.get(n).dynamicImports)]);
+  const report = {
+    on_page_gzip_bytes: total(onPage), gzip_bytes: total(onOpen), webgpu_extra_gzip_bytes: total(withWebgpu) - total(onOpen), limit: LIMIT,
+    files: Object.fromEntries(onOpen.map((n) => [n, gz(n)])),
+  };
+  writeFileSync(join(outDir, 'size.json'), JSON.stringify(report, null, 2));
+  console.log(`[build:widget] ${join(outDir, 'hearth-chat.js')}: ${(report.on_page_gzip_bytes / 1024).toFixed(1)} kB gzipped on the page, ` +
+    `${(report.gzip_bytes / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; the worker and wasm not counted; ` +
+    `${(report.webgpu_extra_gzip_bytes / 1024).toFixed(1)} kB more with an opted-in WebGPU backend)`);
+  if (report.gzip_bytes > LIMIT) {
+    console.error(`[build:widget] the widget's JS loaded on open is ${report.gzip_bytes} bytes gzipped, over the ${LIMIT}-byte budget`);
+    process.exit(1);
+  }
+  return report;
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await buildWidget();

@@ -1,0 +1,137 @@
+// npm run build:package — the npm package, staged in .cache/package/ and packed to .cache/hearth-llm-<version>.tgz:
+//   lib/      the library as ES modules (entries index, node, widget) with .d.ts in lib/types/; @huggingface/jinja
+//             with patches/ applied is built in (lib/jinja.js), so users get the renderer the template tests prove
+//   widget/   the static folder a site copies as-is: hearth-chat.js and its chunks, beside the engine's files (the
+//             worker, the wasm builds and their glue, wllama's wasm), which the library finds there too
+// Its package.json is written here: no install scripts, no dev dependencies. The repository's own package.json stays
+// the development one (patch-package, the test tools). Needs the wasm builds (npm run build:wasm).
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'vite';
+import { buildDefine } from './build-id.mjs';
+import { buildWidget } from './build-widget.mjs';
+import { copyWllamaWasm, workerBuildConfig } from './build-worker.mjs';
+import { root } from './llama-source.mjs';
+
+export const PACKAGE_NAME = 'hearth-llm';
+export const stageDir = join(root, '.cache', 'package');
+const dev = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+export const tarballPath = join(root, '.cache', `${PACKAGE_NAME}-${dev.version}.tgz`);
+
+// The engine's files, from public/hearth (npm run build:wasm, build:worker). Not the worker's source map (1 MB).
+const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-mt.js', 'hearth-mt.wasm', 'hearth-mt.worker.js', 'wllama.wasm',
+  'build-info.json'];
+// Bundled into the package (patched), so not a dependency of it.
+const BUILT_IN = ['@huggingface/jinja'];
+const dependencies = Object.fromEntries(Object.entries(dev.dependencies).filter(([name]) => !BUILT_IN.includes(name)));
+
+async function buildLibrary(outDir) {
+  const external = (id) => id.startsWith('node:') || Object.keys(dependencies).some((d) => id === d || id.startsWith(`${d}/`));
+  await build({
+    configFile: false,
+    root,
+    logLevel: 'warn',
+    // null: a bundled widget finds the engine's files as the library does (packaged-assets.js).
+    define: { ...buildDefine(), __HEARTH_WIDGET_ASSETS__: 'null' },
+    plugins: [{
+      // src/packaged-assets.ts (null in this repository) becomes lib/packaged-assets.js, written below.
+      name: 'hearth-packaged-assets',
+      enforce: 'pre',
+      resolveId: (id) => (/\/packaged-assets\.ts$/.test(id) ? { id: './packaged-assets.js', external: true } : null),
+    }],
+    build: {
+      lib: {
+        entry: { index: join(root, 'src/index.ts'), node: join(root, 'src/node.ts'), widget: join(root, 'src/widget/hearth-chat.ts'),
+          jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js') },
+        formats: ['es'],
+      },
+      outDir,
+      emptyOutDir: true,
+      target: 'es2022',
+      minify: false, // a library: the application's bundler minifies
+      sourcemap: false,
+      copyPublicDir: false,
+      // Flat, so './packaged-assets.js' is right from every chunk.
+      rollupOptions: { external, output: { entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' } },
+    },
+  });
+  // Each file by a literal new URL(…, import.meta.url): bundlers copy what it names and rewrite the address; Node
+  // and a static host resolve it beside this module.
+  const urls = ENGINE_FILES.filter((f) => !f.endsWith('.json'))
+    .map((f) => `  '${f}': new URL('../widget/${f}', import.meta.url).href,`).join('\n');
+  writeFileSync(join(outDir, 'packaged-assets.js'),
+    `// Where the engine's files are: the package's widget/ folder (scripts/build-package.mjs writes this file).\nexport default {\n${urls}\n};\n`);
+}
+
+function buildTypes(outDir) {
+  const config = join(root, '.cache', 'tsconfig.package.json');
+  writeFileSync(config, JSON.stringify({
+    extends: '../tsconfig.json',
+    compilerOptions: {
+      noEmit: false, declaration: true, emitDeclarationOnly: true, rewriteRelativeImportExtensions: true,
+      rootDir: '../src', outDir, types: ['node'],
+    },
+    include: [], files: ['../src/index.ts', '../src/node.ts', '../src/widget/hearth-chat.ts'],
+  }, null, 2));
+  execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
+  // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
+  // './x.d.ts'), which every moduleResolution setting finds.
+  for (const file of walk(outDir).filter((f) => f.endsWith('.d.ts'))) {
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/(from\s+|import\()(['"])(\.{1,2}\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
+  }
+}
+
+const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
+
+function packageJson() {
+  const entry = (name) => ({ types: `./lib/types/${name}.d.ts`, default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js` });
+  return {
+    name: PACKAGE_NAME,
+    version: dev.version,
+    description: dev.description,
+    license: dev.license,
+    keywords: ['llm', 'llama.cpp', 'gguf', 'webassembly', 'wasm', 'webgpu', 'browser', 'openai', 'chat', 'kv-cache', 'indexeddb'],
+    type: 'module',
+    exports: {
+      '.': entry('index'),
+      './node': entry('node'),
+      './widget': entry('widget/hearth-chat'),
+      './package.json': './package.json',
+    },
+    types: './lib/types/index.d.ts',
+    files: ['lib', 'widget', 'CHANGELOG.md'],
+    // Importing the widget entry registers <hearth-chat>; nothing else runs on import.
+    sideEffects: ['./lib/widget.js', './widget/*'],
+    engines: dev.engines,
+    dependencies,
+  };
+}
+
+export async function buildPackage() {
+  for (const f of ENGINE_FILES.filter((f) => f.startsWith('hearth-'))) {
+    if (!existsSync(join(root, 'public/hearth', f))) throw new Error(`public/hearth/${f} is missing: run "npm run build:wasm" first`);
+  }
+  copyWllamaWasm();
+  await build(workerBuildConfig());
+  rmSync(stageDir, { recursive: true, force: true });
+  mkdirSync(stageDir, { recursive: true });
+  await buildLibrary(join(stageDir, 'lib'));
+  buildTypes(join(stageDir, 'lib', 'types'));
+  const widgetDir = join(stageDir, 'widget');
+  await buildWidget({ outDir: widgetDir, ownAssets: './' });
+  rmSync(join(widgetDir, 'size.json'));
+  for (const f of ENGINE_FILES) copyFileSync(join(root, 'public/hearth', f), join(widgetDir, f));
+  // Without its source map (1 MB), the worker must not name one: dev servers and DevTools would ask for it.
+  const worker = join(widgetDir, 'engine.worker.js');
+  writeFileSync(worker, readFileSync(worker, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+  // The glue scripts are CommonJS when Node requires them (hearth-llm/node).
+  writeFileSync(join(widgetDir, 'package.json'), '{ "type": "commonjs" }\n');
+  for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(root, f), join(stageDir, f));
+  writeFileSync(join(stageDir, 'package.json'), `${JSON.stringify(packageJson(), null, 2)}\n`);
+  rmSync(tarballPath, { force: true });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(root, '.cache')], { cwd: stageDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  console.log(`[build:package] ${tarballPath}: ${(statSync(tarballPath).size / 1e6).toFixed(1)} MB`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await buildPackage();

@@ -1,0 +1,75 @@
+// The npm package (npm run build:package): what the tarball holds, a manifest npm publishes cleanly with nothing run
+// at install, and plain Node (`node`, not tsx) answering from a project that installed the tarball. The browser
+// installs (a Vite app, a static page with the widget folder) are in e2e/package.spec.ts; the templates on the
+// package's built renderer in templates-package.test.ts.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultWasmDir } from '../src/node.ts';
+import { modelPath } from './helpers.ts';
+import { freshProject, PACKAGE_NAME, stageDir, tarball } from './package-project.ts';
+
+// The wasm builds (2 × 3.4 MB) and wllama's (8.8 MB) compress to about 5 MB; the rest is JavaScript.
+const MAX_TARBALL_BYTES = 7_000_000;
+const version = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version as string;
+
+const files = () => execFileSync('tar', ['tzf', tarball()], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+const manifest = () => JSON.parse(execFileSync('tar', ['xOzf', tarball(), 'package/package.json'], { encoding: 'utf8' }));
+
+describe('the npm package', () => {
+  it(`holds the library with its types and the widget folder with the engine's files, nothing else, under ${MAX_TARBALL_BYTES / 1e6} MB`, () => {
+    const list = files();
+    const placed = /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|lib\/[\w-]+\.js|lib\/types\/[\w/.-]+\.d\.ts|widget\/(chunks\/)?[\w.-]+\.(js|wasm|json))$/;
+    expect(list.filter((f) => !placed.test(f))).toEqual([]);
+    expect(list).toEqual(expect.arrayContaining([
+      'lib/index.js', 'lib/node.js', 'lib/widget.js', 'lib/jinja.js', 'lib/packaged-assets.js',
+      'lib/types/index.d.ts', 'lib/types/node.d.ts', 'lib/types/widget/hearth-chat.d.ts',
+      'widget/hearth-chat.js', 'widget/engine.worker.js', 'widget/hearth-st.js', 'widget/hearth-st.wasm', 'widget/hearth-mt.js',
+      'widget/hearth-mt.wasm', 'widget/hearth-mt.worker.js', 'widget/wllama.wasm', 'widget/package.json',
+    ]));
+    expect(list.filter((f) => /\.(gguf|map|cpp|patch)$/.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    expect(statSync(tarball()).size).toBeLessThan(MAX_TARBALL_BYTES);
+  });
+
+  it('has a manifest with no install scripts, the patched renderer built in, and entries that exist', () => {
+    const pkg = manifest();
+    expect(pkg).toMatchObject({ name: PACKAGE_NAME, version, type: 'module', engines: { node: expect.any(String) } });
+    expect(pkg.scripts).toBeUndefined();
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(Object.keys(pkg.dependencies)).not.toContain('@huggingface/jinja');
+    const list = files();
+    const targets = Object.values(pkg.exports as Record<string, string | Record<string, string>>)
+      .flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t))).map((t) => t.replace(/^\.\//, ''));
+    expect(targets.filter((t) => !list.includes(t))).toEqual([]);
+  });
+
+  it('publishes cleanly (npm publish --dry-run: no warnings)', () => {
+    tarball();
+    const run = spawnSync('npm', ['publish', '--dry-run', '--ignore-scripts'], { cwd: stageDir, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    // Two warnings are about the machine, not the package: its npm config names a setting npm no longer knows, and
+    // nobody is logged in to the registry here.
+    const machine = /Unknown (user|env) config "nodedir"|requires you to be logged in/;
+    const warnings = run.stderr.split('\n').filter((l) => /warn/i.test(l) && !machine.test(l));
+    expect(warnings).toEqual([]);
+    expect(run.stderr).toContain(`${PACKAGE_NAME}@${version}`);
+  });
+
+  it('answers in plain Node from a project that installed the tarball', () => {
+    const dir = freshProject('node', {
+      'answer.mjs': `import { createNodeEngine } from '${PACKAGE_NAME}/node';
+const engine = await createNodeEngine({ modelsDir: null });
+await engine.load({ path: process.argv[2] });
+const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, seed: 1 });
+const info = await engine.info();
+await engine.unload();
+console.log(JSON.stringify({ content: r.choices[0].message.content, tokens: r.usage.completion_tokens, version: info.version, llamaBuild: info.llamaBuild }));
+`,
+    });
+    const out = JSON.parse(execFileSync('node', ['answer.mjs', modelPath('qwen2-tiny')], { cwd: dir, encoding: 'utf8' }));
+    const buildInfo = JSON.parse(readFileSync(join(defaultWasmDir, 'build-info.json'), 'utf8'));
+    expect(out).toMatchObject({ tokens: 8, version, llamaBuild: buildInfo.llama });
+    expect(out.content.length).toBeGreaterThan(0);
+  });
+});
