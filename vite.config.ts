@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, normalize, relative } from 'node:path';
 import { build, type BuildEnvironmentOptions, defineConfig, type Plugin } from 'vite';
-import { buildDefine } from './scripts/build-id.mjs';
+import { buildDefine, filesUnder } from './scripts/build-id.mjs';
 import { workerBuildConfig } from './scripts/build-worker.mjs';
 
 // Threads need SharedArrayBuffer, which browsers allow only on cross-origin isolated pages. HEARTH_ISOLATION=off
@@ -130,9 +130,7 @@ function precache(): Plugin {
     apply: 'build',
     closeBundle() {
       const dist = join(import.meta.dirname, 'dist');
-      const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
-        .flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
-      const files = walk(dist).map((f) => `/${relative(dist, f)}`)
+      const files = filesUnder(dist).map((f) => `/${relative(dist, f)}`)
         .filter((f) => f !== '/sw.js' && !f.endsWith('.map') && !f.startsWith('/widget/')).sort();
       const hash = createHash('sha256');
       for (const f of files) hash.update(f).update(readFileSync(join(dist, f)));

@@ -8,10 +8,16 @@ import { root } from './llama-source.mjs';
 
 export function buildId() {
   const hash = createHash('sha256').update(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
-  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
-  for (const file of walk(join(root, 'src'))) hash.update(relative(root, file)).update(readFileSync(file));
+  for (const file of filesUnder(join(root, 'src'))) hash.update(relative(root, file)).update(readFileSync(file));
   return hash.digest('hex').slice(0, 12);
+}
+
+/** Every file under `dir` (recursively), as paths, in name order.
+ * @param {string} dir
+ * @returns {string[]} */
+export function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name)) : [join(dir, d.name)]));
 }
 
 /** Vite's `define` for it. */

@@ -6,10 +6,10 @@
 // Its package.json is written here: no install scripts, no dev dependencies. The repository's own package.json stays
 // the development one (patch-package, the test tools). Needs the wasm builds (npm run build:wasm).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'vite';
-import { buildDefine } from './build-id.mjs';
+import { buildDefine, filesUnder } from './build-id.mjs';
 import { buildWidget } from './build-widget.mjs';
 import { copyWllamaWasm, workerBuildConfig } from './build-worker.mjs';
 import { root } from './llama-source.mjs';
@@ -19,7 +19,9 @@ export const stageDir = join(root, '.cache', 'package');
 const dev = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 export const tarballPath = join(root, '.cache', `${PACKAGE_NAME}-${dev.version}.tgz`);
 
-// The engine's files, from public/hearth (npm run build:wasm, build:worker). Not the worker's source map (1 MB).
+// The engine's files, from public/hearth (npm run build:wasm, build:worker): src/backends/wasm/assets.ts's ASSET_FILES
+// (this script runs in plain Node, which cannot import it; test/package.test.ts checks the two agree) and
+// build-info.json. Not the worker's source map (1 MB).
 const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-mt.js', 'hearth-mt.wasm', 'hearth-mt.worker.js', 'wllama.wasm',
   'build-info.json'];
 // Bundled into the package (patched), so not a dependency of it.
@@ -77,12 +79,10 @@ function buildTypes(outDir) {
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
   // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
   // './x.d.ts'), which every moduleResolution setting finds.
-  for (const file of walk(outDir).filter((f) => f.endsWith('.d.ts'))) {
+  for (const file of filesUnder(outDir).filter((f) => f.endsWith('.d.ts'))) {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/(from\s+|import\()(['"])(\.{1,2}\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
   }
 }
-
-const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]));
 
 function packageJson() {
   const entry = (name) => ({ types: `./lib/types/${name}.d.ts`, default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js` });

@@ -14,7 +14,7 @@ import { root } from './llama-source.mjs';
 const LIMIT = 60 * 1024;
 
 /** Builds the widget into `outDir`; `ownAssets`: where it finds the engine's files, relative to itself. */
-export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAssets = '../hearth/', emptyOutDir = true } = {}) {
+export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAssets = '../hearth/' } = {}) {
   const result = await build({
     configFile: false,
     root,
@@ -23,7 +23,7 @@ export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAsset
     build: {
       lib: { entry: join(root, 'src/widget/hearth-chat.ts'), formats: ['es'], fileName: () => 'hearth-chat.js' },
       outDir,
-      emptyOutDir,
+      emptyOutDir: true,
       target: 'es2022',
       copyPublicDir: false,
       rollupOptions: { output: { chunkFileNames: 'chunks/[name]-[hash].js' } },

@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ASSET_FILES } from '../src/backends/wasm/assets.ts';
 import { defaultWasmDir } from '../src/node.ts';
 import { modelPath } from './helpers.ts';
 import { freshProject, PACKAGE_NAME, stageDir, tarball } from './package-project.ts';
@@ -29,6 +30,9 @@ describe('the npm package', () => {
       'widget/hearth-mt.wasm', 'widget/hearth-mt.worker.js', 'widget/wllama.wasm', 'widget/package.json',
     ]));
     expect(list.filter((f) => /\.(gguf|map|cpp|patch)$/.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    // build-package.mjs (plain Node) keeps its own list of the engine's files: it must name each one the engine asks for.
+    const packaged = execFileSync('tar', ['xOzf', tarball(), 'package/lib/packaged-assets.js'], { encoding: 'utf8' });
+    expect([...packaged.matchAll(/'([\w.-]+)': new URL\('\.\.\/widget\/\1', import\.meta\.url\)/g)].map((m) => m[1])).toEqual([...ASSET_FILES]);
     expect(statSync(tarball()).size).toBeLessThan(MAX_TARBALL_BYTES);
   });
 
