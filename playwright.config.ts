@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import type { EngineBackend, EngineBrowser } from './e2e/fixtures.ts';
+import type { EngineBackend, EngineBrowser, EngineSimd } from './e2e/fixtures.ts';
 
 // E2E tests against the built site (vite preview), served twice: with COOP/COEP (cross-origin isolated: threaded
 // wasm) and without (single-thread wasm). Debian's Chromium through Playwright, Debian's firefox-esr through
@@ -16,14 +16,16 @@ const storeSpecs = /(models|app|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
 const demoSpec = /demo\.spec\.ts$/;
+// The relaxed-SIMD kernels against ggml's reference: the browsers that have relaxed SIMD, once each.
+const kernelsSpec = /kernels\.spec\.ts$/;
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
-  testMatch: [apiSpecs, isolation === 'isolated' ? storeSpecs : widgetSpec, ...(browser === 'chromium' ? [demoSpec] : [])],
+  testMatch: [apiSpecs, ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec]), ...(browser === 'chromium' ? [demoSpec] : [])],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
-export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser }>({
+export default defineConfig<{ isolated: boolean; backend: EngineBackend; simd: EngineSimd }, { engineBrowser: EngineBrowser }>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
   timeout: 180_000,
@@ -50,7 +52,9 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend }, { eng
     {
       name: 'chromium-webgpu', testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
       use: {
-        baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu',
+        // Its wasm engine (the self-test's reference, the fallback) on the plain SIMD128 build: the one project that
+        // runs the threaded plain build (WebKit runs the single-thread one).
+        baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu', simd: 'plain',
         launchOptions: {
           executablePath: chromium,
           args: [...chromiumArgs, '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'],

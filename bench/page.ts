@@ -4,7 +4,8 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import {
-  createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient, type Progress, type Timings, type Usage,
+  createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient, type Progress, type SimdChoice, type Timings,
+  type Usage,
 } from '../src/index.ts';
 
 export interface RunResult {
@@ -25,6 +26,8 @@ const NO_CACHE: CacheOptions = { persistent: false, conversations: false, system
 
 let model: Blob | null = null;
 let hearth: HearthClient | null = null;
+/** The engines loaded by loadHearth, one per SIMD choice (the quants benchmark runs relaxed and plain side by side). */
+let hearths: Partial<Record<SimdChoice, HearthClient>> = {};
 let wllama: Wllama | null = null;
 
 async function modelBlob(url: string): Promise<Blob> {
@@ -33,11 +36,16 @@ async function modelBlob(url: string): Promise<Blob> {
 }
 
 const bench = {
-  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE, nParallel?: number) {
-    hearth?.terminate();
-    hearth = await createEngine({ threads, cache });
+  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE, nParallel?: number, simd: SimdChoice = 'auto') {
+    hearths[simd]?.terminate();
+    hearth = hearths[simd] = await createEngine({ threads, cache, simd });
     await hearth.load(await modelBlob(url), { nCtx, nParallel });
     return hearth.info();
+  },
+
+  /** Makes the engine loaded with `simd` the one the other calls use. */
+  selectHearth(simd: SimdChoice) {
+    hearth = hearths[simd] ?? null;
   },
 
   async runHearth(messages: ChatMessage[], maxTokens: number, conversationId?: string): Promise<RunResult> {
@@ -170,7 +178,9 @@ const bench = {
 
   async unload() {
     hearth?.terminate();
+    for (const h of Object.values(hearths)) h.terminate();
     hearth = null;
+    hearths = {};
     await wllama?.exit();
     wllama = null;
   },

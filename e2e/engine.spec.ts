@@ -6,11 +6,19 @@ import { readFileSync } from 'node:fs';
 import { modelPath } from '../test/helpers.ts';
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('chooses the build the page allows and reports it, and where models are stored', async ({ harness, isolated: served, engineBrowser }) => {
+test('chooses the build the page and the browser allow and says why, and where models are stored', async ({ harness, isolated: served, engineBrowser }) => {
   const isolated = await openEngine(harness);
   expect(isolated).toBe(served);
   const info = await harness.evaluate(() => window.engine.info());
-  expect(info.build).toBe(isolated ? 'mt' : 'st');
+  // Relaxed SIMD where the browser validates it (Chromium, Firefox; not WebKitGTK), unless the plain build was asked for.
+  const relaxed = engineBrowser !== 'webkit' && harness.simd === 'auto';
+  if (harness.backend === 'webgpu') expect(info.build).toBe(isolated ? 'mt' : 'st'); // wllama's own build
+  else {
+    expect(info.build).toBe(`${isolated ? 'mt' : 'st'}${relaxed ? '-relaxed' : ''}`);
+    expect(info.buildReason).toMatch(relaxed ? /^relaxed SIMD: this browser validates it/
+      : harness.simd === 'plain' ? /^plain SIMD128, as asked/ : /^plain SIMD128: this browser does not validate relaxed SIMD/);
+    expect(info.buildReason).toContain(isolated ? '2 threads' : '1 thread (the page is not cross-origin isolated)');
+  }
   expect(info.threads).toBe(isolated ? 2 : 1);
   expect(info.wasmSimd).toBe(true);
   // WebKitGTK has no OPFS: its model store is IndexedDB (the API tests' URL loads go through it).

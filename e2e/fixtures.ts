@@ -26,6 +26,7 @@ declare global {
 export interface HarnessPage {
   /** What engines on this page are created with. */
   backend: EngineBackend;
+  simd: EngineSimd;
   goto(path: string): Promise<unknown>;
   reload(): Promise<unknown>;
   /** Runs `fn` in the page (it is sent as source: it may use only its argument and the page's globals). */
@@ -39,13 +40,16 @@ export interface HarnessPage {
 }
 
 export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
+export type EngineSimd = 'auto' | 'plain';
 
-export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }>({
+export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend; simd: EngineSimd }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }>({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
   /** Whether the project's server sends COOP/COEP (threads). */
   isolated: [true, { option: true }],
   /** The backend the API tests ask createEngine for ('auto', the default, is wasm on machines without a GPU). */
   backend: ['auto', { option: true }],
+  /** The SIMD the API tests ask createEngine for ('auto': relaxed where the browser has it). */
+  simd: ['auto', { option: true }],
 
   firefox: [async ({ engineBrowser }, use) => {
     if (engineBrowser !== 'firefox') return use(null);
@@ -67,12 +71,13 @@ export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: bo
 
   // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, and a
   // WebKit one a browser of its own, so storage (IndexedDB) starts empty for every test as it does in Playwright.
-  harness: async ({ engineBrowser, firefox, webkit, page, baseURL, backend }, use) => {
-    if (engineBrowser === 'chromium') return use(chromiumHarness(page, backend));
+  harness: async ({ engineBrowser, firefox, webkit, page, baseURL, backend, simd }, use) => {
+    const opts = { backend, simd };
+    if (engineBrowser === 'chromium') return use(chromiumHarness(page, opts));
     if (engineBrowser === 'webkit') {
       const session = await webkit!.session();
       try {
-        await use(webkitHarness(session, baseURL!, backend));
+        await use(webkitHarness(session, baseURL!, opts));
       } finally {
         await session.close();
       }
@@ -80,7 +85,7 @@ export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: bo
     }
     const context = await firefox!.createBrowserContext();
     try {
-      await use(firefoxHarness(await context.newPage(), baseURL!, backend));
+      await use(firefoxHarness(await context.newPage(), baseURL!, opts));
     } finally {
       await context.close();
     }
@@ -100,9 +105,11 @@ export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: bo
 
 export { expect } from '@playwright/test';
 
-function chromiumHarness(page: Page, backend: EngineBackend): HarnessPage {
+type EngineChoice = Pick<HarnessPage, 'backend' | 'simd'>;
+
+function chromiumHarness(page: Page, choice: EngineChoice): HarnessPage {
   return {
-    backend,
+    ...choice,
     goto: (path) => page.goto(path),
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never),
@@ -119,10 +126,10 @@ function chromiumHarness(page: Page, backend: EngineBackend): HarnessPage {
   };
 }
 
-function firefoxHarness(page: FirefoxPage, baseURL: string, backend: EngineBackend): HarnessPage {
+function firefoxHarness(page: FirefoxPage, baseURL: string, choice: EngineChoice): HarnessPage {
   page.setDefaultTimeout(120_000);
   return {
-    backend,
+    ...choice,
     goto: (path) => page.goto(new URL(path, baseURL).href),
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
@@ -143,10 +150,10 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, backend: EngineBacke
   };
 }
 
-function webkitHarness(session: import('./webkit.ts').WebKitSession, baseURL: string, backend: EngineBackend): HarnessPage {
+function webkitHarness(session: import('./webkit.ts').WebKitSession, baseURL: string, choice: EngineChoice): HarnessPage {
   const evaluate = <R, A>(fn: (arg: A) => R | Promise<R>, arg?: A) => session.evaluate<R>(fn.toString(), arg);
   return {
-    backend,
+    ...choice,
     goto: (path) => session.goto(new URL(path, baseURL).href),
     reload: () => session.reload(),
     evaluate,
@@ -168,5 +175,5 @@ export async function openEngine(harness: HarnessPage, options: Record<string, u
   return harness.evaluate(async (opts) => {
     window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), ...opts });
     return crossOriginIsolated;
-  }, { backend: harness.backend, ...options });
+  }, { backend: harness.backend, simd: harness.simd, ...options });
 }

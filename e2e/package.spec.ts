@@ -115,28 +115,29 @@ test.afterAll(() => {
 
 test('a Vite app bundles the package: its build holds the engine\'s files under hashed names, no copy step', () => {
   const assets = readdirSync(join(viteDist, 'assets'));
-  // (hearth-mt.worker.js, under Vite's 4 kB limit, is inlined as a data: URL: load-module.ts starts it from a blob:.)
-  for (const file of ['engine.worker', 'hearth-st', 'hearth-mt', 'wllama']) {
+  for (const file of ['engine.worker', 'hearth-st', 'hearth-st-relaxed', 'hearth-mt', 'hearth-mt-relaxed', 'wllama']) {
     expect(assets.some((a) => a.startsWith(`${file}-`)), `${file} in dist/assets: ${assets.join(', ')}`).toBe(true);
   }
-  expect(assets.filter((a) => a.endsWith('.wasm')).length).toBe(3);
+  expect(assets.filter((a) => a.endsWith('.wasm')).length).toBe(5);
 });
 
 // Each app chats; threads where the page is cross-origin isolated (two asked for: a plain page gets one whatever it asks).
 const viteDist = join(projectsDir, 'vite-app', 'dist');
+// Chromium validates relaxed SIMD: the relaxed builds, each one wasm file beside its plain twin's glue.
 const APPS = [
-  { app: 'the Vite app\'s build on a cross-origin isolated page', port: ports.isolated, build: 'mt', dist: viteDist },
-  { app: 'the Vite app\'s build on a plain page', port: ports.plain, build: 'st', dist: viteDist },
-  { app: 'the Vite app on Vite\'s dev server (only the isolation headers configured)', port: ports.dev, build: 'mt', dist: null },
-  { app: 'a webpack 5 app\'s production build', port: ports.webpack, build: 'mt', dist: join(projectsDir, 'webpack-app', 'dist') },
+  { app: 'the Vite app\'s build on a cross-origin isolated page', port: ports.isolated, build: 'mt-relaxed', dist: viteDist },
+  { app: 'the Vite app\'s build on a plain page', port: ports.plain, build: 'st-relaxed', dist: viteDist },
+  { app: 'the Vite app on Vite\'s dev server (only the isolation headers configured)', port: ports.dev, build: 'mt-relaxed', dist: null },
+  { app: 'a webpack 5 app\'s production build', port: ports.webpack, build: 'mt-relaxed', dist: join(projectsDir, 'webpack-app', 'dist') },
 ] as const;
 
 for (const { app, port, build, dist } of APPS) {
-  test(`${app} chats in Chromium on the ${build === 'mt' ? 'threaded' : 'single-thread'} build`, async ({ page }) => {
+  const threaded = build.startsWith('mt');
+  test(`${app} chats in Chromium on the ${threaded ? 'threaded' : 'single-thread'} build`, async ({ page }) => {
     const origin = `http://localhost:${port}`;
     const seen = requests(page, origin);
     await page.goto(`${origin}/`);
-    expect(await page.evaluate(() => crossOriginIsolated)).toBe(build === 'mt');
+    expect(await page.evaluate(() => crossOriginIsolated)).toBe(threaded);
     const result = await answer(page);
     expect(result).toMatchObject({ tokens: 8, build, version });
     expect(String(result.content).length).toBeGreaterThan(0);
@@ -160,6 +161,6 @@ test('a static page with only the widget folder: one tag, and it answers', async
   const text = await page.evaluate(() => (document.querySelector('hearth-chat') as HTMLElement & { send(t: string): Promise<string> }).send('Hello'));
   expect(text.length).toBeGreaterThan(0);
   expect(seen.paths.filter((p) => !/^\/(widget\/|models\/|$)/.test(p))).toEqual([]);
-  expect(seen.paths).toContain('/widget/hearth-st.wasm');
+  expect(seen.paths).toContain('/widget/hearth-st-relaxed.wasm'); // beside the single-thread glue, hearth-st.js
   expect(seen.failed).toEqual([]);
 });

@@ -22,8 +22,8 @@ export const tarballPath = join(root, '.cache', `${PACKAGE_NAME}-${dev.version}.
 // The engine's files, from public/hearth (npm run build:wasm, build:worker): src/backends/wasm/assets.ts's ASSET_FILES
 // (this script runs in plain Node, which cannot import it; test/package.test.ts checks the two agree) and
 // build-info.json. Not the worker's source map (1 MB).
-const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-mt.js', 'hearth-mt.wasm', 'hearth-mt.worker.js', 'wllama.wasm',
-  'build-info.json'];
+const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-st-relaxed.wasm', 'hearth-mt.js', 'hearth-mt.wasm',
+  'hearth-mt-relaxed.wasm', 'wllama.wasm', 'build-info.json'];
 // Bundled into the package (patched), so not a dependency of it.
 const BUILT_IN = ['@huggingface/jinja'];
 const dependencies = Object.fromEntries(Object.entries(dev.dependencies).filter(([name]) => !BUILT_IN.includes(name)));

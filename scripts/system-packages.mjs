@@ -1,15 +1,17 @@
-// The system packages Hearth's build and tests need: emscripten to build the wasm, Chromium, Firefox and WebKitGTK
-// (its WebDriver, under a virtual X display) for the end-to-end tests, Python's jinja2 as the reference the
-// chat-template test compares against. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere
-// else this stops before any work with the one command to run.
-//   node scripts/system-packages.mjs build   emscripten
-//   node scripts/system-packages.mjs test    emscripten, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
+// The system packages Hearth's build and tests need: mmdebstrap and bubblewrap to make and enter the build root that
+// holds the wasm toolchain (scripts/toolchain.mjs: Debian trixie's emscripten), Chromium, Firefox and WebKitGTK (its
+// WebDriver, under a virtual X display) for the end-to-end tests, Python's jinja2 as the reference the chat-template
+// test compares against. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this
+// stops before any work with the one command to run.
+//   node scripts/system-packages.mjs build   mmdebstrap, bubblewrap
+//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /** What each package provides, and how to tell it is there (an executable; tests may point elsewhere). */
 const PACKAGES = {
-  emscripten: { found: () => onPath('emcc'), what: 'emscripten (emcc), tested with Debian\'s 3.1.6' },
+  mmdebstrap: { found: () => onPath('mmdebstrap'), what: 'mmdebstrap (makes the build root with Debian trixie\'s emscripten)' },
+  bubblewrap: { found: () => onPath('bwrap'), what: 'bubblewrap (bwrap, runs the build inside that root)' },
   chromium: { found: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'), what: 'Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)' },
   'firefox-esr': { found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'), what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)' },
   'webkit2gtk-driver': { found: () => onPath('WebKitWebDriver'), what: 'WebKitGTK\'s WebDriver (WebKitWebDriver) and MiniBrowser' },
@@ -17,7 +19,7 @@ const PACKAGES = {
   'python3-jinja2': { found: () => spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0, what: 'Python 3 with jinja2' },
 };
 
-const NEEDS = { build: ['emscripten'], test: ['emscripten', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'] };
+const NEEDS = { build: ['mmdebstrap', 'bubblewrap'], test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'] };
 
 function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
@@ -41,7 +43,7 @@ export function ensurePackages(purpose) {
   console.error(`[system-packages] missing: ${missing.map((name) => PACKAGES[name].what).join('; ')}.`);
   console.error(apt
     ? `Run:  sudo apt-get install -y ${missing.join(' ')}`
-    : 'Install them with your system\'s package manager (emscripten also from https://emscripten.org), then run this again.');
+    : 'Install them with your system\'s package manager, then run this again.');
   process.exit(1);
 }
 

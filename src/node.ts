@@ -24,14 +24,16 @@ export const defaultWasmDir = packaged
 export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {
   const dir = opts.dir ?? defaultWasmDir;
   const variant = opts.variant ?? 'st';
-  const threads = variant === 'st' ? 1 : Math.max(1, opts.threads ?? 1);
+  const threads = variant.startsWith('mt') ? Math.max(1, opts.threads ?? 1) : 1;
   const require = createRequire(import.meta.url);
   return {
     variant,
+    // Node 20's V8 validates relaxed SIMD behind a flag but computes its 8-bit dot product wrongly: plain unless asked.
+    reason: opts.variant ? `the ${variant} build, as asked` : 'the plain single-thread build, the default in Node',
     threads,
     async load() {
       const factory = require(join(dir, `hearth-${variant}.js`)) as ModuleFactory;
-      // Handing over the bytes keeps emscripten 3.1.6 from fetch()ing a file path, which Node's fetch rejects.
+      // Handing over the bytes keeps emscripten from fetch()ing a file path, which Node's fetch rejects.
       const wasmBinary = readFileSync(join(dir, `hearth-${variant}.wasm`));
       return factory({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {}, printErr: () => {} });
     },

@@ -32,6 +32,7 @@ describe('metadata', () => {
     expect(info.version).toBe(JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version);
     expect(info.wasmSimd).toBe(true);
     expect(info.build).toBe('st');
+    expect(info.buildReason).toBe('the plain single-thread build, the default in Node');
     expect(info.nCtx).toBe(1024);
     const m = info.model!;
     expect(m).toMatchObject({

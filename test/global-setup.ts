@@ -5,7 +5,7 @@ import { defaultWasmDir } from '../src/node.ts';
 import { ensureModel } from './fixtures/models.ts';
 
 export default async function setup() {
-  for (const variant of ['st', 'mt']) {
+  for (const variant of ['st', 'mt', 'st-relaxed', 'mt-relaxed']) {
     if (!existsSync(join(defaultWasmDir, `hearth-${variant}.wasm`))) {
       throw new Error(`public/hearth/hearth-${variant}.wasm is missing: run "npm run build:wasm" first`);
     }

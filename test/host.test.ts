@@ -21,7 +21,7 @@ beforeAll(async () => {
   rpc = new RpcClient((m) => port1.postMessage(m));
   port1.onmessage = (e: MessageEvent<RpcMessage>) => rpc.receive(e.data);
   const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
-  const init = await host.init({ variant: 'st', threads: 1, assets: assetsIn('file:///unused/') }, port2 as never);
+  const init = await host.init({ variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') }, port2 as never);
   expect(init.ok).toBe(true);
 });
 afterAll(() => rpc.call('unload', undefined));

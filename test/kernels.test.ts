@@ -2,8 +2,9 @@
 // repacked four rows at a time, checked against ggml's row-at-a-time dot product on random data (exactly), then
 // inside a model (plain vs repacked weights), and by a decisive Q8_0 model's one right answer; for IQ4_NL and
 // IQ4_XS, SIMD dot products (ggml has only scalar code for them on wasm), checked against that scalar code (and in a
-// model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products, the same way; GEMV/GEMM over Q4_0
-// weights repacked four rows at a time, like Q8_0's.
+// model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products and ggml's Q5_0 and Q5_K, the same
+// way; GEMV/GEMM over Q4_0 weights repacked four rows at a time, like Q8_0's. These are the plain SIMD128 build's;
+// the relaxed-SIMD build's run in the browsers that have relaxed SIMD (e2e/kernels.spec.ts).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,10 +67,11 @@ describe('kernels', () => {
     expect(r.q4_0_gemm_max_rel).toBeLessThan(1e-5);
   });
 
-  it('Q4_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
+  it('Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
     const r = kernelsReport();
+    expect(r.relaxed).toBe(0); // the plain build's kernels (the relaxed ones: e2e/kernels.spec.ts)
     // Same integer products; float sums in another order (per block vs per super-block).
-    for (const type of ['q4_0', 'q4_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
+    for (const type of ['q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
   });
 
   // Q8_0: 4 attention + 3 FFN matrices x 2 layers, and the output; Q4_0: the same without the output, which the

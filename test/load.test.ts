@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { countSimdDots } from '../wasm/simd-check.mjs';
+import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from '../wasm/simd-check.mjs';
 import { GgufValueType } from '../src/engine/gguf/reader.ts';
 import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
 import { createNodeEngine, defaultWasmDir, type NodeEngine } from '../src/node.ts';
@@ -124,10 +124,13 @@ describe('chat templates', () => {
 });
 
 describe('wasm build', () => {
-  it('uses ggml\'s wasm SIMD kernels (the generic fallback is ~4x slower)', () => {
-    for (const variant of ['st', 'mt']) {
+  it('uses ggml\'s wasm SIMD kernels (the generic fallback is ~4x slower), and relaxed SIMD only in the relaxed builds', () => {
+    for (const variant of ['st', 'mt', 'st-relaxed', 'mt-relaxed']) {
       const wasm = readFileSync(join(defaultWasmDir, `hearth-${variant}.wasm`));
       expect(countSimdDots(wasm), variant).toBeGreaterThan(20);
+      // Node 20 has relaxed SIMD off: a browser like that (WebKit) must accept the plain builds.
+      if (!WebAssembly.validate(RELAXED_PROBE)) expect(WebAssembly.validate(wasm), variant).toBe(!variant.endsWith('-relaxed'));
+      if (variant.endsWith('-relaxed')) expect(countRelaxedDots(wasm), variant).toBeGreaterThan(20);
     }
   });
 });

@@ -1,16 +1,20 @@
-// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into two WebAssembly builds in public/hearth/:
-//   hearth-st.{js,wasm}              single thread, SIMD128: works on any page
-//   hearth-mt.{js,wasm,worker.js}    pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
-// Incremental: CMake rebuilds only what changed; a second run with nothing changed takes seconds.
-// Options (for comparing kernels): [hearth-st|hearth-mt] builds one variant; --no-patches builds llama.cpp as
-// released, without wasm/patches; --out <dir> writes there instead of public/hearth.
+// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into four WebAssembly builds in public/hearth/:
+//   hearth-st.{js,wasm}            single thread, SIMD128: works on any page
+//   hearth-mt.{js,wasm}            pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
+//   hearth-{st,mt}-relaxed.wasm    the same with relaxed SIMD in ggml-cpu's kernels (an 8-bit dot product), for the
+//                                  browsers that validate it (src/backends/wasm/simd.ts); they share the plain glue
+// With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
+// only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
+// Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed] builds one variant;
+// --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, root } from '../scripts/llama-source.mjs';
 import { ensurePackages } from '../scripts/system-packages.mjs';
-import { countSimdDots } from './simd-check.mjs';
+import { ensureToolchain, inToolchain } from '../scripts/toolchain.mjs';
+import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from './simd-check.mjs';
 
 const args = process.argv.slice(2);
 const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
@@ -35,7 +39,13 @@ const linkFlags = [
   // In Node, emscripten would otherwise install process-wide handlers that rethrow any unhandled rejection.
   '-sNODEJS_CATCH_REJECTION=0', '-sNODEJS_CATCH_EXIT=0',
   '-sEXPORTED_RUNTIME_METHODS=FS,WORKERFS,NODEFS,UTF8ToString',
+  // Emscripten's default stack became 64 kB (3.1.27); llama.cpp keeps large arrays on it while loading a model.
+  '-sSTACK_SIZE=5MB',
 ];
+
+// Relaxed SIMD for ggml-cpu only (its kernels test __wasm_relaxed_simd__); everything else compiles as in the plain
+// builds, so ccache serves those objects from them.
+const relaxed = { compile: [], link: ['-mrelaxed-simd'], cmake: { HEARTH_RELAXED_SIMD: 'ON' } };
 
 const variants = [
   {
@@ -56,20 +66,27 @@ const variants = [
     cmake: {},
   },
 ];
+for (const plain of [...variants]) {
+  variants.push({ ...plain, name: `${plain.name}-relaxed`, relaxed: true, link: [...plain.link, ...relaxed.link], cmake: { ...plain.cmake, ...relaxed.cmake } });
+}
 
 function emscriptenRoot() {
   // em-config prints the EMSCRIPTEN_ROOT from emscripten's config (Debian: /usr/share/emscripten).
-  return execFileSync('em-config', ['EMSCRIPTEN_ROOT'], { encoding: 'utf8', env: emEnv() }).trim();
+  return inToolchain('em-config', ['EMSCRIPTEN_ROOT'], { encoding: 'utf8', env: emEnv() }).trim();
 }
 
-// Emscripten 3.1.6 runs its JS optimizer with Node and needs the acorn package, which we install with npm.
+// Emscripten runs its JS optimizer with Node and needs the acorn package, which we install with npm; ccache keeps
+// its objects in .cache (inside the repository, which the build root sees).
 function emEnv() {
   const nodePath = [join(root, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
-  return { ...process.env, NODE_PATH: nodePath };
+  return { ...process.env, NODE_PATH: nodePath, CCACHE_DIR: join(cacheDir, 'ccache'), CCACHE_MAXSIZE: '2G' };
 }
 
+// --out may name a folder outside the repository; the build root sees it at its own path.
+const binds = outDir.startsWith(root + '/') ? [] : [outDir];
+
 function run(cmd, args) {
-  execFileSync(cmd, args, { stdio: 'inherit', env: emEnv() });
+  inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(), binds });
 }
 
 /**
@@ -112,8 +129,11 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
     HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link].join(' '),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
-    // The kernel test exercises our patches, so it exists only for the patched single-thread build.
-    HEARTH_KERNELS_TEST: source.patches && variant.name === 'hearth-st' ? 'ON' : 'OFF',
+    HEARTH_RELAXED_SIMD: 'OFF',
+    CMAKE_C_COMPILER_LAUNCHER: 'ccache',
+    CMAKE_CXX_COMPILER_LAUNCHER: 'ccache',
+    // The kernel test exercises our patches, so it exists only for the patched single-thread builds.
+    HEARTH_KERNELS_TEST: source.patches && variant.name.startsWith('hearth-st') ? 'ON' : 'OFF',
     ...variant.cmake,
   };
   // Reconfigure only when the inputs change; CMake then rebuilds just what they touch.
@@ -122,8 +142,8 @@ function buildVariant(variant, source, emRoot) {
   if (!existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== stamp) {
     mkdirSync(buildDir, { recursive: true });
     const defs = Object.entries(cacheArgs).map(([k, v]) => `-D${k}=${v}`);
-    const out = execFileSync('cmake', ['-S', wasmDir, '-B', buildDir, '-G', 'Unix Makefiles', ...defs], {
-      encoding: 'utf8', env: emEnv(), stdio: ['ignore', 'pipe', 'inherit'],
+    const out = inToolchain('cmake', ['-S', wasmDir, '-B', buildDir, '-G', 'Unix Makefiles', ...defs], {
+      encoding: 'utf8', env: emEnv(), stdio: ['ignore', 'pipe', 'inherit'], binds,
     });
     process.stdout.write(out);
     if (!out.includes('Wasm detected')) {
@@ -135,6 +155,21 @@ function buildVariant(variant, source, emRoot) {
   const jobs = String(Math.max(1, Number(process.env.HEARTH_BUILD_JOBS) || cpuCount()));
   const targets = cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['hearth', 'kernels-test'] : ['hearth'];
   for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
+}
+
+/**
+ * A relaxed build's glue is its plain twin's but for the wasm file's name: the loader starts the plain glue and hands
+ * it the relaxed wasm (locateFile), so one glue per thread mode ships. Checked here, so a difference cannot slip by.
+ */
+function dropGlue(variant) {
+  const plainName = variant.name.replace(/-relaxed$/, '');
+  const glue = join(outDir, `${variant.name}.js`);
+  const plain = join(outDir, `${plainName}.js`);
+  if (!existsSync(plain)) throw new Error(`${plainName}.js is missing: build ${plainName} before ${variant.name}`);
+  if (readFileSync(glue, 'utf8').replaceAll(variant.name, plainName) !== readFileSync(plain, 'utf8')) {
+    throw new Error(`${variant.name}.js differs from ${plainName}.js by more than the wasm's name: the loader could not share the glue`);
+  }
+  rmSync(glue);
 }
 
 function cpuCount() {
@@ -149,6 +184,7 @@ function llamaBuild(source) {
 
 function main() {
   ensurePackages('build');
+  ensureToolchain();
   const source = noPatches ? llamaSource() : patchedSource(llamaSource());
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
@@ -158,9 +194,18 @@ function main() {
     buildVariant(variant, source, emRoot);
     const wasm = readFileSync(join(outDir, `${variant.name}.wasm`));
     const dots = countSimdDots(wasm);
-    // The wasm SIMD kernels of ggml-cpu use i32x4.dot_i16x8_s; the generic fallback has none.
+    const relaxedDots = countRelaxedDots(wasm);
+    // The wasm SIMD kernels of ggml-cpu use i32x4.dot_i16x8_s; the generic fallback has none. Where this Node has
+    // relaxed SIMD off (Node 20 without its flag), a plain build must validate (a browser without relaxed SIMD would
+    // refuse it otherwise), and a relaxed one must not (else its kernels are missing): byte counts alone can be fooled
+    // by data that looks alike.
     if (dots < 8) throw new Error(`${variant.name}.wasm has ${dots} i32x4.dot_i16x8_s instructions: ggml's wasm SIMD kernels are missing`);
-    console.log(`[build:wasm] ${variant.name}: ${(wasm.length / 1e6).toFixed(1)} MB, ${dots} SIMD dot instructions, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    if (!WebAssembly.validate(RELAXED_PROBE) && WebAssembly.validate(wasm) === !!variant.relaxed) {
+      throw new Error(variant.relaxed ? `${variant.name}.wasm validates without relaxed SIMD: its relaxed kernels are missing`
+        : `${variant.name}.wasm uses relaxed SIMD: a browser without it would refuse it`);
+    }
+    console.log(`[build:wasm] ${variant.name}: ${(wasm.length / 1e6).toFixed(1)} MB, ${dots} SIMD dot + ${relaxedDots} relaxed dot instructions, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    if (variant.relaxed) dropGlue(variant);
   }
   // The emscripten glue is CommonJS-style (module.exports) and this package is "type": "module": tell Node.
   writeFileSync(join(outDir, 'package.json'), '{ "type": "commonjs" }\n');

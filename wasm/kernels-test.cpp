@@ -1,7 +1,9 @@
 // Checks Hearth's kernels (wasm/patches) against ggml's own dot products, on random data of the shapes real models
 // have: Q8_0 four-rows-per-call, and Q8_0 and Q4_0 repacked GEMV/GEMM, against the row-at-a-time dot product; the
-// Q4_0, Q4_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference. Built with the single-thread wasm
-// (wasm/build.mjs) and run by test/kernels.test.ts; prints one JSON object.
+// Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference. Built with both
+// single-thread wasm builds (wasm/build.mjs): the plain one is run in Node by test/kernels.test.ts, the relaxed-SIMD
+// one in Chromium and Firefox by e2e/kernels.spec.ts (Node 20's V8 computes the relaxed dot product wrongly). Prints
+// one JSON object.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -140,7 +142,12 @@ int main() {
   };
   const auto q8 = repacked_max_rel<block_q8_0x4>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, 0,
                                                  ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
-  printf("{\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
+#if defined(__wasm_relaxed_simd__)
+  const int relaxed = 1;
+#else
+  const int relaxed = 0;
+#endif
+  printf("{\"relaxed\":%d,\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", relaxed, q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
   const auto q4 = repacked_max_rel<block_q4_0x4>(q4_0_rows, 0x88, ggml_vec_dot_q4_0_q8_0_generic, ggml_gemv_q4_0_4x8_q8_0,
                                                  ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
   printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4.gemv_max_rel, q4.gemm_max_rel);
@@ -148,6 +155,9 @@ int main() {
   const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
     {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},
     {"q4_K", GGML_TYPE_Q4_K, ggml_vec_dot_q4_K_q8_K_generic},
+    {"q5_0", GGML_TYPE_Q5_0, ggml_vec_dot_q5_0_q8_0_generic},
+    {"q5_1", GGML_TYPE_Q5_1, ggml_vec_dot_q5_1_q8_1_generic},
+    {"q5_K", GGML_TYPE_Q5_K, ggml_vec_dot_q5_K_q8_K_generic},
     {"q6_K", GGML_TYPE_Q6_K, ggml_vec_dot_q6_K_q8_K_generic},
     {"iq4_nl", GGML_TYPE_IQ4_NL, ggml_vec_dot_iq4_nl_q8_0_generic},
     {"iq4_xs", GGML_TYPE_IQ4_XS, ggml_vec_dot_iq4_xs_q8_K_generic},

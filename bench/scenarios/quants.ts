@@ -1,8 +1,10 @@
 // npm run bench -- quants [--json] [--reps N]
 // Decode and prefill at 2 threads for each quantization people download, on the benchmark model's shapes
-// (Qwen2.5-0.5B, requantized from Q8_0 with llama.cpp's quantizer): Hearth vs native llama.cpp vs wllama, engines
-// alternated, median of 3 unless --reps. The JSON's last line holds {type}_decode_vs_native,
-// {type}_prefill_vs_native and {type}_decode_vs_wllama for every type (0 where wllama could not run the model).
+// (Qwen2.5-0.5B, requantized from Q8_0 with llama.cpp's quantizer): Hearth's relaxed-SIMD and plain SIMD128 builds
+// vs native llama.cpp vs wllama, engines alternated, median of 3 unless --reps. The JSON's last line holds, for every
+// type, {type}_decode_vs_native and {type}_prefill_vs_native (the relaxed build, which Chromium picks),
+// {type}_plain_decode_vs_native and {type}_plain_prefill_vs_native, and {type}_decode_vs_wllama (0 where wllama
+// could not run the model).
 import { ensureModel, HUB_QUANTS, type ModelName } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
 import type { ScenarioOptions } from '../common.ts';
@@ -19,12 +21,15 @@ export async function quants(opts: ScenarioOptions) {
     // A fresh page for each model: once wllama has failed on a model, every later wllama in that page fails too.
     const b = await openBenchPage();
     try {
-      const row = await compareEngines(b, modelFor(type), THREADS, opts);
+      const row = await compareEngines(b, modelFor(type), THREADS, opts, true);
       rows.push({ type_index: i, ...row });
       summary[`${type}_decode_vs_native`] = row.decode_ratio_vs_native!;
       summary[`${type}_prefill_vs_native`] = row.prefill_ratio_vs_native!;
+      summary[`${type}_plain_decode_vs_native`] = row.plain_decode_ratio_vs_native!;
+      summary[`${type}_plain_prefill_vs_native`] = row.plain_prefill_ratio_vs_native!;
       summary[`${type}_decode_vs_wllama`] = row.decode_ratio_vs_wllama!;
-      opts.log(`  ${type}: decode ${row.decode_ratio_vs_native}x native, ${row.decode_ratio_vs_wllama}x wllama; prefill ${row.prefill_ratio_vs_native}x native`);
+      opts.log(`  ${type}: relaxed decode ${row.decode_ratio_vs_native}x native (plain ${row.plain_decode_ratio_vs_native}x), ` +
+        `${row.decode_ratio_vs_wllama}x wllama; prefill ${row.prefill_ratio_vs_native}x native (plain ${row.plain_prefill_ratio_vs_native}x)`);
     } finally {
       await b.close();
     }

@@ -279,7 +279,7 @@ async function whenIdle(): Promise<void> {
 function showStatus(info: EngineInfo) {
   const shared = info.shared && info.shared.tabs > 1
     ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
-  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build === 'mt' ? 'threaded' : 'single-thread'} · ` +
+  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build.startsWith('mt') ? 'threaded' : 'single-thread'}${info.build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
     `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`;
 }
 

@@ -159,6 +159,7 @@ export class Engine implements EngineCore {
       backend: 'wasm',
       selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
+      buildReason: this.config.loader.reason,
       threads: this.config.loader.threads,
       version: VERSION,
       llamaBuild: llama.llamaBuild,
@@ -173,7 +174,7 @@ export class Engine implements EngineCore {
       capabilities: {
         persistentKv: (await this.getStore()) !== null, batching: true, embeddings: true, contextShift: true,
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
-        threads: this.config.loader.variant === 'mt',
+        threads: this.config.loader.variant.startsWith('mt'),
       },
       shared: null, // a page's client says when tabs share this engine (shared/tab.ts)
       storage: this.config.models?.kind ?? null,

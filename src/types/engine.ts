@@ -45,7 +45,9 @@ export interface EngineInfo {
   /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing). */
   backend: 'wasm' | 'webgpu';
   selection: BackendSelection;
+  /** The wasm build running ('mt'/'st', '-relaxed' with relaxed SIMD), and why it was picked. */
   build: BuildVariant;
+  buildReason: string;
   threads: number;
   /** Hearth's version (the npm package's). */
   version: string;

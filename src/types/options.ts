@@ -2,8 +2,12 @@
 
 export type Backend = 'auto' | 'wasm' | 'webgpu';
 
-/** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread. */
-export type BuildVariant = 'mt' | 'st';
+/** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread; '-relaxed' = with relaxed
+ * SIMD's 8-bit dot product in the kernels (Chromium, Firefox), else plain SIMD128 (WebKit). */
+export type BuildVariant = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
+
+/** 'auto': the relaxed-SIMD build where the browser validates it, else the plain one. 'plain': always plain SIMD128. */
+export type SimdChoice = 'auto' | 'plain';
 
 export interface EngineOptions {
   /** 'wasm': Hearth's llama.cpp in WebAssembly (all features). 'webgpu': @wllama/wllama with WebGPU (no KV
@@ -13,6 +17,8 @@ export interface EngineOptions {
   backend?: Backend;
   /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
   threads?: number;
+  /** Which SIMD the wasm build uses; engine.info().build and .buildReason say which runs and why. Default 'auto'. */
+  simd?: SimdChoice;
   /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
   maxModelBytes?: number;
   /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */

@@ -3,8 +3,10 @@
 // the worker is told every address instead of deriving them from one folder.
 import packaged from '../../packaged-assets.ts';
 
+// The relaxed-SIMD builds share their plain twin's glue (wasm/build.mjs checks they may).
 export const ASSET_FILES = [
-  'engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-mt.js', 'hearth-mt.wasm', 'hearth-mt.worker.js', 'wllama.wasm',
+  'engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-st-relaxed.wasm', 'hearth-mt.js', 'hearth-mt.wasm',
+  'hearth-mt-relaxed.wasm', 'wllama.wasm',
 ] as const;
 export type AssetFile = typeof ASSET_FILES[number];
 /** Absolute URL of each file. */

@@ -11,6 +11,7 @@ import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource }
 import { cspError, watchCsp } from '../../csp.ts';
 import { selectBackends } from '../select.ts';
 import { assetsIn, defaultAssets } from './assets.ts';
+import { chooseBuild } from './simd.ts';
 import { remoteCore, RpcClient, type RpcMessage } from '../../rpc/rpc.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
 import { isRemoteSource } from '../../engine/models/remote.ts';
@@ -65,12 +66,17 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
     }
     threads = 1;
   }
+  const simd = options.simd ?? 'auto';
+  if (simd !== 'auto' && simd !== 'plain') {
+    throw new InvalidRequestError(`simd must be "auto" or "plain", got ${JSON.stringify(simd)}`, 'invalid_parameter');
+  }
   const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
   const assets = options.assetsUrl !== undefined ? assetsIn(options.assetsUrl, base) : defaultAssets(base);
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
-  const variant = isolated && threads > 1 ? 'mt' : 'st';
+  const threadsWhy = threads > 1 ? `${threads} threads` : isolated ? '1 thread' : '1 thread (the page is not cross-origin isolated)';
+  const { variant, reason } = chooseBuild(threads > 1, simd, threadsWhy);
   const init: HostInit = {
-    variant, threads, assets, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
+    variant, buildReason: reason, threads, assets, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
   };
   const start = async (): Promise<LocalEngine> => {
     const remote = new RemoteEngine(startWorker(assets['engine.worker.js']));

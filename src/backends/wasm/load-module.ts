@@ -1,26 +1,29 @@
-// Loads the emscripten build inside the (classic) engine worker. importScripts is used because emscripten 3.1.6's
-// pthread workers load the same script that way (mainScriptUrlOrBlob); a module worker could not.
+// Loads the emscripten build inside the (classic) engine worker. importScripts is used because emscripten's pthread
+// workers load the same script that way (mainScriptUrlOrBlob); a module worker could not.
 import type { ModuleFactory, ModuleLoader } from '../../engine/llama/module.ts';
 import { scriptUrl } from '../../trusted-types.ts';
-import type { AssetFile } from './assets.ts';
 import type { HostInit, StartStage } from './protocol.ts';
 
 declare function importScripts(...urls: string[]): void;
 
 export function browserModuleLoader(opts: HostInit, onStage: (stage: StartStage) => void = () => {}): ModuleLoader {
-  const glue = opts.assets[`hearth-${opts.variant}.js`];
+  // A relaxed-SIMD build runs under its plain twin's glue (wasm/build.mjs checks they differ only by the wasm's name).
+  const glue = opts.assets[opts.variant.startsWith('mt') ? 'hearth-mt.js' : 'hearth-st.js'];
+  const wasm = opts.assets[`hearth-${opts.variant}.wasm`];
   return {
     variant: opts.variant,
+    reason: opts.buildReason,
     threads: opts.threads,
     async load() {
       importScripts(scriptUrl(glue)); // a Trusted Types sink where the worker's own policy requires them
       onStage('script');
       const factory = (globalThis as unknown as { createHearthModule: ModuleFactory }).createHearthModule;
       return factory({
-        // The wasm and the pthread worker script, by the addresses the page was given (a bundler renames them).
-        locateFile: (file) => sameOriginWorker(opts.assets[file as AssetFile] ?? new URL(file, glue).href),
-        mainScriptUrlOrBlob: glue,
-        // Emscripten 3.1.6 never finishes instantiating a pthreads build whose pool is empty: keep at least one.
+        // The wasm by the address the page was given (a bundler renames it); the glue asks for nothing else.
+        locateFile: (file) => (file.endsWith('.wasm') ? wasm : new URL(file, glue).href),
+        // The pthread workers start from the glue's own script.
+        mainScriptUrlOrBlob: sameOriginWorker(glue),
+        // Emscripten never finishes instantiating a pthreads build whose pool is empty: keep at least one.
         hearthPoolSize: Math.max(1, opts.threads - 1),
         // The glue creates the pthread workers before it asks for the wasm, which adds its first run dependency.
         monitorRunDependencies: () => onStage('instantiate'),
@@ -30,9 +33,9 @@ export function browserModuleLoader(opts: HostInit, onStage: (stage: StartStage)
 }
 
 /**
- * Vite inlines files under 4 kB as data: URLs, and the pthread worker script (hearth-mt.worker.js) is one. A worker
- * started from a data: URL has an opaque origin: it could not load the glue or share the wasm memory. A blob: URL of
- * the same text is of this worker's origin. Any other URL (the wasm's included) is returned as it is.
+ * A bundler may inline a small script as a data: URL (Vite does under 4 kB). A pthread worker started from a data:
+ * URL has an opaque origin: it could not share the wasm memory. A blob: URL of the same text is of this worker's
+ * origin. Any other URL is returned as it is.
  */
 function sameOriginWorker(url: string): string {
   const data = /^data:([^,]*?)(;base64)?,/.exec(url);

@@ -7,6 +7,8 @@ import type { BuildVariant, CacheOptions, EngineInfo } from '../../types.ts';
 
 export interface HostInit {
   variant: BuildVariant;
+  /** Why this build (engine.info().buildReason). */
+  buildReason: string;
   threads: number;
   /** Absolute URL of each of the engine's files (the glue scripts, the wasm builds). */
   assets: Assets;

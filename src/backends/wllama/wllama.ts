@@ -203,7 +203,7 @@ export class WllamaBackend implements Backend {
     return {
       backend: 'webgpu', selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
-      build: this.opts.threads > 1 ? 'mt' : 'st', threads: this.opts.threads, wasmSimd: true,
+      build: this.opts.threads > 1 ? 'mt' : 'st', buildReason: 'the WebGPU backend (@wllama/wllama) runs its own build', threads: this.opts.threads, wasmSimd: true,
       version: VERSION,
       llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
       model: this.model, nCtx: this.nCtx, context: null, kvCache: null,

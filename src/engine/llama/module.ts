@@ -1,5 +1,5 @@
 // The raw emscripten module built from wasm/hearth.cpp, and how each environment gets one.
-// Two builds exist: 'mt' (pthreads + SIMD, needs SharedArrayBuffer) and 'st' (SIMD only).
+// Builds: 'mt' (pthreads + SIMD, needs SharedArrayBuffer) and 'st' (SIMD only), each also with relaxed SIMD.
 import type { BuildVariant } from '../../types.ts';
 
 type Ptr = number;
@@ -109,6 +109,8 @@ export type ModuleFactory = (overrides: ModuleOverrides) => Promise<HearthModule
 /** Creates a fresh module instance; the engine calls it again after a fatal wasm error. */
 export interface ModuleLoader {
   variant: BuildVariant;
+  /** Why this build was picked (engine.info().buildReason). */
+  reason: string;
   threads: number;
   load(): Promise<HearthModule>;
 }
