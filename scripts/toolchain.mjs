@@ -4,8 +4,8 @@
 // binaryen 108 silently breaks a module that contains it (it reads the relaxed dot product as a two-operand
 // instruction). The root takes about 2.5 GB and 1–2 minutes to make.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { cacheDir, root } from './llama-source.mjs';
 
 const SUITE = 'trixie';
@@ -26,6 +26,7 @@ export function ensureToolchain() {
     .filter((m) => m.startsWith(`${tmp}/`) || m.startsWith(`${toolchainDir}/`));
   if (mounted.length) throw new Error(`unmount these first (an interrupted mmdebstrap left them): ${mounted.join(' ')}`);
   rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(dirname(tmp), { recursive: true }); // mmdebstrap wants the target's parent to exist
   console.log(`[toolchain] making a Debian ${SUITE} build root with ${PACKAGES.join(', ')} (mmdebstrap, once)…`);
   // --variant=apt: only what apt needs plus the packages; no recommends (documentation, test suites).
   execFileSync('mmdebstrap', ['--quiet', '--variant=apt', `--include=${PACKAGES.join(',')}`, '--aptopt=APT::Install-Recommends "false"',
