@@ -70,7 +70,7 @@ for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on eve
     const progress = await events(tab, 'hearth-progress') as Array<{ phase: string; loaded: number }>;
     expect(progress.some((p) => p.phase === 'load' && p.loaded > 0)).toBe(true);
     const [readyEvent] = await events(tab, 'hearth-ready') as Array<{ info: { build: string; backend: string } }>;
-    expect(readyEvent!.info).toMatchObject({ build: 'st', backend: 'wasm' }); // no isolation: the single-thread build
+    expect(readyEvent!.info).toMatchObject({ build: 'st-relaxed', backend: 'wasm' }); // no isolation: the single-thread build (relaxed SIMD: Chromium, Firefox)
     expect(await served(baseURL!, since)).toContain(path.replace('e2e/widget-host.html', 'hearth/engine.worker.js'));
 
     await tab.fill('textarea', 'What is a sourdough starter?');
