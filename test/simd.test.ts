@@ -3,7 +3,7 @@
 // the relaxed builds is checked in their e2e projects: e2e/engine.spec.ts.)
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { chooseBuild, hasRelaxedSimd, PROBE } from '../src/backends/wasm/simd.ts';
+import { chooseBuild, hasRelaxedSimd } from '../src/backends/wasm/simd.ts';
 import { RELAXED_PROBE } from '../wasm/simd-check.mjs';
 
 // Node 20's V8 has relaxed SIMD behind a flag; later ones have it on.
@@ -18,9 +18,8 @@ describe('the wasm build a page gets', () => {
     expect(chooseBuild(false, 'plain', '1 thread')).toEqual({ variant: 'st', reason: 'plain SIMD128, as asked (simd: \'plain\'); 1 thread' });
   });
 
-  it.runIf(relaxedOff)('probes with a module that validates once relaxed SIMD is on, the same bytes the build checks with', () => {
-    expect([...PROBE]).toEqual([...RELAXED_PROBE]);
-    const script = `console.log(WebAssembly.validate(new Uint8Array(${JSON.stringify([...PROBE])})))`;
+  it.runIf(relaxedOff)('probes with a module that validates once relaxed SIMD is on', () => {
+    const script = `console.log(WebAssembly.validate(new Uint8Array(${JSON.stringify([...RELAXED_PROBE])})))`;
     expect(execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '-e', script], { encoding: 'utf8' }).trim()).toBe('true');
     expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()).toBe('false');
   });

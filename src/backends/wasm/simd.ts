@@ -4,22 +4,13 @@
 // builds. Hearth's kernels keep the 7-bit operand in 0..127, where the instruction is exact on every CPU: both builds
 // compute the same integer sums.
 import type { BuildVariant, SimdChoice } from '../../types/options.ts';
-
-// A module with one function that returns the relaxed dot product of three zero vectors (the build's own check,
-// wasm/simd-check.mjs, holds the same bytes; test/simd.test.ts compares them).
-const v128Zero = [0xfd, 0x0c, ...new Array<number>(16).fill(0)];
-const body = [0x00, ...v128Zero, ...v128Zero, ...v128Zero, 0xfd, 0x93, 0x02, 0x0b];
-export const PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
-  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // types: () -> v128
-  0x03, 0x02, 0x01, 0x00, // one function of that type
-  0x0a, body.length + 2, 0x01, body.length, ...body, // its code
-]);
+// The probe module, the same bytes the build checks its wasm with.
+import { RELAXED_PROBE } from '../../../wasm/simd-check.mjs';
 
 /** Whether this engine validates relaxed SIMD's 8-bit dot product. */
 export function hasRelaxedSimd(): boolean {
   try {
-    return WebAssembly.validate(PROBE);
+    return WebAssembly.validate(RELAXED_PROBE);
   } catch {
     return false;
   }
