@@ -6,6 +6,8 @@ export interface ScenarioOptions {
   json: boolean;
   reps: number;
   threads: number[] | null;
+  /** quants: only these quantization types (all when null). */
+  types: string[] | null;
   log: (line: string) => void;
 }
 

@@ -1,4 +1,4 @@
-// npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2]
+// npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
 import type { ScenarioOptions } from './common.ts';
@@ -22,7 +22,7 @@ const flag = (f: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 if (!name || !scenarios[name]) {
-  console.error(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2]`);
+  console.error(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs]`);
   process.exit(2);
 }
 const json = args.includes('--json');
@@ -30,6 +30,7 @@ const opts: ScenarioOptions = {
   json,
   reps: Math.max(1, Number(flag('--reps') ?? 3)),
   threads: flag('--threads')?.split(',').map(Number) ?? null,
+  types: flag('--types')?.split(',') ?? null,
   log: (line) => (json ? console.error(line) : console.log(line)),
 };
 const rows = await scenarios[name]!(opts);

@@ -23,9 +23,10 @@ test('the relaxed-SIMD kernels give ggml\'s reference results on random data', a
   expect(r.cases).toBe(18);
   expect(r.x4_max_abs).toBe(0);
   // The same integer sums as ggml's; float sums in another order.
-  for (const key of ['gemv', 'gemm', 'q4_0_gemv', 'q4_0_gemm', 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
+  for (const key of ['gemv', 'gemm', 'q4_0_gemv', 'q4_0_gemm', 'iq4_nl_gemv', 'iq4_nl_gemm', 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
     expect(r[`${key}_max_rel`], key).toBeLessThan(1e-5);
   }
+  expect([r.q8_0_quantize_mismatches, r.q8_1_quantize_mismatches]).toEqual([0, 0]);
 });
 
 // Every quantized test model (256-wide rows: real K-quant and IQ4 blocks, not fallbacks).

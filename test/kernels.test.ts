@@ -3,8 +3,9 @@
 // inside a model (plain vs repacked weights), and by a decisive Q8_0 model's one right answer; for IQ4_NL and
 // IQ4_XS, SIMD dot products (ggml has only scalar code for them on wasm), checked against that scalar code (and in a
 // model by test/quants.test.ts); the rewritten Q4_0, Q4_K and Q6_K dot products and ggml's Q5_0 and Q5_K, the same
-// way; GEMV/GEMM over Q4_0 weights repacked four rows at a time, like Q8_0's. These are the plain SIMD128 build's;
-// the relaxed-SIMD build's run in the browsers that have relaxed SIMD (e2e/kernels.spec.ts).
+// way; GEMV/GEMM over Q4_0 weights repacked four rows at a time, like Q8_0's; the activation quantizers against
+// ggml's reference. These are the plain SIMD128 build's; the relaxed-SIMD build's (with IQ4_NL's repacked GEMV/GEMM,
+// which only those builds have) run in the browsers that have relaxed SIMD (e2e/kernels.spec.ts).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,9 @@ describe('kernels', () => {
     expect(r.gemm_max_rel).toBeLessThan(1e-5);
     expect(r.q4_0_gemv_max_rel).toBeLessThan(1e-5);
     expect(r.q4_0_gemm_max_rel).toBeLessThan(1e-5);
+    // ggml's reference code in this build (only the relaxed builds repack IQ4_NL): the test's interleaving checked.
+    expect(r.iq4_nl_gemv_max_rel).toBeLessThan(1e-5);
+    expect(r.iq4_nl_gemm_max_rel).toBeLessThan(1e-5);
   });
 
   it('Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
@@ -72,6 +76,12 @@ describe('kernels', () => {
     expect(r.relaxed).toBe(0); // the plain build's kernels (the relaxed ones: e2e/kernels.spec.ts)
     // Same integer products; float sums in another order (per block vs per super-block).
     for (const type of ['q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
+  });
+
+  it('quantize activations to the same int8 codes as ggml\'s reference (rounded, not truncated)', () => {
+    const r = kernelsReport();
+    expect(r.q8_0_quantize_mismatches).toBe(0);
+    expect(r.q8_1_quantize_mismatches).toBe(0);
   });
 
   // Q8_0: 4 attention + 3 FFN matrices x 2 layers, and the output; Q4_0: the same without the output, which the

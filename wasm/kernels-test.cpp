@@ -1,6 +1,7 @@
 // Checks Hearth's kernels (wasm/patches) against ggml's own dot products, on random data of the shapes real models
-// have: Q8_0 four-rows-per-call, and Q8_0 and Q4_0 repacked GEMV/GEMM, against the row-at-a-time dot product; the
-// Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference. Built with both
+// have: Q8_0 four-rows-per-call, and Q8_0, Q4_0 and IQ4_NL repacked GEMV/GEMM, against the row-at-a-time dot product; the
+// Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference; the activation
+// quantizers (Q8_0, Q8_1) against ggml's reference quantizer. Built with both
 // single-thread wasm builds (wasm/build.mjs): the plain one is run in Node by test/kernels.test.ts, the relaxed-SIMD
 // one in Chromium and Firefox by e2e/kernels.spec.ts (Node 20's V8 computes the relaxed dot product wrongly). Prints
 // one JSON object.
@@ -17,6 +18,7 @@
 #include "repack.h"
 
 extern "C" void quantize_row_q8_0(const float * x, void * y, int64_t k);
+extern "C" void quantize_row_q8_1(const float * x, void * y, int64_t k);
 
 static std::mt19937 rng(1234);
 
@@ -31,19 +33,20 @@ static std::vector<block_q8_0> random_rows(int rows, int n, float scale) {
   return q;
 }
 
-// Four rows interleaved eight bytes at a time, as ggml's repack (make_block_q8_0x4, make_block_q4_0x4) lays them out;
-// Q4_0's nibbles get their top bit flipped there (XOR 0x88), which makes them signed.
-template <typename X4, typename B>
+// Four rows interleaved `chunk` bytes at a time, as ggml's repack (make_block_q8_0x4, make_block_q4_0x4: 8;
+// make_block_iq4_nlx4: 4) lays them out; Q4_0's nibbles get their top bit flipped there (XOR 0x88), which makes them
+// signed.
+template <typename X4, int chunk, typename B>
 static std::vector<X4> interleave(const std::vector<B> & q, int rows, int nb, uint8_t flip = 0) {
-  constexpr int chunks = sizeof(B::qs) / 8 * 4;
+  constexpr int chunks = sizeof(B::qs) / chunk * 4;
   std::vector<X4> out((size_t) rows / 4 * nb);
   for (int g = 0; g < rows / 4; g++) {
     for (int l = 0; l < nb; l++) {
       X4 & o = out[(size_t) g * nb + l];
       for (int i = 0; i < 4; i++) o.d[i] = q[(size_t) (g * 4 + i) * nb + l].d;
       for (int i = 0; i < chunks; i++) {
-        const uint8_t * from = (const uint8_t *) &q[(size_t) (g * 4 + i % 4) * nb + l].qs[(i / 4) * 8];
-        for (int k = 0; k < 8; k++) ((uint8_t *) o.qs)[i * 8 + k] = from[k] ^ flip;
+        const uint8_t * from = (const uint8_t *) &q[(size_t) (g * 4 + i % 4) * nb + l].qs[(i / 4) * chunk];
+        for (int k = 0; k < chunk; k++) ((uint8_t *) o.qs)[i * chunk + k] = from[k] ^ flip;
       }
     }
   }
@@ -58,10 +61,11 @@ struct RepackedErrors {
   double gemv_max_rel = 0, gemm_max_rel = 0;
 };
 
-// GEMV and GEMM over `weights(rows, n)` repacked four rows at a time (X4, nibbles flipped by `flip`) against the
+// GEMV and GEMM over `weights(rows, n)` repacked four rows at a time (X4, `chunk` bytes at a time, nibbles flipped by
+// `flip`; the activations of GEMM interleaved alike) against the
 // row-at-a-time dot product `reference`, on the shapes real models have; errors relative to the largest result.
 // `also(x, y, m, ref)` checks more against each activation row's reference results.
-template <typename X4, typename Weights, typename Also>
+template <typename X4, int chunk, typename Weights, typename Also>
 static RepackedErrors repacked_max_rel(Weights weights, uint8_t flip, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm,
                                        Also also) {
   RepackedErrors e;
@@ -69,10 +73,10 @@ static RepackedErrors repacked_max_rel(Weights weights, uint8_t flip, vec_dot_fn
     for (int rows : {4, 12, 20}) {
       const int nb = n / QK8_0;
       const auto x = weights(rows, n);
-      const auto xp = interleave<X4>(x, rows, nb, flip);
+      const auto xp = interleave<X4, chunk>(x, rows, nb, flip);
       for (int ny : {4, 8}) {
         const auto y = random_rows(ny, n, 3.0f);
-        const auto yp = interleave<block_q8_0x4>(y, ny, nb);
+        const auto yp = interleave<block_q8_0x4, chunk>(y, ny, nb);
         std::vector<float> ref((size_t) ny * rows), got((size_t) ny * rows);
         for (int m = 0; m < ny; m++) {
           for (int r = 0; r < rows; r++) {
@@ -93,13 +97,14 @@ static RepackedErrors repacked_max_rel(Weights weights, uint8_t flip, vec_dot_fn
   return e;
 }
 
-// Q4_0 weights as a model's file holds them: quantized with ggml's reference quantizer.
-static std::vector<block_q4_0> q4_0_rows(int rows, int n) {
+// Weights as a model's file holds them: quantized with ggml's reference quantizer.
+template <typename B, ggml_type type>
+static std::vector<B> quantized_rows(int rows, int n) {
   std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
   std::vector<float> f((size_t) rows * n);
   for (auto & v : f) v = dist(rng);
-  std::vector<block_q4_0> x((size_t) rows * n / QK4_0);
-  ggml_get_type_traits(GGML_TYPE_Q4_0)->from_float_ref(f.data(), x.data(), (int64_t) rows * n);
+  std::vector<B> x((size_t) rows * n / 32);
+  ggml_get_type_traits(type)->from_float_ref(f.data(), x.data(), (int64_t) rows * n);
   return x;
 }
 
@@ -128,6 +133,33 @@ static double dot_max_rel(ggml_type tx, vec_dot_fn reference) {
   return worst;
 }
 
+// Activation values (the int8 codes) where the SIMD quantizer `q8` and ggml's reference quantizer disagree, over rows
+// of typical activations: both round to nearest (upstream's wasm code truncated). Exact ties are not counted: the
+// SIMD code rounds them to even, as x86's does; the reference, away from zero.
+template <typename B>
+static int quantize_mismatches(void (*q8)(const float *, void *, int64_t), ggml_type type) {
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  const int n = 4864;
+  std::vector<float> f(n);
+  std::vector<B> got(n / 32), ref(n / 32);
+  int mismatches = 0;
+  for (int rep = 0; rep < 16; rep++) {
+    for (auto & v : f) v = dist(rng);
+    q8(f.data(), got.data(), n);
+    ggml_get_type_traits(type)->from_float_ref(f.data(), ref.data(), n);
+    for (int b = 0; b < n / 32; b++) {
+      float amax = 0;
+      for (int i = 0; i < 32; i++) amax = std::fmax(amax, std::fabs(f[b * 32 + i]));
+      const float d = amax / 127, id = d ? 1.0f / d : 0.0f;
+      for (int i = 0; i < 32; i++) {
+        const float v = std::fabs(f[b * 32 + i] * id);
+        mismatches += got[b].qs[i] != ref[b].qs[i] && v - std::floor(v) != 0.5f;
+      }
+    }
+  }
+  return mismatches;
+}
+
 int main() {
   ggml_cpu_init();
   double x4_max_abs = 0;
@@ -140,7 +172,7 @@ int main() {
       for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[r + k]));
     }
   };
-  const auto q8 = repacked_max_rel<block_q8_0x4>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, 0,
+  const auto q8 = repacked_max_rel<block_q8_0x4, 8>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, 0,
                                                  ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
 #if defined(__wasm_relaxed_simd__)
   const int relaxed = 1;
@@ -148,9 +180,13 @@ int main() {
   const int relaxed = 0;
 #endif
   printf("{\"relaxed\":%d,\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", relaxed, q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
-  const auto q4 = repacked_max_rel<block_q4_0x4>(q4_0_rows, 0x88, ggml_vec_dot_q4_0_q8_0_generic, ggml_gemv_q4_0_4x8_q8_0,
-                                                 ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
+  const auto q4 = repacked_max_rel<block_q4_0x4, 8>(quantized_rows<block_q4_0, GGML_TYPE_Q4_0>, 0x88, ggml_vec_dot_q4_0_q8_0_generic,
+                                                    ggml_gemv_q4_0_4x8_q8_0, ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
   printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4.gemv_max_rel, q4.gemm_max_rel);
+  // The relaxed builds' kernels; the plain builds hold ggml's reference code here (they do not repack IQ4_NL).
+  const auto iq4 = repacked_max_rel<block_iq4_nlx4, 4>(quantized_rows<block_iq4_nl, GGML_TYPE_IQ4_NL>, 0, ggml_vec_dot_iq4_nl_q8_0_generic,
+                                                       ggml_gemv_iq4_nl_4x4_q8_0, ggml_gemm_iq4_nl_4x4_q8_0, [](auto &&...) {});
+  printf(",\"iq4_nl_gemv_max_rel\":%g,\"iq4_nl_gemm_max_rel\":%g", iq4.gemv_max_rel, iq4.gemm_max_rel);
   // The dot products wasm/patches rewrote or added, each against ggml's scalar code.
   const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
     {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},
@@ -163,6 +199,8 @@ int main() {
     {"iq4_xs", GGML_TYPE_IQ4_XS, ggml_vec_dot_iq4_xs_q8_K_generic},
   };
   for (const auto & d : dots) printf(",\"%s_max_rel\":%g", d.name, dot_max_rel(d.type, d.reference));
+  printf(",\"q8_0_quantize_mismatches\":%d,\"q8_1_quantize_mismatches\":%d", quantize_mismatches<block_q8_0>(quantize_row_q8_0, GGML_TYPE_Q8_0),
+         quantize_mismatches<block_q8_1>(quantize_row_q8_1, GGML_TYPE_Q8_1));
   printf("}\n");
   return 0;
 }

@@ -1,4 +1,4 @@
-// npm run bench -- quants [--json] [--reps N]
+// npm run bench -- quants [--json] [--reps N] [--types q4_0,iq4_xs]
 // Decode and prefill at 2 threads for each quantization people download, on the benchmark model's shapes
 // (Qwen2.5-0.5B, requantized from Q8_0 with llama.cpp's quantizer): Hearth's relaxed-SIMD and plain SIMD128 builds
 // vs native llama.cpp vs wllama, engines alternated, median of 3 unless --reps. The JSON's last line holds, for every
@@ -15,9 +15,13 @@ const THREADS = 2;
 export async function quants(opts: ScenarioOptions) {
   const rows: Array<Record<string, number>> = [];
   const summary: Record<string, number> = { threads: THREADS };
+  const unknown = opts.types?.filter((t) => !(HUB_QUANTS as readonly string[]).includes(t)) ?? [];
+  if (unknown.length) throw new Error(`--types: unknown ${unknown.join(', ')}; known: ${HUB_QUANTS.join(', ')}`);
+  const types = HUB_QUANTS.filter((t) => !opts.types || opts.types.includes(t));
   // Quantizing the 0.5B model takes a minute or two per type, once: before the browser opens.
-  for (const type of HUB_QUANTS) await ensureModel(modelFor(type));
-  for (const [i, type] of HUB_QUANTS.entries()) {
+  for (const type of types) await ensureModel(modelFor(type));
+  for (const type of types) {
+    const i = HUB_QUANTS.indexOf(type);
     // A fresh page for each model: once wllama has failed on a model, every later wllama in that page fails too.
     const b = await openBenchPage();
     try {
