@@ -23,14 +23,14 @@ test('the relaxed-SIMD kernels give ggml\'s reference results on random data', a
   expect(r.cases).toBe(18);
   expect(r.x4_max_abs).toBe(0);
   // The same integer sums as ggml's; float sums in another order.
-  for (const key of ['gemv', 'gemm', 'q4_0_gemv', 'q4_0_gemm', 'iq4_nl_gemv', 'iq4_nl_gemm', 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
+  for (const key of ['gemv', 'gemm', 'q4_0_gemv', 'q4_0_gemm', 'iq4_nl_gemv', 'iq4_nl_gemm', 'q5_0_gemv', 'q5_0_gemm', 'q5_1_gemv', 'q5_1_gemm', 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
     expect(r[`${key}_max_rel`], key).toBeLessThan(1e-5);
   }
   expect([r.q8_0_quantize_mismatches, r.q8_1_quantize_mismatches]).toEqual([0, 0]);
 });
 
 // Every quantized test model (256-wide rows: real K-quant and IQ4 blocks, not fallbacks).
-const QUANTIZED = ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'iq4_xs', 'iq4_nl', 'q8_0'].map((t) => `qwen2-hello-256-${t}`);
+const QUANTIZED = ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'iq4_xs', 'iq4_nl', 'q5_0', 'q5_1', 'q8_0'].map((t) => `qwen2-hello-256-${t}`);
 // The same integer products, float sums in another order: where that flips the rounding of a quantized activation,
 // the log-probabilities move. Bounded like the repacked Q8_0 kernels' logits (test/kernels.test.ts): within 1% of
 // their magnitude (these models' unlikely tokens sit near -150; IQ4_NL moved by 0.5 there, the others by less).

@@ -32,7 +32,8 @@ export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; t
     reason: opts.variant ? `the ${variant} build, as asked` : 'the plain single-thread build, the default in Node',
     threads,
     async load() {
-      const factory = require(join(dir, `hearth-${variant}.js`)) as ModuleFactory;
+      // One glue per thread mode: a relaxed build's is its plain twin's (wasm/build.mjs drops the copy).
+      const factory = require(join(dir, `hearth-${variant.replace(/-relaxed$/, '')}.js`)) as ModuleFactory;
       // Handing over the bytes keeps emscripten from fetch()ing a file path, which Node's fetch rejects.
       const wasmBinary = readFileSync(join(dir, `hearth-${variant}.wasm`));
       return factory({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {}, printErr: () => {} });

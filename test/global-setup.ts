@@ -16,6 +16,7 @@ export default async function setup() {
     'mamba-tiny', 'mamba-hello', 'qwen35-tiny', 'qwen35-hello', 'gemma3-tiny', 'gemma3-hello',
     'qwen2-hello-256-q4_0', 'qwen2-hello-256-q4_k_m', 'qwen2-hello-256-q5_k_m', 'qwen2-hello-256-q6_k',
     'qwen2-hello-256-iq4_xs', 'qwen2-hello-256-q8_0', 'qwen2-hello-256-iq4_nl', 'qwen2-hello-256-iq3_s',
+    'qwen2-hello-256-q5_0', 'qwen2-hello-256-q5_1',
   ] as const;
   for (const name of models) await ensureModel(name);
 }

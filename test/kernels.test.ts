@@ -78,6 +78,23 @@ describe('kernels', () => {
     for (const type of ['q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
   });
 
+  // The relaxed builds' kernels compute in browsers only (e2e/kernels.spec.ts), but which tensors a build repacks is
+  // decided at load, which Node can do with relaxed SIMD switched on.
+  it('the relaxed builds repack IQ4_NL, Q5_0 and Q5_1 weights; the plain builds keep them as they are', () => {
+    const models = ['qwen2-hello-256-iq4_nl', 'qwen2-hello-256-q5_0', 'qwen2-hello-256-q5_1', 'qwen2-hello-256-q4_0'];
+    const printed = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', join(import.meta.dirname, 'repacked-tensors.ts'), ...models], { encoding: 'utf8' });
+    const r = JSON.parse(printed) as Record<string, Record<string, { tensors: number; layouts: string[] }>>;
+    // 7 matrices x 2 layers (the output is Q6_K or Q8_0 in these files, which the quantizer chose).
+    expect(r['st-relaxed']).toEqual({
+      'qwen2-hello-256-iq4_nl': { tensors: 14, layouts: ['iq4_nl_4x4'] },
+      'qwen2-hello-256-q5_0': { tensors: 14, layouts: ['q5_0_4x4'] },
+      'qwen2-hello-256-q5_1': { tensors: 14, layouts: ['q5_1_4x4'] },
+      'qwen2-hello-256-q4_0': { tensors: 14, layouts: ['q4_0_4x8'] },
+    });
+    expect(r.st!['qwen2-hello-256-q5_0']!.tensors + r.st!['qwen2-hello-256-q5_1']!.tensors + r.st!['qwen2-hello-256-iq4_nl']!.tensors).toBe(0);
+    expect(r.st!['qwen2-hello-256-q4_0']).toEqual({ tensors: 14, layouts: ['q4_0_4x8'] });
+  });
+
   it('quantize activations to the same int8 codes as ggml\'s reference (rounded, not truncated)', () => {
     const r = kernelsReport();
     expect(r.q8_0_quantize_mismatches).toBe(0);

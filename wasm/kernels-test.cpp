@@ -1,5 +1,6 @@
 // Checks Hearth's kernels (wasm/patches) against ggml's own dot products, on random data of the shapes real models
-// have: Q8_0 four-rows-per-call, and Q8_0, Q4_0 and IQ4_NL repacked GEMV/GEMM, against the row-at-a-time dot product; the
+// have: Q8_0 four-rows-per-call, and Q8_0, Q4_0, IQ4_NL, Q5_0 and Q5_1 repacked GEMV/GEMM, against the row-at-a-time
+// dot product (the last three only in the relaxed builds, which alone repack them); the
 // Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference; the activation
 // quantizers (Q8_0, Q8_1) against ggml's reference quantizer. Built with both
 // single-thread wasm builds (wasm/build.mjs): the plain one is run in Node by test/kernels.test.ts, the relaxed-SIMD
@@ -53,27 +54,83 @@ static std::vector<X4> interleave(const std::vector<B> & q, int rows, int nb, ui
   return out;
 }
 
+template <typename X4, int chunk>
+static auto packer(uint8_t flip) {
+  return [flip](const auto & x, int rows, int nb) { return interleave<X4, chunk>(x, rows, nb, flip); };
+}
+
+static void q5_scales(block_q5_0x4 & o, const block_q5_0 & in, int i) { o.d[i] = in.d; }
+static void q5_scales(block_q5_1x4 & o, const block_q5_1 & in, int i) {
+  o.d[i] = in.GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.d;
+  o.m[i] = in.GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.m;
+}
+
+// Four Q5_0 or Q5_1 rows as repack.h's block_q5_0x4/block_q5_1x4 lay them out: nibbles four bytes at a time; byte
+// 4r + j of qh holds in bit k the fifth bit of row r's element 4k + j.
+template <typename X4, typename B>
+static std::vector<X4> pack_q5(const std::vector<B> & q, int rows, int nb) {
+  std::vector<X4> out((size_t) rows / 4 * nb);
+  for (int g = 0; g < rows / 4; g++) {
+    for (int l = 0; l < nb; l++) {
+      X4 & o = out[(size_t) g * nb + l];
+      for (int r = 0; r < 4; r++) {
+        const B & in = q[(size_t) (g * 4 + r) * nb + l];
+        q5_scales(o, in, r);
+        uint32_t qh;
+        memcpy(&qh, in.qh, 4);
+        for (int j = 0; j < 4; j++) {
+          o.qh[4 * r + j] = 0;
+          for (int k = 0; k < 8; k++) o.qh[4 * r + j] |= ((qh >> (4 * k + j)) & 1) << k;
+        }
+        for (int k = 0; k < 4; k++) memcpy(o.qs + 16 * k + 4 * r, in.qs + 4 * k, 4);
+      }
+    }
+  }
+  return out;
+}
+
 typedef void (*vec_dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 typedef void (*gemm_fn)(int, float *, size_t, const void *, const void *, int, int);
+
+// Q5_1 weights against Q8_0 activations (ggml pairs Q5_1 with Q8_1, whose sum it stores in f16), in double:
+// sum over blocks of d_w d_y sum(code y) + m_w d_y sum(y).
+static void q5_1_q8_0_reference(int n, float * s, size_t, const void * vx, size_t, const void * vy, size_t, int) {
+  const block_q5_1 * x = (const block_q5_1 *) vx;
+  const block_q8_0 * y = (const block_q8_0 *) vy;
+  double sum = 0;
+  for (int b = 0; b < n / QK5_1; b++) {
+    uint32_t qh;
+    memcpy(&qh, x[b].qh, 4);
+    int codes = 0, ys = 0;
+    for (int j = 0; j < 16; j++) {
+      codes += ((x[b].qs[j] & 0xF) | ((qh >> j) & 1) << 4) * y[b].qs[j] + ((x[b].qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) * y[b].qs[j + 16];
+      ys += y[b].qs[j] + y[b].qs[j + 16];
+    }
+    const double dy = ggml_fp16_to_fp32(y[b].d);
+    sum += ggml_fp16_to_fp32(x[b].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.d) * dy * codes +
+           ggml_fp16_to_fp32(x[b].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.m) * dy * ys;
+  }
+  *s = (float) sum;
+}
 
 struct RepackedErrors {
   int cases = 0;
   double gemv_max_rel = 0, gemm_max_rel = 0;
 };
 
-// GEMV and GEMM over `weights(rows, n)` repacked four rows at a time (X4, `chunk` bytes at a time, nibbles flipped by
-// `flip`; the activations of GEMM interleaved alike) against the
+// GEMV and GEMM over `weights(rows, n)` repacked four rows at a time by `pack(x, rows, nb)` (X4, `chunk` bytes at a
+// time; the activations of GEMM interleaved alike) against the
 // row-at-a-time dot product `reference`, on the shapes real models have; errors relative to the largest result.
 // `also(x, y, m, ref)` checks more against each activation row's reference results.
-template <typename X4, int chunk, typename Weights, typename Also>
-static RepackedErrors repacked_max_rel(Weights weights, uint8_t flip, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm,
+template <typename X4, int chunk, typename Weights, typename Pack, typename Also>
+static RepackedErrors repacked_max_rel(Weights weights, Pack pack, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm,
                                        Also also) {
   RepackedErrors e;
   for (int n : {64, 896, 4864}) {
     for (int rows : {4, 12, 20}) {
       const int nb = n / QK8_0;
       const auto x = weights(rows, n);
-      const auto xp = interleave<X4, chunk>(x, rows, nb, flip);
+      const std::vector<X4> xp = pack(x, rows, nb);
       for (int ny : {4, 8}) {
         const auto y = random_rows(ny, n, 3.0f);
         const auto yp = interleave<block_q8_0x4, chunk>(y, ny, nb);
@@ -172,7 +229,7 @@ int main() {
       for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[r + k]));
     }
   };
-  const auto q8 = repacked_max_rel<block_q8_0x4, 8>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, 0,
+  const auto q8 = repacked_max_rel<block_q8_0x4, 8>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, packer<block_q8_0x4, 8>(0),
                                                  ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
 #if defined(__wasm_relaxed_simd__)
   const int relaxed = 1;
@@ -180,13 +237,22 @@ int main() {
   const int relaxed = 0;
 #endif
   printf("{\"relaxed\":%d,\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", relaxed, q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
-  const auto q4 = repacked_max_rel<block_q4_0x4, 8>(quantized_rows<block_q4_0, GGML_TYPE_Q4_0>, 0x88, ggml_vec_dot_q4_0_q8_0_generic,
+  const auto q4 = repacked_max_rel<block_q4_0x4, 8>(quantized_rows<block_q4_0, GGML_TYPE_Q4_0>, packer<block_q4_0x4, 8>(0x88), ggml_vec_dot_q4_0_q8_0_generic,
                                                     ggml_gemv_q4_0_4x8_q8_0, ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
   printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4.gemv_max_rel, q4.gemm_max_rel);
   // The relaxed builds' kernels; the plain builds hold ggml's reference code here (they do not repack IQ4_NL).
-  const auto iq4 = repacked_max_rel<block_iq4_nlx4, 4>(quantized_rows<block_iq4_nl, GGML_TYPE_IQ4_NL>, 0, ggml_vec_dot_iq4_nl_q8_0_generic,
+  const auto iq4 = repacked_max_rel<block_iq4_nlx4, 4>(quantized_rows<block_iq4_nl, GGML_TYPE_IQ4_NL>, packer<block_iq4_nlx4, 4>(0), ggml_vec_dot_iq4_nl_q8_0_generic,
                                                        ggml_gemv_iq4_nl_4x4_q8_0, ggml_gemm_iq4_nl_4x4_q8_0, [](auto &&...) {});
   printf(",\"iq4_nl_gemv_max_rel\":%g,\"iq4_nl_gemm_max_rel\":%g", iq4.gemv_max_rel, iq4.gemm_max_rel);
+#if defined(__wasm_relaxed_simd__)
+  // Only the relaxed builds repack Q5_0 and Q5_1 (the plain ones have no such kernels).
+  const auto q5_0 = repacked_max_rel<block_q5_0x4, 4>(quantized_rows<block_q5_0, GGML_TYPE_Q5_0>, pack_q5<block_q5_0x4, block_q5_0>,
+                                                      ggml_vec_dot_q5_0_q8_0_generic, ggml_gemv_q5_0_4x4_q8_0, ggml_gemm_q5_0_4x4_q8_0, [](auto &&...) {});
+  const auto q5_1 = repacked_max_rel<block_q5_1x4, 4>(quantized_rows<block_q5_1, GGML_TYPE_Q5_1>, pack_q5<block_q5_1x4, block_q5_1>,
+                                                      q5_1_q8_0_reference, ggml_gemv_q5_1_4x4_q8_0, ggml_gemm_q5_1_4x4_q8_0, [](auto &&...) {});
+  printf(",\"q5_0_gemv_max_rel\":%g,\"q5_0_gemm_max_rel\":%g,\"q5_1_gemv_max_rel\":%g,\"q5_1_gemm_max_rel\":%g",
+         q5_0.gemv_max_rel, q5_0.gemm_max_rel, q5_1.gemv_max_rel, q5_1.gemm_max_rel);
+#endif
   // The dot products wasm/patches rewrote or added, each against ggml's scalar code.
   const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
     {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},

@@ -6,7 +6,7 @@ import { LogTail } from './log.ts';
 import type { HearthModule } from './module.ts';
 
 /** llama_ftype values of the quantizations Llama.quantize makes (the names are llama-quantize's). */
-const QUANT_FTYPES = { q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_nl: 25, iq3_s: 26, iq4_xs: 30 } as const;
+const QUANT_FTYPES = { q4_0: 2, q5_0: 8, q5_1: 9, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_nl: 25, iq3_s: 26, iq4_xs: 30 } as const;
 export type QuantType = keyof typeof QUANT_FTYPES;
 
 export class Llama {
