@@ -8,6 +8,8 @@ export interface ScenarioOptions {
   threads: number[] | null;
   /** quants: only these quantization types (all when null). */
   types: string[] | null;
+  /** profile: which SIMD build ('auto': relaxed where the browser has it). */
+  simd: 'auto' | 'plain' | null;
   log: (line: string) => void;
 }
 

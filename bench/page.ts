@@ -36,10 +36,12 @@ async function modelBlob(url: string): Promise<Blob> {
 }
 
 const bench = {
-  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions = NO_CACHE, nParallel?: number, simd: SimdChoice = 'auto') {
+  // null stands for a default too: puppeteer (bench/scenarios/profile.ts) passes undefined arguments as null.
+  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions | null = NO_CACHE, nParallel?: number | null,
+    simd: SimdChoice = 'auto', assetsUrl?: string) {
     hearths[simd]?.terminate();
-    hearth = hearths[simd] = await createEngine({ threads, cache, simd });
-    await hearth.load(await modelBlob(url), { nCtx, nParallel });
+    hearth = hearths[simd] = await createEngine({ threads, cache: cache ?? NO_CACHE, simd, assetsUrl });
+    await hearth.load(await modelBlob(url), { nCtx, nParallel: nParallel ?? undefined });
     return hearth.info();
   },
 

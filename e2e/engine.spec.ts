@@ -18,6 +18,9 @@ test('chooses the build the page and the browser allow and says why, and where m
     expect(info.buildReason).toMatch(relaxed ? /^relaxed SIMD: this browser validates it/
       : harness.simd === 'plain' ? /^plain SIMD128, as asked/ : /^plain SIMD128: this browser does not validate relaxed SIMD/);
     expect(info.buildReason).toContain(isolated ? '2 threads' : '1 thread (the page is not cross-origin isolated)');
+    // A relaxed build also says how this CPU runs its 8-bit dot products (ggml-cpu's arch/wasm/relaxed.h).
+    if (relaxed) expect(info.buildReason).toMatch(/; its 8-bit dot products run as (x86 pmaddubsw, with products summed in int16|one instruction each)$/);
+    else expect(info.buildReason).not.toContain('dot products');
   }
   expect(info.threads).toBe(isolated ? 2 : 1);
   expect(info.wasmSimd).toBe(true);

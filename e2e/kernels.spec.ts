@@ -20,10 +20,13 @@ test('the relaxed-SIMD kernels give ggml\'s reference results on random data', a
   }), program);
   const r = JSON.parse(printed) as Record<string, number>;
   expect(r.relaxed).toBe(1);
-  expect(r.cases).toBe(18);
+  // Every repacked kernel ran both ways (int16 and int32 accumulation, whichever this CPU picked: r.dot16).
+  expect(r.cases).toBe(36);
+  for (const type of ['q4_K', 'q5_K', 'q6_K', 'iq4_xs']) expect(r[`${type}_x8_cases`], type).toBe(16);
   expect(r.x4_max_abs).toBe(0);
   // The same integer sums as ggml's; float sums in another order.
-  for (const key of ['gemv', 'gemm', 'q4_0_gemv', 'q4_0_gemm', 'iq4_nl_gemv', 'iq4_nl_gemm', 'q5_0_gemv', 'q5_0_gemm', 'q5_1_gemv', 'q5_1_gemm', 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
+  const repacked = ['', 'q4_0_', 'iq4_nl_', 'q5_0_', 'q5_1_', 'q4_K_', 'q5_K_', 'q6_K_', 'iq4_xs_'].flatMap((t) => [`${t}gemv`, `${t}gemm`]);
+  for (const key of [...repacked, 'q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
     expect(r[`${key}_max_rel`], key).toBeLessThan(1e-5);
   }
   expect([r.q8_0_quantize_mismatches, r.q8_1_quantize_mismatches]).toEqual([0, 0]);

@@ -2,7 +2,8 @@
 // installed by `npm ci`'s prepare step), cloned once into .cache/. Also the home of the real tokenizers
 // (models/ggml-vocab-*.gguf) and chat templates the test models use.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,4 +33,34 @@ export function llamaSource() {
     renameSync(tmp, dir);
   }
   return { dir, commit, tag };
+}
+
+/**
+ * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet), in its own folder named by the
+ * commit and the patches' hash, so changing a patch rebuilds from a fresh, fully patched tree.
+ * @param {{ dir: string, commit: string, tag: string }} source
+ * @returns {{ dir: string, commit: string, tag: string, patches?: string[] }}
+ */
+export function patchedSource(source) {
+  const patchDir = join(root, 'wasm', 'patches');
+  const patches = existsSync(patchDir) ? readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort() : [];
+  if (!patches.length) return source;
+  const hash = createHash('sha256');
+  for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));
+  const dir = `${source.dir}-patched-${hash.digest('hex').slice(0, 8)}`;
+  if (!existsSync(join(dir, 'include', 'llama.h'))) {
+    // Trees patched with older versions of the patches are dead weight (~200 MB each).
+    for (const old of readdirSync(cacheDir).filter((d) => join(cacheDir, d).startsWith(`${source.dir}-patched-`))) {
+      rmSync(join(cacheDir, old), { recursive: true, force: true });
+    }
+    const tmp = `${dir}.partial`;
+    rmSync(tmp, { recursive: true, force: true });
+    execFileSync('git', ['clone', '--quiet', source.dir, tmp], { stdio: 'inherit' });
+    for (const p of patches) {
+      console.log(`[build:wasm] applying ${p}`);
+      execFileSync('git', ['-C', tmp, 'apply', join(patchDir, p)], { stdio: 'inherit' });
+    }
+    renameSync(tmp, dir);
+  }
+  return { ...source, dir, patches };
 }

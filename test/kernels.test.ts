@@ -69,6 +69,8 @@ describe('kernels', () => {
     // ggml's reference code in this build (only the relaxed builds repack IQ4_NL): the test's interleaving checked.
     expect(r.iq4_nl_gemv_max_rel).toBeLessThan(1e-5);
     expect(r.iq4_nl_gemm_max_rel).toBeLessThan(1e-5);
+    // Nor the K-quants: nothing to check here.
+    for (const type of ['q4_K', 'q5_K', 'q6_K']) expect(r[`${type}_x8_cases`], type).toBe(0);
   });
 
   it('Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
@@ -80,19 +82,24 @@ describe('kernels', () => {
 
   // The relaxed builds' kernels compute in browsers only (e2e/kernels.spec.ts), but which tensors a build repacks is
   // decided at load, which Node can do with relaxed SIMD switched on.
-  it('the relaxed builds repack IQ4_NL, Q5_0 and Q5_1 weights; the plain builds keep them as they are', () => {
-    const models = ['qwen2-hello-256-iq4_nl', 'qwen2-hello-256-q5_0', 'qwen2-hello-256-q5_1', 'qwen2-hello-256-q4_0'];
+  it('the relaxed builds repack every type the Hub\'s files hold, four bytes at a time; the plain builds only Q4_0 and Q8_0, eight', () => {
+    const types = ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'iq4_xs', 'iq4_nl', 'q5_0', 'q5_1', 'q8_0'];
+    const models = types.map((t) => `qwen2-hello-256-${t}`);
     const printed = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', join(import.meta.dirname, 'repacked-tensors.ts'), ...models], { encoding: 'utf8' });
     const r = JSON.parse(printed) as Record<string, Record<string, { tensors: number; layouts: string[] }>>;
-    // 7 matrices x 2 layers (the output is Q6_K or Q8_0 in these files, which the quantizer chose).
-    expect(r['st-relaxed']).toEqual({
-      'qwen2-hello-256-iq4_nl': { tensors: 14, layouts: ['iq4_nl_4x4'] },
-      'qwen2-hello-256-q5_0': { tensors: 14, layouts: ['q5_0_4x4'] },
-      'qwen2-hello-256-q5_1': { tensors: 14, layouts: ['q5_1_4x4'] },
-      'qwen2-hello-256-q4_0': { tensors: 14, layouts: ['q4_0_4x8'] },
-    });
-    expect(r.st!['qwen2-hello-256-q5_0']!.tensors + r.st!['qwen2-hello-256-q5_1']!.tensors + r.st!['qwen2-hello-256-iq4_nl']!.tensors).toBe(0);
+    // 7 matrices x 2 layers, and the output (Q6_K, as the quantizer writes it, but in the Q8_0 file).
+    const main: Record<string, string> = {
+      q4_0: 'q4_0_4x4', q4_k_m: 'q4_K_8x4', q5_k_m: 'q5_K_8x4', q6_k: 'q6_K_8x4', iq4_xs: 'iq4_xs_8x4', iq4_nl: 'iq4_nl_4x4',
+      q5_0: 'q5_0_4x4', q5_1: 'q5_1_4x4', q8_0: 'q8_0_4x4',
+    };
+    for (const t of types) {
+      const got = r['st-relaxed']![`qwen2-hello-256-${t}`]!;
+      expect(got.tensors, t).toBe(15);
+      expect(got.layouts.sort(), t).toEqual([...new Set([main[t]!, t === 'q8_0' ? 'q8_0_4x4' : 'q6_K_8x4'])].sort());
+    }
+    for (const t of types.filter((x) => x !== 'q4_0' && x !== 'q8_0')) expect(r.st![`qwen2-hello-256-${t}`]!.tensors, t).toBe(0);
     expect(r.st!['qwen2-hello-256-q4_0']).toEqual({ tensors: 14, layouts: ['q4_0_4x8'] });
+    expect(r.st!['qwen2-hello-256-q8_0']).toEqual({ tensors: 15, layouts: ['q8_0_4x8'] });
   });
 
   it('quantize activations to the same int8 codes as ggml\'s reference (rounded, not truncated)', () => {

@@ -6,12 +6,14 @@
 // With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
 // only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
 // Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed] builds one variant;
-// --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth.
+// --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth;
+// --profiling keeps the wasm's function names (for a CPU profile: npm run bench -- profile) and builds only the
+// single-thread variants, into .cache/profiling unless --out says otherwise.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir, llamaSource, root } from '../scripts/llama-source.mjs';
+import { cacheDir, llamaSource, patchedSource, root } from '../scripts/llama-source.mjs';
 import { ensurePackages } from '../scripts/system-packages.mjs';
 import { ensureToolchain, inToolchain } from '../scripts/toolchain.mjs';
 import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from './simd-check.mjs';
@@ -19,7 +21,9 @@ import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from './simd-check.mjs
 const args = process.argv.slice(2);
 const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
 const noPatches = args.includes('--no-patches');
-const outDir = flagValue('--out') ? join(process.cwd(), flagValue('--out')) : join(root, 'public', 'hearth');
+const profiling = args.includes('--profiling');
+const profilingDir = join(cacheDir, 'profiling');
+const outDir = flagValue('--out') ? join(process.cwd(), flagValue('--out')) : profiling ? profilingDir : join(root, 'public', 'hearth');
 const only = args.find((a) => a.startsWith('hearth-'));
 const wasmDir = join(root, 'wasm');
 
@@ -89,36 +93,8 @@ function run(cmd, args) {
   inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(), binds });
 }
 
-/**
- * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet), in its own folder named by the
- * commit and the patches' hash, so changing a patch rebuilds from a fresh, fully patched tree.
- */
-function patchedSource(source) {
-  const patchDir = join(wasmDir, 'patches');
-  const patches = existsSync(patchDir) ? readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort() : [];
-  if (!patches.length) return source;
-  const hash = createHash('sha256');
-  for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));
-  const dir = `${source.dir}-patched-${hash.digest('hex').slice(0, 8)}`;
-  if (!existsSync(join(dir, 'include', 'llama.h'))) {
-    // Trees patched with older versions of the patches are dead weight (~200 MB each).
-    for (const old of readdirSync(cacheDir).filter((d) => join(cacheDir, d).startsWith(`${source.dir}-patched-`))) {
-      rmSync(join(cacheDir, old), { recursive: true, force: true });
-    }
-    const tmp = `${dir}.partial`;
-    rmSync(tmp, { recursive: true, force: true });
-    execFileSync('git', ['clone', '--quiet', source.dir, tmp], { stdio: 'inherit' });
-    for (const p of patches) {
-      console.log(`[build:wasm] applying ${p}`);
-      execFileSync('git', ['-C', tmp, 'apply', join(patchDir, p)], { stdio: 'inherit' });
-    }
-    renameSync(tmp, dir);
-  }
-  return { ...source, dir, patches };
-}
-
 function buildVariant(variant, source, emRoot) {
-  const buildDir = join(cacheDir, 'wasm-build', variant.name + (noPatches ? '-unpatched' : ''));
+  const buildDir = join(cacheDir, 'wasm-build', variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''));
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
     CMAKE_TOOLCHAIN_FILE: join(wasmDir, 'toolchain.cmake'),
@@ -127,13 +103,13 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_OUTPUT_NAME: variant.name,
     HEARTH_OUTPUT_DIR: outDir,
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
-    HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link].join(' '),
+    HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link, ...(profiling ? ['--profiling-funcs'] : [])].join(' '),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
     HEARTH_RELAXED_SIMD: 'OFF',
     CMAKE_C_COMPILER_LAUNCHER: 'ccache',
     CMAKE_CXX_COMPILER_LAUNCHER: 'ccache',
     // The kernel test exercises our patches, so it exists only for the patched single-thread builds.
-    HEARTH_KERNELS_TEST: source.patches && variant.name.startsWith('hearth-st') ? 'ON' : 'OFF',
+    HEARTH_KERNELS_TEST: source.patches && !profiling && variant.name.startsWith('hearth-st') ? 'ON' : 'OFF',
     ...variant.cmake,
   };
   // Reconfigure only when the inputs change; CMake then rebuilds just what they touch.
@@ -153,7 +129,7 @@ function buildVariant(variant, source, emRoot) {
     writeFileSync(stampFile, stamp);
   }
   const jobs = String(Math.max(1, Number(process.env.HEARTH_BUILD_JOBS) || cpuCount()));
-  const targets = cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['hearth', 'kernels-test'] : ['hearth'];
+  const targets = cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['hearth', 'kernels-test', 'kernels-bench'] : ['hearth'];
   for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
 }
 
@@ -189,7 +165,7 @@ function main() {
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
   for (const variant of variants) {
-    if (only && variant.name !== only) continue;
+    if ((only && variant.name !== only) || (profiling && !variant.name.startsWith('hearth-st'))) continue;
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);
     const wasm = readFileSync(join(outDir, `${variant.name}.wasm`));

@@ -52,6 +52,12 @@ EMSCRIPTEN_KEEPALIVE double hearth_heap_in_use() { return (double) mallinfo().uo
 // 1 when ggml-cpu was compiled with its wasm SIMD kernels (the generic fallback is ~4x slower).
 EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(); }
 
+// The relaxed builds' choice of 8-bit dot product on this CPU (ggml-cpu's arch/wasm/relaxed.h, set by
+// llama_backend_init): 1 products summed in int16, 0 one relaxed instruction each, -1 not a relaxed build. Weak: this
+// file is compiled once for the plain and the relaxed builds, and only the relaxed ggml-cpu defines it.
+extern __attribute__((weak)) int hearth_dot16;
+EMSCRIPTEN_KEEPALIVE int hearth_simd_dot16() { return &hearth_dot16 ? hearth_dot16 : -1; }
+
 // --- model ---------------------------------------------------------------------------------------------------------
 
 // Reads the GGUF at `path` (a WORKERFS mount of a Blob in the browser, NODEFS in Node): llama.cpp copies tensors

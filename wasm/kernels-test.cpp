@@ -1,25 +1,40 @@
-// Checks Hearth's kernels (wasm/patches) against ggml's own dot products, on random data of the shapes real models
-// have: Q8_0 four-rows-per-call, and Q8_0, Q4_0, IQ4_NL, Q5_0 and Q5_1 repacked GEMV/GEMM, against the row-at-a-time
-// dot product (the last three only in the relaxed builds, which alone repack them); the
-// Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference; the activation
-// quantizers (Q8_0, Q8_1) against ggml's reference quantizer. Built with both
-// single-thread wasm builds (wasm/build.mjs): the plain one is run in Node by test/kernels.test.ts, the relaxed-SIMD
-// one in Chromium and Firefox by e2e/kernels.spec.ts (Node 20's V8 computes the relaxed dot product wrongly). Prints
-// one JSON object.
+// Checks Hearth's kernels (wasm/patches) against ggml's own code, on random data of the shapes real models have:
+// - Q8_0 four-rows-per-call dot products;
+// - GEMV and GEMM over weights repacked four rows at a time against the row-at-a-time dot product: Q8_0 and Q4_0 (eight
+//   bytes at a time in the plain builds, four in the relaxed ones), and in the relaxed builds IQ4_NL, Q5_0 and Q5_1;
+// - in the relaxed builds, GEMV and GEMM over Q4_K, Q5_K, Q6_K and IQ4_XS weights as ggml's repacking buffer lays them
+//   out (eight rows at a time) against ggml's scalar dot product;
+// - the Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products against ggml's scalar reference;
+// - the activation quantizers (Q8_0, Q8_1 rows; the GEMM's four-row Q8_0 and Q8_K ones) against ggml's reference.
+// The relaxed builds' kernels run both ways (products summed in int16, or one relaxed dot product at a time; see
+// arch/wasm/relaxed.h), whichever this CPU picked. Built with both single-thread wasm builds (wasm/build.mjs): the plain
+// one is run in Node by test/kernels.test.ts, the relaxed-SIMD one in Chromium and Firefox by e2e/kernels.spec.ts
+// (Node 20's V8 computes the relaxed dot product wrongly). Prints one JSON object.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #define GGML_COMMON_DECL_CPP
 #include "ggml-common.h"
 #include "quants.h"
 #include "repack.h"
+#if defined(__wasm_relaxed_simd__)
+#include "arch/wasm/relaxed.h"
+// The relaxed kernels have two paths (relaxed.h): every check runs with both, whichever this CPU picked.
+static const int DOT_MODES[] = {0, 1};
+static void set_dot_mode(int mode) { hearth_dot16 = mode; }
+#else
+static const int DOT_MODES[] = {0};
+static void set_dot_mode(int) {}
+#endif
 
 extern "C" void quantize_row_q8_0(const float * x, void * y, int64_t k);
 extern "C" void quantize_row_q8_1(const float * x, void * y, int64_t k);
+extern "C" void quantize_row_q8_K(const float * x, void * y, int64_t k);
 
 static std::mt19937 rng(1234);
 
@@ -126,6 +141,8 @@ template <typename X4, int chunk, typename Weights, typename Pack, typename Also
 static RepackedErrors repacked_max_rel(Weights weights, Pack pack, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm,
                                        Also also) {
   RepackedErrors e;
+  for (int mode : DOT_MODES) {
+  set_dot_mode(mode);
   for (int n : {64, 896, 4864}) {
     for (int rows : {4, 12, 20}) {
       const int nb = n / QK8_0;
@@ -151,6 +168,7 @@ static RepackedErrors repacked_max_rel(Weights weights, Pack pack, vec_dot_fn re
       }
     }
   }
+  }
   return e;
 }
 
@@ -172,6 +190,8 @@ static double dot_max_rel(ggml_type tx, vec_dot_fn reference) {
   const auto * cpu = ggml_get_type_traits_cpu(tx);
   const ggml_type ty = cpu->vec_dot_type;
   double worst = 0;
+  for (int mode : DOT_MODES) {
+  set_dot_mode(mode);
   for (int n : {256, 1024, 4864}) {
     std::vector<float> a(n), b(n);
     std::vector<uint8_t> qa(ggml_row_size(tx, n)), qb(ggml_row_size(ty, n));
@@ -187,7 +207,87 @@ static double dot_max_rel(ggml_type tx, vec_dot_fn reference) {
       worst = std::fmax(worst, std::fabs(got - ref) / std::sqrt(na * nb));
     }
   }
+  }
   return worst;
+}
+
+// `rows` rows of `type` as this build's repacking buffer lays them out (ggml's own repack code, Hearth's where it added
+// one); empty when the build does not repack the type.
+static std::vector<uint8_t> ggml_repacked(ggml_type type, int rows, int n, const void * data) {
+  ggml_init_params ip = { ggml_tensor_overhead(), nullptr, true };
+  ggml_context * ctx = ggml_init(ip);
+  ggml_tensor * w = ggml_new_tensor_2d(ctx, type, n, rows);
+  ggml_backend_buffer_type_t buft = ggml_backend_cpu_repack_buffer_type();
+  ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, ggml_backend_buft_get_alloc_size(buft, w));
+  ggml_backend_tensor_alloc(buf, w, ggml_backend_buffer_get_base(buf));
+  std::vector<uint8_t> out;
+  if (w->extra) {
+    ggml_backend_tensor_set(w, data, 0, ggml_nbytes(w));
+    out.assign((const uint8_t *) w->data, (const uint8_t *) w->data + ggml_nbytes(w));
+  }
+  ggml_backend_buffer_free(buf);
+  ggml_free(ctx);
+  return out;
+}
+
+// K-quant and IQ4_XS weights repacked eight rows at a time (ggml's repack), GEMV and GEMM against ggml's scalar dot
+// product of each row with each activation row: GEMV's activations from quantize_row_q8_K, GEMM's from
+// ggml_quantize_mat_q8_K_4x4 (rows interleaved four bytes at a time), read back into rows for the reference. Errors
+// relative to the largest result; cases = 0 where the build does not repack the type.
+static RepackedErrors k_repacked_max_rel(ggml_type type, vec_dot_fn reference, gemm_fn gemv, gemm_fn gemm) {
+  RepackedErrors e;
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int mode : DOT_MODES) {
+  set_dot_mode(mode);
+  for (int n : {256, 4864}) {
+    for (int rows : {8, 24}) {
+      const size_t row_bytes = ggml_row_size(type, n);
+      std::vector<float> f((size_t) rows * n);
+      for (auto & v : f) v = 0.5f * dist(rng);
+      std::vector<uint8_t> x(row_bytes * rows);
+      ggml_get_type_traits(type)->from_float_ref(f.data(), x.data(), (int64_t) rows * n);
+      const std::vector<uint8_t> xp = ggml_repacked(type, rows, n, x.data());
+      if (xp.empty()) return e;
+      const int nb = n / QK_K;
+      for (int ny : {4, 8}) {
+        std::vector<float> act((size_t) ny * n);
+        for (auto & v : act) v = 3 * dist(rng);
+        std::vector<block_q8_K> y((size_t) ny * nb), yr((size_t) ny * nb);
+        for (int m = 0; m < ny; m++) quantize_row_q8_K(&act[(size_t) m * n], &y[(size_t) m * nb], n);
+        std::vector<block_q8_Kx4> yp((size_t) ny / 4 * nb);
+        for (int g = 0; g < ny / 4; g++) ggml_quantize_mat_q8_K_4x4(&act[(size_t) g * 4 * n], &yp[(size_t) g * nb], n);
+        for (int m = 0; m < ny; m++) {
+          for (int l = 0; l < nb; l++) {
+            const block_q8_Kx4 & in = yp[(size_t) (m / 4) * nb + l];
+            block_q8_K & out = yr[(size_t) m * nb + l];
+            out.d = in.d[m % 4];
+            for (int i = 0; i < QK_K; i++) out.qs[i] = in.qs[(i / 4) * 16 + 4 * (m % 4) + i % 4];
+            for (int g = 0; g < QK_K / 16; g++) {
+              int sum = 0;
+              for (int i = 0; i < 16; i++) sum += out.qs[16 * g + i];
+              out.bsums[g] = (int16_t) sum;
+            }
+          }
+        }
+        std::vector<float> ref_v((size_t) ny * rows), ref_m((size_t) ny * rows), got((size_t) ny * rows);
+        for (int m = 0; m < ny; m++) {
+          for (int r = 0; r < rows; r++) {
+            reference(n, &ref_v[(size_t) m * rows + r], 0, &x[r * row_bytes], 0, &y[(size_t) m * nb], 0, 1);
+            reference(n, &ref_m[(size_t) m * rows + r], 0, &x[r * row_bytes], 0, &yr[(size_t) m * nb], 0, 1);
+          }
+          gemv(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
+        }
+        double scale = 0;
+        for (float v : ref_v) scale = std::fmax(scale, std::fabs(v));
+        for (size_t i = 0; i < got.size(); i++) e.gemv_max_rel = std::fmax(e.gemv_max_rel, std::fabs(got[i] - ref_v[i]) / scale);
+        gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
+        for (size_t i = 0; i < got.size(); i++) e.gemm_max_rel = std::fmax(e.gemm_max_rel, std::fabs(got[i] - ref_m[i]) / scale);
+        e.cases++;
+      }
+    }
+  }
+  }
+  return e;
 }
 
 // Activation values (the int8 codes) where the SIMD quantizer `q8` and ggml's reference quantizer disagree, over rows
@@ -217,6 +317,29 @@ static int quantize_mismatches(void (*q8)(const float *, void *, int64_t), ggml_
   return mismatches;
 }
 
+// The GEMM activation quantizers (wasm SIMD in every build) against ggml's generic ones, on four rows whose every
+// block of 32 has 127 c as its largest value and the others k c + u c (|u| <= 0.4, c a power of two): no value falls on
+// a tie, where the two round differently (see above), so scales, codes and Q8_K's sums of 16 must be equal. Returns the
+// count of differing results.
+template <typename B>
+static int mat_quantize_mismatches(void (*ours)(const float *, void *, int64_t), void (*ref)(const float *, void *, int64_t)) {
+  const int n = 4608; // 144 blocks of 32, 18 super-blocks of 256
+  std::uniform_int_distribution<int> code(-126, 126);
+  std::uniform_real_distribution<float> off(-0.4f, 0.4f);
+  std::vector<float> f((size_t) 4 * n);
+  const int nb = n / (int) (sizeof(B::qs) / 4);
+  std::vector<B> got(nb), want(nb);
+  int mismatches = 0;
+  for (int rep = 0; rep < 8; rep++) {
+    const float c = std::ldexp(1.0f, -rep);
+    for (size_t i = 0; i < f.size(); i++) f[i] = i % 32 == 0 ? 127 * c : (code(rng) + off(rng)) * c;
+    ours(f.data(), got.data(), n);
+    ref(f.data(), want.data(), n);
+    mismatches += memcmp(got.data(), want.data(), nb * sizeof(B)) != 0;
+  }
+  return mismatches;
+}
+
 int main() {
   ggml_cpu_init();
   double x4_max_abs = 0;
@@ -229,16 +352,20 @@ int main() {
       for (int k = 0; k < 4; k++) x4_max_abs = std::fmax(x4_max_abs, std::fabs(s[k] - ref[r + k]));
     }
   };
-  const auto q8 = repacked_max_rel<block_q8_0x4, 8>([](int rows, int n) { return random_rows(rows, n, 0.5f); }, packer<block_q8_0x4, 8>(0),
-                                                 ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
+  const auto q8_rows = [](int rows, int n) { return random_rows(rows, n, 0.5f); };
+  // Q8_0 and Q4_0: interleaved eight bytes at a time in the plain builds, four in the relaxed ones.
 #if defined(__wasm_relaxed_simd__)
-  const int relaxed = 1;
+  const int relaxed = 1, detected = hearth_dot16;
+  const auto q8 = repacked_max_rel<block_q8_0x4, 4>(q8_rows, packer<block_q8_0x4, 4>(0), ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x4_q8_0, ggml_gemm_q8_0_4x4_q8_0, x4);
+  const auto q4 = repacked_max_rel<block_q4_0x4, 4>(quantized_rows<block_q4_0, GGML_TYPE_Q4_0>, packer<block_q4_0x4, 4>(0x88), ggml_vec_dot_q4_0_q8_0_generic,
+                                                    ggml_gemv_q4_0_4x4_q8_0, ggml_gemm_q4_0_4x4_q8_0, [](auto &&...) {});
 #else
-  const int relaxed = 0;
-#endif
-  printf("{\"relaxed\":%d,\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", relaxed, q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
+  const int relaxed = 0, detected = 0;
+  const auto q8 = repacked_max_rel<block_q8_0x4, 8>(q8_rows, packer<block_q8_0x4, 8>(0), ggml_vec_dot_q8_0_q8_0, ggml_gemv_q8_0_4x8_q8_0, ggml_gemm_q8_0_4x8_q8_0, x4);
   const auto q4 = repacked_max_rel<block_q4_0x4, 8>(quantized_rows<block_q4_0, GGML_TYPE_Q4_0>, packer<block_q4_0x4, 8>(0x88), ggml_vec_dot_q4_0_q8_0_generic,
                                                     ggml_gemv_q4_0_4x8_q8_0, ggml_gemm_q4_0_4x8_q8_0, [](auto &&...) {});
+#endif
+  printf("{\"relaxed\":%d,\"dot16\":%d,\"cases\":%d,\"x4_max_abs\":%g,\"gemv_max_rel\":%g,\"gemm_max_rel\":%g", relaxed, detected, q8.cases, x4_max_abs, q8.gemv_max_rel, q8.gemm_max_rel);
   printf(",\"q4_0_gemv_max_rel\":%g,\"q4_0_gemm_max_rel\":%g", q4.gemv_max_rel, q4.gemm_max_rel);
   // The relaxed builds' kernels; the plain builds hold ggml's reference code here (they do not repack IQ4_NL).
   const auto iq4 = repacked_max_rel<block_iq4_nlx4, 4>(quantized_rows<block_iq4_nl, GGML_TYPE_IQ4_NL>, packer<block_iq4_nlx4, 4>(0), ggml_vec_dot_iq4_nl_q8_0_generic,
@@ -253,6 +380,19 @@ int main() {
   printf(",\"q5_0_gemv_max_rel\":%g,\"q5_0_gemm_max_rel\":%g,\"q5_1_gemv_max_rel\":%g,\"q5_1_gemm_max_rel\":%g",
          q5_0.gemv_max_rel, q5_0.gemm_max_rel, q5_1.gemv_max_rel, q5_1.gemm_max_rel);
 #endif
+  // Only the relaxed builds repack the K-quants and IQ4_XS.
+  const struct { const char * name; ggml_type type; vec_dot_fn reference; gemm_fn gemv, gemm; } ks[] = {
+    {"q4_K", GGML_TYPE_Q4_K, ggml_vec_dot_q4_K_q8_K_generic, ggml_gemv_q4_K_8x4_q8_K, ggml_gemm_q4_K_8x4_q8_K},
+    {"q5_K", GGML_TYPE_Q5_K, ggml_vec_dot_q5_K_q8_K_generic, ggml_gemv_q5_K_8x4_q8_K, ggml_gemm_q5_K_8x4_q8_K},
+    {"q6_K", GGML_TYPE_Q6_K, ggml_vec_dot_q6_K_q8_K_generic, ggml_gemv_q6_K_8x4_q8_K, ggml_gemm_q6_K_8x4_q8_K},
+#if defined(__wasm_relaxed_simd__)
+    {"iq4_xs", GGML_TYPE_IQ4_XS, ggml_vec_dot_iq4_xs_q8_K_generic, ggml_gemv_iq4_xs_8x4_q8_K, ggml_gemm_iq4_xs_8x4_q8_K},
+#endif
+  };
+  for (const auto & k : ks) {
+    const RepackedErrors e = k_repacked_max_rel(k.type, k.reference, k.gemv, k.gemm);
+    printf(",\"%s_x8_cases\":%d,\"%s_gemv_max_rel\":%g,\"%s_gemm_max_rel\":%g", k.name, e.cases, k.name, e.gemv_max_rel, k.name, e.gemm_max_rel);
+  }
   // The dot products wasm/patches rewrote or added, each against ggml's scalar code.
   const struct { const char * name; ggml_type type; vec_dot_fn reference; } dots[] = {
     {"q4_0", GGML_TYPE_Q4_0, ggml_vec_dot_q4_0_q8_0_generic},
@@ -267,6 +407,10 @@ int main() {
   for (const auto & d : dots) printf(",\"%s_max_rel\":%g", d.name, dot_max_rel(d.type, d.reference));
   printf(",\"q8_0_quantize_mismatches\":%d,\"q8_1_quantize_mismatches\":%d", quantize_mismatches<block_q8_0>(quantize_row_q8_0, GGML_TYPE_Q8_0),
          quantize_mismatches<block_q8_1>(quantize_row_q8_1, GGML_TYPE_Q8_1));
+  printf(",\"mat_quantize_mismatches\":%d", mat_quantize_mismatches<block_q8_0x4>(ggml_quantize_mat_q8_0_4x4, ggml_quantize_mat_q8_0_4x4_generic) +
+         mat_quantize_mismatches<block_q8_0x4>(ggml_quantize_mat_q8_0_4x8, ggml_quantize_mat_q8_0_4x8_generic) +
+         mat_quantize_mismatches<block_q8_Kx4>(ggml_quantize_mat_q8_K_4x4, ggml_quantize_mat_q8_K_4x4_generic));
+  set_dot_mode(detected);
   printf("}\n");
   return 0;
 }

@@ -41,5 +41,6 @@ export async function quants(opts: ScenarioOptions) {
   return [...rows, summary];
 }
 
-const modelFor = (type: (typeof HUB_QUANTS)[number]): ModelName =>
+/** The benchmark model quantized as `type` (Q8_0 is the benchmark model itself). */
+export const modelFor = (type: (typeof HUB_QUANTS)[number]): ModelName =>
   type === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${type}` as ModelName;

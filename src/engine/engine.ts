@@ -40,6 +40,13 @@ export interface EngineConfig {
 
 const MAX_PARALLEL = 16;
 
+/** What engine.info().buildReason adds about a relaxed build's dot products on this CPU (Llama.simdDot). */
+function dotReason(dot: 'int16' | 'int32' | null): string {
+  if (dot === 'int16') return '; its 8-bit dot products run as x86 pmaddubsw, with products summed in int16';
+  if (dot === 'int32') return '; its 8-bit dot products run as one instruction each';
+  return '';
+}
+
 export class Engine implements EngineCore {
   private llama: Llama | null = null;
   private session: Session | null = null;
@@ -159,7 +166,7 @@ export class Engine implements EngineCore {
       backend: 'wasm',
       selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
-      buildReason: this.config.loader.reason,
+      buildReason: this.config.loader.reason + dotReason(llama.simdDot),
       threads: this.config.loader.threads,
       version: VERSION,
       llamaBuild: llama.llamaBuild,

@@ -58,6 +58,16 @@ export class Llama {
     return this.mod._hearth_has_wasm_simd() === 1;
   }
 
+  /**
+   * How a relaxed build runs its 8-bit dot products on this CPU (ggml-cpu's arch/wasm/relaxed.h): 'int16' where the
+   * browser turns relaxed SIMD's dot product into x86's pmaddubsw sequence (products then add up in int16 before
+   * widening), 'int32' where it is one instruction (ARM's sdot, x86's vpdpbusd); null in a plain build.
+   */
+  get simdDot(): 'int16' | 'int32' | null {
+    const mode = this.mod._hearth_simd_dot16();
+    return mode < 0 ? null : mode ? 'int16' : 'int32';
+  }
+
   /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
   get heapInUse(): number {
     return this.mod._hearth_heap_in_use();

@@ -21,6 +21,7 @@ export interface HearthModule {
   _hearth_init(): void;
   _hearth_llama_build(): Ptr;
   _hearth_has_wasm_simd(): number;
+  _hearth_simd_dot16(): number;
   _hearth_heap_in_use(): number;
 
   _hearth_model_load(path: Ptr, vocabOnly: number, repack: number): Ptr;
