@@ -3,7 +3,7 @@
 // (models/ggml-vocab-*.gguf) and chat templates the test models use.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -36,10 +36,11 @@ export function llamaSource() {
 }
 
 /**
- * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet), in its own folder named by the
- * commit and the patches' hash, so changing a patch rebuilds from a fresh, fully patched tree.
+ * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet). Changing a patch makes a fresh,
+ * fully patched tree, at the same path (ccache keys objects by their source's path: the files no patch touched come
+ * back from it). `patchHash` names the patches' content (wasm/build.mjs writes it into the build's version).
  * @param {{ dir: string, commit: string, tag: string }} source
- * @returns {{ dir: string, commit: string, tag: string, patches?: string[] }}
+ * @returns {{ dir: string, commit: string, tag: string, patches?: string[], patchHash?: string }}
  */
 export function patchedSource(source) {
   const patchDir = join(root, 'wasm', 'patches');
@@ -47,9 +48,11 @@ export function patchedSource(source) {
   if (!patches.length) return source;
   const hash = createHash('sha256');
   for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));
-  const dir = `${source.dir}-patched-${hash.digest('hex').slice(0, 8)}`;
-  if (!existsSync(join(dir, 'include', 'llama.h'))) {
-    // Trees patched with older versions of the patches are dead weight (~200 MB each).
+  const patchHash = hash.digest('hex').slice(0, 8);
+  const dir = `${source.dir}-patched`;
+  const stamp = join(dir, '.hearth-patches');
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== patchHash) {
+    // Trees named by the patches' hash (before this layout) are dead weight (~200 MB each).
     for (const old of readdirSync(cacheDir).filter((d) => join(cacheDir, d).startsWith(`${source.dir}-patched-`))) {
       rmSync(join(cacheDir, old), { recursive: true, force: true });
     }
@@ -60,7 +63,9 @@ export function patchedSource(source) {
       console.log(`[build:wasm] applying ${p}`);
       execFileSync('git', ['-C', tmp, 'apply', join(patchDir, p)], { stdio: 'inherit' });
     }
+    writeFileSync(join(tmp, '.hearth-patches'), patchHash);
+    rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
   }
-  return { ...source, dir, patches };
+  return { ...source, dir, patches, patchHash };
 }

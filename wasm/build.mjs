@@ -155,7 +155,7 @@ function cpuCount() {
 // What hearth_llama_build() reports (and KV cache records will be keyed by): release, commit, our patches.
 function llamaBuild(source) {
   const base = `${source.tag}+${source.commit.slice(0, 12)}`;
-  return source.patches ? `${base}-${source.dir.split('-patched-')[1]}` : base;
+  return source.patchHash ? `${base}-${source.patchHash}` : base;
 }
 
 function main() {
