@@ -35,22 +35,28 @@ function nativeProgram(): string {
   return join(dir, 'kernels-bench');
 }
 
+// Runs an emscripten program in the page; a plain emscripten program reads the global Module, and its one line of output
+// is the report. Kept as text (called with its argument inlined): tsx would wrap a function literal in helpers
+// (__name) the page does not have.
+const RUN_PROGRAM = `({ source, args }) => new Promise((resolve, reject) => {
+  Object.assign(globalThis, { Module: { arguments: args, print: resolve, printErr: () => {}, onAbort: reject } });
+  addEventListener('error', (e) => reject(e.error ?? new Error(e.message)));
+  (0, eval)(source);
+})`;
+
 export async function kernels(opts: ScenarioOptions) {
   const types = opts.types ?? TYPES;
   const native = nativeProgram();
-  const b = await openBenchPage();
   const reports: Record<string, Report> = {};
-  try {
-    for (const build of ['hearth-st-relaxed', 'hearth-st']) {
-      opts.log(`running ${build}'s kernel benchmark in Chromium…`);
-      reports[build] = JSON.parse(await b.page.evaluate(({ source, args }) => new Promise<string>((resolve, reject) => {
-        // A plain emscripten program reads the global Module; its one line of output is the report.
-        Object.assign(globalThis, { Module: { arguments: args, print: resolve, printErr: () => {}, onAbort: reject } });
-        (0, eval)(source);
-      }), { source: wasmProgram(build), args: types })) as Report;
+  for (const build of ['hearth-st-relaxed', 'hearth-st']) {
+    opts.log(`running ${build}'s kernel benchmark in Chromium…`);
+    // A page per program: a second emscripten program in the same page hangs, as the first one's runtime stays.
+    const b = await openBenchPage();
+    try {
+      reports[build] = JSON.parse(await b.page.evaluate<string>(`(${RUN_PROGRAM})(${JSON.stringify({ source: wasmProgram(build), args: types })})`)) as Report;
+    } finally {
+      await b.close();
     }
-  } finally {
-    await b.close();
   }
   opts.log('running the native build…');
   reports.native = JSON.parse(execFileSync(native, types, { encoding: 'utf8' })) as Report;
