@@ -131,6 +131,18 @@ static void q5_1_q8_0_reference(int n, float * s, size_t, const void * vx, size_
 struct RepackedErrors {
   int cases = 0;
   double gemv_max_rel = 0, gemm_max_rel = 0;
+
+  // One case: `got` holds GEMV's results, then `run_gemm` puts GEMM's there; each against its reference, relative to
+  // the largest of GEMV's reference values.
+  template <typename RunGemm>
+  void add(std::vector<float> & got, const std::vector<float> & gemv_ref, const std::vector<float> & gemm_ref, RunGemm run_gemm) {
+    double scale = 0;
+    for (float v : gemv_ref) scale = std::fmax(scale, std::fabs(v));
+    for (size_t i = 0; i < got.size(); i++) gemv_max_rel = std::fmax(gemv_max_rel, std::fabs(got[i] - gemv_ref[i]) / scale);
+    run_gemm();
+    for (size_t i = 0; i < got.size(); i++) gemm_max_rel = std::fmax(gemm_max_rel, std::fabs(got[i] - gemm_ref[i]) / scale);
+    cases++;
+  }
 };
 
 // GEMV and GEMM over `weights(rows, n)` repacked four rows at a time by `pack(x, rows, nb)` (X4, `chunk` bytes at a
@@ -159,12 +171,7 @@ static RepackedErrors repacked_max_rel(Weights weights, Pack pack, vec_dot_fn re
           also(x, y, m, &ref[(size_t) m * rows], rows, n);
           gemv(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
         }
-        double scale = 0;
-        for (float v : ref) scale = std::fmax(scale, std::fabs(v));
-        for (size_t i = 0; i < ref.size(); i++) e.gemv_max_rel = std::fmax(e.gemv_max_rel, std::fabs(got[i] - ref[i]) / scale);
-        gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
-        for (size_t i = 0; i < ref.size(); i++) e.gemm_max_rel = std::fmax(e.gemm_max_rel, std::fabs(got[i] - ref[i]) / scale);
-        e.cases++;
+        e.add(got, ref, ref, [&] { gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows); });
       }
     }
   }
@@ -277,12 +284,7 @@ static RepackedErrors k_repacked_max_rel(ggml_type type, vec_dot_fn reference, g
           }
           gemv(n, &got[(size_t) m * rows], rows, xp.data(), &y[(size_t) m * nb], 1, rows);
         }
-        double scale = 0;
-        for (float v : ref_v) scale = std::fmax(scale, std::fabs(v));
-        for (size_t i = 0; i < got.size(); i++) e.gemv_max_rel = std::fmax(e.gemv_max_rel, std::fabs(got[i] - ref_v[i]) / scale);
-        gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows);
-        for (size_t i = 0; i < got.size(); i++) e.gemm_max_rel = std::fmax(e.gemm_max_rel, std::fabs(got[i] - ref_m[i]) / scale);
-        e.cases++;
+        e.add(got, ref_v, ref_m, [&] { gemm(n, got.data(), rows, xp.data(), yp.data(), ny, rows); });
       }
     }
   }
