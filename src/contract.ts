@@ -2,7 +2,7 @@
 // is controlled (CallControl), and the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only
 // the public types, so the engine, the binding, the workers and the shared tabs all import it downward.
 import type {
-  Backend as BackendName, CacheStats, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
+  Backend as BackendName, CacheStats, ExportPromptParams, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
   ModelInfo, ModelSource, ModelStoreUsage, Progress, StoredModel, StoredModelRef, Tool,
 } from './types.ts';
 
@@ -14,6 +14,9 @@ export interface CallControl {
   /** Receives a completion's chunks; the promise it returns resolves when the consumer has room for more. */
   onChunk?: (chunk: ChatCompletionChunk) => void | Promise<void>;
 }
+
+/** What exportPrompt() sends the engine: its parameters without the callbacks. */
+export type ExportPromptRequest = Omit<ExportPromptParams, 'signal' | 'onProgress'>;
 
 /** What load() sends the engine: the source and the options that are plain data. */
 export interface LoadRequest {
@@ -69,6 +72,8 @@ export interface EngineCore extends Omit<Backend, 'kind' | 'supports' | 'fit'> {
   cacheStats(): Promise<CacheStats>;
   cacheClear(options: { conversation_id?: string }): Promise<void>;
   cacheFlush(): Promise<void>;
+  /** A prompt state file of the loaded model (EngineCache.exportPrompt). */
+  cacheExport(request: ExportPromptRequest, control?: CallControl): Promise<Blob>;
   /** Downloads a URL or { hf } model into the model store (if missing); where its files are there. For a page-side
    * backend (wllama) that reads them from OPFS itself. */
   modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;

@@ -33,6 +33,7 @@ export class EngineApi implements HearthEngine {
       stats: () => core.cacheStats(),
       clear: (options = {}) => core.cacheClear(options),
       flush: () => core.cacheFlush(),
+      exportPrompt: ({ signal, onProgress, ...request }) => core.cacheExport(request, { signal, onProgress }),
     };
     this.models = {
       list: () => core.modelsList(),

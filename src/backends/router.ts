@@ -4,7 +4,7 @@
 // engine.info().selection; every later call goes to the backend holding the model, once checked against what that
 // backend supports (supports.ts). The KV cache and the model store are the wasm engine's ("home"), whichever backend
 // runs the model.
-import type { Backend, CallControl, CompletionRequest, EngineCore, LoadRequest } from '../contract.ts';
+import type { Backend, CallControl, CompletionRequest, EngineCore, ExportPromptRequest, LoadRequest } from '../contract.ts';
 import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '../types.ts';
 import { checkCall, checkCompletion, checkLoad, EVERYTHING, loadRefusal } from './supports.ts';
 
@@ -98,6 +98,7 @@ export class BackendRouter implements EngineCore {
   cacheStats = () => this.home.cacheStats();
   cacheClear = (options: { conversation_id?: string }) => this.home.cacheClear(options);
   cacheFlush = () => this.home.cacheFlush();
+  cacheExport = (request: ExportPromptRequest, control?: CallControl) => this.home.cacheExport(request, control);
   modelsFetch = (request: LoadRequest, control?: CallControl) => this.home.modelsFetch(request, control);
   modelsList = () => this.home.modelsList();
   modelsDelete = (request: { id: StoredModelRef }) => this.home.modelsDelete(request);

@@ -1,7 +1,7 @@
 // The engine: llama.cpp's wasm build and the model loaded into it, answering the EngineCore calls. It runs wherever
 // the wasm runs — in the browser's Web Worker (backends/wasm/host.ts forwards the page's calls to it) and in Node (src/node.ts
 // wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
-import type { CallControl, CompletionRequest, EmbedResult, EngineCore, LoadRequest, RankResult } from '../contract.ts';
+import type { CallControl, CompletionRequest, EmbedResult, EngineCore, ExportPromptRequest, LoadRequest, RankResult } from '../contract.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type {
   CacheOptions, CacheStats, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
@@ -16,6 +16,10 @@ import { Llama } from './llama/llama.ts';
 import type { ModuleLoader } from './llama/module.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from './limits.ts';
 import { loadSession, openModelFile } from './load.ts';
+import { openPromptState } from './models/prompt-state-file.ts';
+import { writePromptState } from './cache/prompt-state.ts';
+import { prefillState } from './run/prefill-state.ts';
+import { resolveRequest } from '../api/request.ts';
 import { Scheduler } from './run/scheduler.ts';
 import type { Session } from './run/session.ts';
 import type { ModelStore } from './models/store.ts';
@@ -106,16 +110,22 @@ export class Engine implements EngineCore {
       return Promise.reject(new InvalidRequestError(`nParallel: expected an integer from 1 to ${MAX_PARALLEL}, got ${JSON.stringify(n)}`,
         'invalid_parameter', { param: 'nParallel' }));
     }
+    const state = options.promptState;
+    if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
+      return Promise.reject(new InvalidRequestError('promptState: expected the URL of a prompt state file, or the file as a Blob',
+        'invalid_parameter', { param: 'promptState' }));
+    }
     const { signal, onProgress } = control;
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
-      const file = await openModelFile(source, this.maxBytes, {
+      const opened = {
         signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
-        store: options.store === false ? null : this.config.models, allowScalarKernels: options.allowScalarKernels,
-        allowUnverified: options.allowUnverified,
-      });
+        store: options.store === false ? null : this.config.models, allowUnverified: options.allowUnverified,
+      };
+      const file = await openModelFile(source, this.maxBytes, { ...opened, allowScalarKernels: options.allowScalarKernels });
+      const promptState = state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
-        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(),
+        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState,
       });
       return this.session.info;
     });
@@ -194,7 +204,7 @@ export class Engine implements EngineCore {
     const store = await this.getStore();
     if (store) await store.records().catch(() => {});
     return {
-      ...storedStats(store), memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0 },
+      ...storedStats(store), memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
       saves: { count: 0, bytes: 0, ms: 0 },
     };
   }
@@ -207,6 +217,27 @@ export class Engine implements EngineCore {
 
   async cacheFlush(): Promise<void> {
     await this.live?.cache.flush();
+  }
+
+  /** A prompt state file of the loaded model: the state of the prompt every conversation starting with `messages` shares. */
+  cacheExport(request: ExportPromptRequest, control: CallControl = {}): Promise<Blob> {
+    if (!Array.isArray(request?.messages) || !request.messages.length) {
+      return Promise.reject(new InvalidRequestError('exportPrompt: messages must hold the messages every conversation starts with (a system message)',
+        'invalid_parameter', { param: 'messages' }));
+    }
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const { messages, tools, templateKwargs } = resolveRequest({ messages: request.messages, tools: request.tools,
+        chat_template_kwargs: request.chat_template_kwargs });
+      const tokens = s.llama.guard(() => s.prompts.sharedPrefix(messages, tools, templateKwargs));
+      if (!tokens.length) throw new InvalidRequestError('exportPrompt: these messages render no tokens every conversation shares', 'invalid_parameter', { param: 'messages' });
+      const data = await prefillState(s, tokens, control);
+      const kv = s.ctx.params;
+      return writePromptState({
+        model: s.identity, llama: s.llama.llamaBuild, typeK: kv.typeK, typeV: kv.typeV, flashAttn: kv.flashAttn,
+        memory: s.info.memory.kind, tokens: Array.from(tokens),
+      }, data);
+    });
   }
 
   async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {

@@ -3,7 +3,8 @@
 // failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
 import type { LoadRequest } from '../contract.ts';
 import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
-import type { LoadOptions, ModelInfo } from '../types.ts';
+import type { GgmlType, LoadOptions, ModelInfo } from '../types.ts';
+import { PromptStateMismatch, readPromptState, readPromptStateHeader, type Readable, type StateTarget } from './cache/prompt-state.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
@@ -30,6 +31,8 @@ export interface LoadSettings {
   cache: CacheConfig;
   /** Where saved KV state goes; null: nowhere. */
   store: KvStore | null;
+  /** LoadOptions.promptState opened (models/prompt-state-file.ts): the file, or why there is none. */
+  promptState?: Readable | { warning: string } | null;
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
@@ -42,6 +45,14 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
   const identity = await fileIdentity(file, options);
+  const state = settings.promptState ?? null;
+  const stateHeader = state && 'read' in state ? await readPromptStateHeader(state).catch(() => null) : null;
+  // Without KV types of its own, the cache takes the state's: a state written with f16 needs an f16 cache.
+  if (stateHeader) {
+    options = {
+      ...options, cacheTypeK: options.cacheTypeK ?? kvType(stateHeader.header.typeK), cacheTypeV: options.cacheTypeV ?? kvType(stateHeader.header.typeV),
+    };
+  }
   const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   try {
@@ -58,9 +69,10 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
     }));
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
     const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout });
-    const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts },
+    const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts, identity },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));
     await session.cache.init();
+    if (state) await shipState(session, state, { identity, llamaBuild: llama.llamaBuild, kv: ctx.params, nVocab: model.nVocab });
     options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
     return session;
   } catch (err) {
@@ -102,6 +114,30 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
     throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log });
   }
   return model;
+}
+
+const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+const kvType = (t: string) => KV_TYPES.find((k) => k === t);
+
+/** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */
+async function shipState(session: Session, state: Readable | { warning: string }, target: StateTarget) {
+  session.info.promptState = null;
+  let warning: string;
+  if ('read' in state) {
+    try {
+      const shipped = await readPromptState(state, target);
+      session.cache.ship(shipped);
+      session.info.promptState = { tokens: shipped.tokens.length, bytes: shipped.data.length };
+      return;
+    } catch (err) {
+      if (!(err instanceof PromptStateMismatch)) throw err;
+      warning = `the prompt state was not used, prompts are read in full: ${err.message}`;
+    }
+  } else {
+    warning = state.warning;
+  }
+  console.warn(`[hearth] ${warning}`);
+  session.info.warnings = [...session.info.warnings ?? [], warning];
 }
 
 function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaModel['shape']>): ModelInfo {

@@ -65,6 +65,15 @@ export class Prompts {
     };
   }
 
+  /**
+   * The tokens every conversation that starts with `messages` (a system prompt, say) begins with: where two prompts
+   * that go on with different user messages part. What a shipped prompt state holds.
+   */
+  sharedPrefix(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>): Int32Array {
+    const [a, b] = ['A', 'B'].map((q) => this.render([...messages, { role: 'user', content: q }], tools, kwargs).tokens);
+    return a!.slice(0, commonPrefix(a!, b!));
+  }
+
   /** The prompt text for `messages` and its tokens (control tokens parsed). */
   private render(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>) {
     const text = this.template.render(messages, { tools, kwargs });

@@ -12,7 +12,7 @@ export type Method = keyof EngineCore;
 
 // Every core method: a Record over Method fails to compile when one is missing.
 const methods: Record<Method, true> = {
-  load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true,
+  load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true, cacheExport: true,
   modelsFetch: true, modelsList: true, modelsDelete: true, modelsUsage: true,
 };
 export const METHODS = Object.keys(methods) as Method[];

@@ -110,7 +110,8 @@ export interface ChatCompletionCreateParams {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
-export type CacheSource = 'none' | 'memory' | 'indexeddb';
+/** Where a prompt's cached tokens came from: 'prompt-state' is a state shipped with the model (LoadOptions.promptState). */
+export type CacheSource = 'none' | 'memory' | 'indexeddb' | 'prompt-state';
 
 export interface Timings {
   /** Prompt tokens decoded for this request (those not taken from a cache). */

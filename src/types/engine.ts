@@ -1,7 +1,7 @@
 // The engine as a whole: its cache, what info() says, and HearthEngine, the interface every engine offers.
-import type { Backend, BuildVariant, GgmlType, LoadOptions, ModelInfo, ModelSource } from './options.ts';
+import type { Backend, BuildVariant, GgmlType, LoadOptions, ModelInfo, ModelSource, Progress } from './options.ts';
 import type { ModelStorage, ModelStoreApi } from './models.ts';
-import type { CacheSource, ChatCompletions } from './chat.ts';
+import type { CacheSource, ChatCompletions, ChatMessage, Tool } from './chat.ts';
 import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
 
 export interface CacheStats {
@@ -27,6 +27,20 @@ export interface EngineCache {
   clear(options?: { conversation_id?: string }): Promise<void>;
   /** Resolves when every save started so far is in IndexedDB (e.g. before navigating away). */
   flush(): Promise<void>;
+  /**
+   * The computed state of the prompt every conversation starting with `messages` shares (the system prompt, and
+   * tools), as a prompt state file for LoadOptions.promptState. Computed on the loaded model with its KV types.
+   */
+  exportPrompt(params: ExportPromptParams): Promise<Blob>;
+}
+
+export interface ExportPromptParams {
+  /** The messages every conversation starts with: usually one system message. */
+  messages: ChatMessage[];
+  tools?: Tool[];
+  chat_template_kwargs?: Record<string, unknown>;
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
 }
 
 /** Why the engine runs on the backend it does (createEngine's `backend` option). */

@@ -63,6 +63,8 @@ export interface Progress {
   total: number;
   /** 'download' only: bytes per second over the last few seconds. */
   bytesPerSecond?: number;
+  /** Set on the download and check of a prompt state file (LoadOptions.promptState); absent for the model's. */
+  file?: 'prompt-state';
 }
 
 export type GgmlType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
@@ -97,6 +99,15 @@ export interface LoadOptions {
    * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
    * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
   swaFull?: boolean;
+  /**
+   * A prompt state file for this model (engine.cache.exportPrompt, `npx hearth prompt-state`): the computed state of
+   * the prompt every conversation starts with. A URL goes to the model store like the model (downloaded once, with
+   * 'download' progress, resumed, offline afterwards); a Blob or File is read as it is. A prompt that starts with its
+   * tokens begins after them. Without cacheTypeK/V the KV cache takes the file's types. A file that does not fit the
+   * model, this llama.cpp build or the KV layout, or is damaged, is not used: the model loads, prompts prefill as
+   * without it, and ModelInfo.warnings says why.
+   */
+  promptState?: string | Blob;
 }
 
 /**
@@ -129,4 +140,8 @@ export interface ModelInfo {
   memory: ModelMemory;
   /** Every GGUF key-value llama.cpp read (arrays are summarised by llama.cpp). */
   metadata: Record<string, string>;
+  /** The shipped prompt state in use (LoadOptions.promptState): its tokens and bytes; null without one. */
+  promptState?: { tokens: number; bytes: number } | null;
+  /** What the load could not do as asked, e.g. a prompt state file that does not fit this model. */
+  warnings?: string[];
 }

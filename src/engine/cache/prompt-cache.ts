@@ -19,6 +19,12 @@ import { type ContextHolder, lru, type Slot, Slots } from './slots.ts';
 import type { KvStore } from './store.ts';
 import { SystemStates } from './system-states.ts';
 
+/** A prompt's state shipped with the model (cache/prompt-state.ts). */
+export interface ShippedState {
+  tokens: Int32Array;
+  data: Uint8Array;
+}
+
 export interface CacheConfig {
   systemPrompt: boolean;
   conversations: boolean;
@@ -47,6 +53,8 @@ export interface Prepared {
   source: CacheSource;
   /** When set, the scheduler calls captureSystem once the slot holds these tokens. */
   buildSystem: SystemPrefix | null;
+  /** Told to the caller on the final chunk (a shipped prompt state that does not fit this prompt). */
+  warning: string | null;
 }
 
 /** How a request on a slot ended (see release). */
@@ -63,7 +71,9 @@ export class PromptCache {
   readonly slots: Slots;
   private readonly persistence: Persistence;
   private readonly systemStates = new SystemStates();
-  private readonly hits = { none: 0, memory: 0, indexeddb: 0 };
+  private readonly hits = { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 };
+  /** The prompt state shipped with the model (LoadOptions.promptState). */
+  private shipped: ShippedState | null = null;
 
   constructor(holder: ContextHolder, private readonly config: CacheConfig, store: KvStore | null, private readonly layout: string, nSlots: number) {
     this.slots = new Slots(holder, nSlots);
@@ -86,7 +96,7 @@ export class PromptCache {
     if (!this.config.conversations) {
       const slot = lru(free);
       this.slots.reset(slot);
-      prepared = { slot, cached: 0, source: 'none', buildSystem: null };
+      prepared = { slot, cached: 0, source: 'none', buildSystem: null, warning: null };
     } else {
       prepared = await this.prepareConversation(req, free, usable);
     }
@@ -103,6 +113,7 @@ export class PromptCache {
         prepared.buildSystem = req.system;
       }
     }
+    if (this.shipped) this.useShipped(prepared, this.shipped, tokens, usable);
     if (prepared.cached === 0) prepared.source = 'none';
     this.hits[prepared.source]++;
     slot.pending = true;
@@ -134,7 +145,7 @@ export class PromptCache {
 
     const best = Math.max(ownerLcp, donorLcp, savedLcp);
     if (owner && ownerLcp === best) {
-      return { slot: owner, cached: this.slots.trim(owner, ownerLcp), source: 'memory', buildSystem: null };
+      return { slot: owner, cached: this.slots.trim(owner, ownerLcp), source: 'memory', buildSystem: null, warning: null };
     }
     const slot = owner ?? this.slots.take(free, donor);
     if (saved && savedLcp === best) {
@@ -143,16 +154,52 @@ export class PromptCache {
         // A record found by id or message hash continues that conversation; one found by tokens only starts a new one.
         const same = conversationId !== undefined || saved.byHash;
         assign(slot, conversationId, same ? saved.meta : null, this.layout);
-        return { slot, cached, source: 'indexeddb', buildSystem: null };
+        return { slot, cached, source: 'indexeddb', buildSystem: null, warning: null };
       }
     }
     this.slots.reset(slot);
     assign(slot, conversationId, null, this.layout);
     // (A failed restore may have evicted the donor to make room.)
     if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
-      return { slot, cached: this.slots.copyPrefix(donor, slot, donorLcp), source: 'memory', buildSystem: null };
+      return { slot, cached: this.slots.copyPrefix(donor, slot, donorLcp), source: 'memory', buildSystem: null, warning: null };
     }
-    return { slot, cached: 0, source: 'none', buildSystem: null };
+    return { slot, cached: 0, source: 'none', buildSystem: null, warning: null };
+  }
+
+  /** Takes a prompt state shipped with the model: prompts that start with its tokens begin after them. */
+  ship(state: ShippedState): void {
+    this.shipped = state;
+  }
+
+  /**
+   * Starts the prompt from the shipped state when that covers more of it than what was found so far. Attention
+   * caches take any prefix of it; a recurrent state is the state after its last token, so there it is all or nothing.
+   * A prompt that does not start with its tokens gets a warning (the site's prompts and its shipped state disagree).
+   */
+  private useShipped(prepared: Prepared, shipped: ShippedState, tokens: Int32Array, usable: (n: number) => number): void {
+    const total = shipped.tokens.length;
+    if (prepared.cached >= usable(total)) return;
+    const lcp = commonPrefix(shipped.tokens, tokens);
+    let n = this.slots.canRollBack ? usable(lcp) : lcp === total && usable(lcp) === lcp ? lcp : 0;
+    if (n < Math.min(total, this.config.minTokens)) n = 0; // a few shared tokens (a chat template's opening) are not worth it
+    if (lcp < total) {
+      prepared.warning = `the prompt state loaded with the model (${total} tokens) ${n > prepared.cached ? `was used for ${n} tokens only` : 'was not used'}: ` +
+        `this prompt shares only its first ${lcp} tokens. Write the state again for this system prompt (engine.cache.exportPrompt).`;
+    }
+    if (n <= prepared.cached) return;
+    const { slot } = prepared;
+    this.slots.reset(slot);
+    if (!this.slots.importInto(slot, [{ data: shipped.data, end: total }], total)) {
+      this.shipped = null;
+      prepared.cached = 0;
+      prepared.warning = 'llama.cpp refused the prompt state loaded with the model; it is no longer used, and this prompt was read in full';
+      return;
+    }
+    slot.tokens = Array.from(shipped.tokens);
+    this.slots.checkpoint(slot);
+    prepared.cached = this.slots.trim(slot, n);
+    prepared.source = 'prompt-state';
+    if (prepared.buildSystem && prepared.buildSystem.tokens.length <= prepared.cached) prepared.buildSystem = null;
   }
 
   /** The slot whose message hash matches the start of this request, preferring the longest. */

@@ -5,9 +5,11 @@ import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { ModelSource } from '../../types.ts';
 import { blobFile, type ModelFile } from './file.ts';
 import { type FetchOptions, fetchOk, isRemoteSource, remoteModel } from './remote.ts';
-import type { ModelStore } from './store.ts';
+import type { ModelStore, StoredFormat } from './store.ts';
 
 export interface SourceOptions extends FetchOptions {
+  /** What kind of file the model store expects (default a GGUF model). */
+  format?: StoredFormat;
   /** Opens { path } sources; only Node provides it. */
   openPath?: (path: string) => Promise<ModelFile>;
   /** Where URL and { hf } models are kept; null: downloaded into memory each time. */

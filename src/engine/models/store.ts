@@ -64,10 +64,28 @@ const SPEED_WINDOW_MS = 3000;
 /** A download's failures that are the file's fault: what came of it is deleted (others keep it, to resume). */
 const BAD_FILE = new Set(['not_gguf', 'truncated', 'invalid', 'too_large', 'size_mismatch', 'checksum_mismatch']);
 
-/** What the store needs to know beyond the source: the engine's model size limit. */
+/** What the store needs to know beyond the source: the engine's model size limit, and what kind of file it is. */
 export interface StoreOptions extends FetchOptions {
   maxBytes?: number;
+  /** Default GGUF: a model. */
+  format?: StoredFormat;
 }
+
+/** How the store checks a kind of file: its first bytes as they arrive, then the whole file once downloaded. */
+export interface StoredFormat {
+  /** 'a GGUF model': what an error says the file is not. */
+  what: string;
+  /** Why the first bytes show the file is not of this kind, or null. */
+  start(head: Uint8Array): string | null;
+  /** Throws ModelLoadError (a BAD_FILE code: the file is deleted) when the downloaded file is not usable. */
+  check(files: ModelFile, opts: StoreOptions): Promise<void>;
+}
+
+export const GGUF_FORMAT: StoredFormat = {
+  what: 'a GGUF model',
+  start: notGgufStart,
+  check: (files, opts) => checkModelFile(files, opts.maxBytes ?? Infinity, { signal: opts.signal, tensorTypes: false }),
+};
 
 export class ModelStore implements ModelStoreApi {
   private swept: Promise<void> | null = null;
@@ -162,7 +180,7 @@ export class ModelStore implements ModelStoreApi {
     const writers: FileWriter[] = [];
     try {
       await recorder.write(meta); // before any data: a folder always has its record
-      writers.push(...await Promise.all(meta.parts.map(async (p) => ggufChecked(await this.backend.writer(key, p.name), p))));
+      writers.push(...await Promise.all(meta.parts.map(async (p) => startChecked(await this.backend.writer(key, p.name), p, opts.format ?? GGUF_FORMAT))));
       await this.download(meta, recorder, writers, opts);
     } catch (err) {
       await Promise.all([recorder, ...writers].map((w) => w.close().catch(() => {})));
@@ -214,7 +232,8 @@ export class ModelStore implements ModelStoreApi {
   }
 
   /**
-   * Sizes, the engine's limit and the GGUF header (the tensor data it promises is all there), then the sha256 of
+   * Sizes, the engine's limit and the format's check (a model's GGUF header: the tensor data it promises is all
+   * there), then the sha256 of
    * every file: against the source's where it gave one, and kept as the model's identity. A ModelLoadError here is
    * the file's fault (the caller deletes it).
    */
@@ -226,7 +245,7 @@ export class ModelStore implements ModelStoreApi {
       throw new ModelLoadError(`${p.name}: the server sent ${files.parts[wrong]!.size} bytes where ${p.size} were announced; ` +
         'the file was deleted. Check the URL, or try again later.', 'size_mismatch', { url: p.url, expected: p.size, got: files.parts[wrong]!.size });
     }
-    await checkModelFile(files, opts.maxBytes ?? Infinity, { signal: opts.signal, tensorTypes: false });
+    await (opts.format ?? GGUF_FORMAT).check(files, opts);
     const total = meta.parts.reduce((n, p) => n + p.size!, 0);
     let loaded = 0;
     const report = (n: number) => opts.onProgress?.({ phase: 'verify', loaded: (loaded += n), total });
@@ -268,8 +287,8 @@ export class ModelStore implements ModelStoreApi {
 const storeKey = async (id: string) => `s-${await sha256Text(id)}`;
 const STORE_KEY = /^s-[0-9a-f]{64}$/;
 
-/** A writer that stops the download as soon as the file's first bytes show it is not a GGUF model. */
-function ggufChecked(writer: FileWriter, part: PartState): FileWriter {
+/** A writer that stops the download as soon as the file's first bytes show it is not of its kind. */
+function startChecked(writer: FileWriter, part: PartState, format: StoredFormat): FileWriter {
   const head = new Uint8Array(8);
   let have = 0;
   return {
@@ -278,8 +297,8 @@ function ggufChecked(writer: FileWriter, part: PartState): FileWriter {
         const n = Math.min(head.length - at, bytes.length);
         head.set(bytes.subarray(0, n), at);
         have = Math.max(have, at + n);
-        const why = have === head.length || (part.size !== null && have >= part.size) ? notGgufStart(head.subarray(0, have)) : null;
-        if (why) throw new ModelLoadError(`${part.url} is not a GGUF model: ${why}. Nothing of it was kept.`, 'not_gguf', { url: part.url });
+        const why = have === head.length || (part.size !== null && have >= part.size) ? format.start(head.subarray(0, have)) : null;
+        if (why) throw new ModelLoadError(`${part.url} is not ${format.what}: ${why}. Nothing of it was kept.`, 'not_gguf', { url: part.url });
       }
       return writer.write(at, bytes);
     },

@@ -206,6 +206,7 @@ export class Scheduler {
         if (want > s.ctx.nCtx) resize(s, want, job.tokens.length, this.lost);
       }
       job.prep = await s.cache.prepare(job.prompt!);
+      if (job.prep.warning) job.warnings.push(job.prep.warning);
     } catch (err) {
       job.end(err);
       return;

@@ -19,6 +19,8 @@ export interface SessionParts {
   nParallel: number;
   info: ModelInfo;
   prompts: Prompts;
+  /** The model file's identity (cache/identity.ts fileIdentity). */
+  identity: string;
 }
 
 export class Session implements ContextHolder {
@@ -28,6 +30,7 @@ export class Session implements ContextHolder {
   readonly nParallel: number;
   readonly info: ModelInfo;
   readonly prompts: Prompts;
+  readonly identity: string;
   readonly cache: PromptCache;
   private context: LlamaContext;
 
@@ -39,6 +42,7 @@ export class Session implements ContextHolder {
     this.nParallel = parts.nParallel;
     this.info = parts.info;
     this.prompts = parts.prompts;
+    this.identity = parts.identity;
     this.context = parts.ctx;
     this.cache = cache(this);
   }
