@@ -1,6 +1,7 @@
 // npm run build:package — the npm package, staged in .cache/package/ and packed to .cache/hearth-llm-<version>.tgz:
 //   lib/      the library as ES modules (entries index, node, widget) with .d.ts in lib/types/; @huggingface/jinja
 //             with patches/ applied is built in (lib/jinja.js), so users get the renderer the template tests prove
+//   bin/      hearth.js, the command line (`npx hearth prompt-state …`: src/cli.ts)
 //   widget/   the static folder a site copies as-is: hearth-chat.js and its chunks, beside the engine's files (the
 //             worker, the wasm builds and their glue, wllama's wasm), which the library finds there too
 // Its package.json is written here: no install scripts, no dev dependencies. The repository's own package.json stays
@@ -44,7 +45,7 @@ async function buildLibrary(outDir) {
     }],
     build: {
       lib: {
-        entry: { index: join(root, 'src/index.ts'), node: join(root, 'src/node.ts'), widget: join(root, 'src/widget/hearth-chat.ts'),
+        entry: { index: join(root, 'src/index.ts'), node: join(root, 'src/node.ts'), cli: join(root, 'src/cli.ts'), widget: join(root, 'src/widget/hearth-chat.ts'),
           jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js') },
         formats: ['es'],
       },
@@ -100,7 +101,8 @@ function packageJson() {
       './package.json': './package.json',
     },
     types: './lib/types/index.d.ts',
-    files: ['lib', 'widget', 'CHANGELOG.md'],
+    bin: { hearth: 'bin/hearth.js' },
+    files: ['lib', 'bin', 'widget', 'CHANGELOG.md'],
     // Importing the widget entry registers <hearth-chat>; nothing else runs on import.
     sideEffects: ['./lib/widget.js', './widget/*'],
     engines: dev.engines,
@@ -128,6 +130,9 @@ export async function buildPackage() {
   // The glue scripts are CommonJS when Node requires them (hearth-llm/node).
   writeFileSync(join(widgetDir, 'package.json'), '{ "type": "commonjs" }\n');
   for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(root, f), join(stageDir, f));
+  mkdirSync(join(stageDir, 'bin'));
+  writeFileSync(join(stageDir, 'bin', 'hearth.js'),
+    "#!/usr/bin/env node\nimport { main } from '../lib/cli.js';\n\nprocess.exitCode = await main(process.argv.slice(2));\n", { mode: 0o755 });
   writeFileSync(join(stageDir, 'package.json'), `${JSON.stringify(packageJson(), null, 2)}\n`);
   rmSync(tarballPath, { force: true });
   execFileSync('npm', ['pack', '--silent', '--pack-destination', join(root, '.cache')], { cwd: stageDir, stdio: ['ignore', 'ignore', 'inherit'] });

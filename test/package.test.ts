@@ -1,6 +1,6 @@
 // The npm package (npm run build:package): what the tarball holds, a manifest npm publishes cleanly with nothing run
-// at install, and plain Node (`node`, not tsx) answering from a project that installed the tarball. The browser
-// installs (a Vite app, a static page with the widget folder) are in e2e/package.spec.ts; the templates on the
+// at install, plain Node (`node`, not tsx) answering from a project that installed the tarball, and its command line
+// (`npx hearth prompt-state`). The browser installs (a Vite app, a static page with the widget folder) are in e2e/package.spec.ts; the templates on the
 // package's built renderer in templates-package.test.ts.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ASSET_FILES } from '../src/backends/wasm/assets.ts';
 import { defaultWasmDir } from '../src/node.ts';
-import { modelPath } from './helpers.ts';
+import { modelPath, SYSTEM } from './helpers.ts';
 import { freshProject, PACKAGE_NAME, stageDir, tarball } from './package-project.ts';
 
 // The wasm builds (4 × 3.4 MB: plain and relaxed SIMD, threaded and not) and wllama's (8.8 MB) compress to about
@@ -22,10 +22,10 @@ const manifest = () => JSON.parse(execFileSync('tar', ['xOzf', tarball(), 'packa
 describe('the npm package', () => {
   it(`holds the library with its types and the widget folder with the engine's files, nothing else, under ${MAX_TARBALL_BYTES / 1e6} MB`, () => {
     const list = files();
-    const placed = /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|lib\/[\w-]+\.js|lib\/types\/[\w/.-]+\.d\.ts|widget\/(chunks\/)?[\w.-]+\.(js|wasm|json))$/;
+    const placed = /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/hearth\.js|lib\/[\w-]+\.js|lib\/types\/[\w/.-]+\.d\.ts|widget\/(chunks\/)?[\w.-]+\.(js|wasm|json))$/;
     expect(list.filter((f) => !placed.test(f))).toEqual([]);
     expect(list).toEqual(expect.arrayContaining([
-      'lib/index.js', 'lib/node.js', 'lib/widget.js', 'lib/jinja.js', 'lib/packaged-assets.js',
+      'bin/hearth.js', 'lib/cli.js', 'lib/index.js', 'lib/node.js', 'lib/widget.js', 'lib/jinja.js', 'lib/packaged-assets.js',
       'lib/types/index.d.ts', 'lib/types/node.d.ts', 'lib/types/widget/hearth-chat.d.ts',
       'widget/hearth-chat.js', 'widget/engine.worker.js', 'widget/hearth-st.js', 'widget/hearth-st.wasm', 'widget/hearth-st-relaxed.wasm',
       'widget/hearth-mt.js', 'widget/hearth-mt.wasm', 'widget/hearth-mt-relaxed.wasm', 'widget/wllama.wasm', 'widget/package.json',
@@ -47,6 +47,7 @@ describe('the npm package', () => {
     const targets = Object.values(pkg.exports as Record<string, string | Record<string, string>>)
       .flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t))).map((t) => t.replace(/^\.\//, ''));
     expect(targets.filter((t) => !list.includes(t))).toEqual([]);
+    expect(list).toContain(pkg.bin.hearth);
   });
 
   it('publishes cleanly (npm publish --dry-run: no warnings)', () => {
@@ -76,5 +77,27 @@ console.log(JSON.stringify({ content: r.choices[0].message.content, tokens: r.us
     const buildInfo = JSON.parse(readFileSync(join(defaultWasmDir, 'build-info.json'), 'utf8'));
     expect(out).toMatchObject({ tokens: 8, version, llamaBuild: buildInfo.llama });
     expect(out.content.length).toBeGreaterThan(0);
+  });
+
+  it('writes a prompt state with `npx hearth prompt-state` in a project that installed the tarball, which the engine then uses', () => {
+    const dir = freshProject('cli', {
+      'system.txt': SYSTEM,
+      'answer.mjs': `import { readFileSync } from 'node:fs';
+import { createNodeEngine } from '${PACKAGE_NAME}/node';
+const engine = await createNodeEngine({ modelsDir: null, cache: { persistent: false } });
+const info = await engine.load({ path: process.argv[2] }, { promptState: new Blob([readFileSync('state.bin')]) });
+const r = await engine.chat.completions.create({ messages: [{ role: 'system', content: readFileSync('system.txt', 'utf8') },
+  { role: 'user', content: 'Hello' }], max_tokens: 4 });
+await engine.unload();
+console.log(JSON.stringify({ shipped: info.promptState, source: r.timings.cache_source, cached: r.usage.prompt_tokens_details.cached_tokens }));
+`,
+    });
+    const printed = execFileSync('npx', ['--no-install', 'hearth', 'prompt-state', '--model', modelPath('qwen2-hello'), '--system', 'system.txt', '-o', 'state.bin'],
+      { cwd: dir, encoding: 'utf8' });
+    expect(printed).toMatch(/state\.bin: .* the state of \d+ tokens/);
+    expect(readFileSync(join(dir, 'state.bin')).subarray(0, 8).toString()).toBe('HEARTHPS');
+    const out = JSON.parse(execFileSync('node', ['answer.mjs', modelPath('qwen2-hello')], { cwd: dir, encoding: 'utf8' }));
+    expect(out.source).toBe('prompt-state');
+    expect(out.cached).toBe(out.shipped.tokens);
   });
 });
