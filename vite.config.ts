@@ -20,14 +20,14 @@ const headers: Record<string, string> = isolated
 
 const modelsDir = join(import.meta.dirname, '.cache', 'models');
 
-/** Serves the generated test models at /test-models/ (dev and preview only; never part of a build). */
+/** Serves the generated test models and their prompt states at /test-models/ (dev and preview only; never part of a build). */
 function testModels(): Plugin {
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const url = req.url ?? '';
     if (!url.startsWith('/test-models/')) return next();
     const name = decodeURIComponent(url.slice('/test-models/'.length).split('?')[0]!);
     const path = normalize(join(modelsDir, name));
-    if (!path.startsWith(modelsDir) || !name.endsWith('.gguf') || !existsSync(path)) {
+    if (!path.startsWith(modelsDir) || !/\.(gguf|hearth-state)$/.test(name) || !existsSync(path)) {
       res.statusCode = 404;
       return res.end('no such test model');
     }

@@ -143,15 +143,17 @@ const bench = {
 
   /**
    * A visit, timed from the page's navigation start (performance.now()): the engine starts, loads `source` (from the
-   * network or the model store), and answers `messages` in the conversation `conversationId`. Each progress phase's
-   * first and last moment, the first token, and the reply's figures; the reply's state is saved before returning.
+   * network or the model store) with `promptState` (a URL) if given, and answers `messages` in the conversation
+   * `conversationId`. Each progress phase's first and last moment, the first token, and the reply's figures; the
+   * reply's state is saved before returning.
    */
   async visit(source: string | { hf: { repo: string; file: string } }, hfEndpoint: string, threads: number, nCtx: number,
-    messages: ChatMessage[], maxTokens: number, conversationId: string) {
+    messages: ChatMessage[], maxTokens: number, conversationId: string, promptState?: string) {
     const phases: Record<string, { start: number; end: number; total: number }> = {};
     const onProgress = (p: Progress) => {
       const now = performance.now();
-      const ph = (phases[p.phase] ??= { start: now, end: now, total: p.total });
+      // The prompt state file's download and check apart from the model's ('prompt-state-download').
+      const ph = (phases[p.file ? `${p.file}-${p.phase}` : p.phase] ??= { start: now, end: now, total: p.total });
       ph.end = now;
       ph.total = p.total;
     };
@@ -159,7 +161,7 @@ const bench = {
     hearth?.terminate();
     hearth = await createEngine({ threads, hfEndpoint, cache: { persistent: true, budgetBytes: 2 ** 30 } });
     const engineMs = performance.now();
-    await hearth.load(source, { nCtx, onProgress });
+    await hearth.load(source, { nCtx, onProgress, ...(promptState ? { promptState } : {}) });
     const loadedMs = performance.now();
     let firstMs = 0;
     let text = '';

@@ -1,6 +1,11 @@
 // The KV cache through the public API in a browser, with the real IndexedDB: chat, reload the page, continue. On an
 // attention model, a recurrent one (Mamba), a hybrid one (Qwen3.5's architecture) and a sliding-window one (Gemma 3's
-// architecture, with its default full-size cache).
+// architecture, with its default full-size cache). And a first visit that starts from a prompt state shipped with the
+// model.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { blobReader, readPromptStateHeader } from '../src/engine/cache/prompt-state.ts';
+import { systemPromptOf } from '../test/fixtures/prompt-states.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
@@ -53,3 +58,61 @@ for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello', 'gemma3-hello
     expect(answerDiff(other, cold).logprobs).toBeGreaterThan(PROMPT_EFFECT);
   });
 }
+
+const NOTHING_CACHED = { persistent: false, conversations: false, systemPrompt: false };
+
+/** A request on a fresh engine (a fresh page) that caches nothing of its own, loaded with `promptState`: a URL, or a
+ * file's bytes in base64 (given to load() as a Blob). */
+async function askShipped(harness: HarnessPage, model: string, promptState: string | { base64: string }, messages: Msg[]) {
+  await openEngine(harness, { cache: NOTHING_CACHED });
+  const info = await harness.evaluate(({ url, promptState }) => window.engine.load(url, {
+    nCtx: 2048,
+    promptState: typeof promptState === 'string' ? promptState : new Blob([Uint8Array.from(atob(promptState.base64), (c) => c.charCodeAt(0))]),
+  }), { url: `/test-models/${model}.gguf`, promptState });
+  const r = await ask(harness, messages);
+  await harness.evaluate(() => window.engine.terminate());
+  return { info, r };
+}
+
+async function askCold(harness: HarnessPage, model: string, messages: Msg[]) {
+  await start(harness, model, NOTHING_CACHED);
+  const r = await ask(harness, messages);
+  await harness.evaluate(() => window.engine.terminate());
+  return r;
+}
+
+function expectLikeCold(shipped: Awaited<ReturnType<typeof ask>>, cold: Awaited<ReturnType<typeof ask>>) {
+  const diff = answerDiff(shipped, cold);
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(LOGPROB_TOLERANCE);
+}
+
+for (const model of ['qwen2-hello', 'mamba-hello']) {
+  test(`a prompt state exported in the page and shipped to a fresh engine answers like a cold engine, without reading the system prompt (${model})`, async ({ harness }) => {
+    await start(harness, model, NOTHING_CACHED);
+    const base64 = await harness.evaluate(async (system) => {
+      const blob = await window.engine.cache.exportPrompt({ messages: [{ role: 'system', content: system }] });
+      let text = '';
+      for (const b of new Uint8Array(await blob.arrayBuffer())) text += String.fromCharCode(b);
+      return btoa(text);
+    }, SYSTEM);
+    const { header } = await readPromptStateHeader(blobReader(new Blob([Buffer.from(base64, 'base64')])));
+    const tokens = header.tokens.length;
+    const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const { info, r } = await askShipped(harness, model, { base64 }, messages);
+    expect(info.promptState?.tokens).toBe(tokens);
+    expect(r.timings.cache_source).toBe('prompt-state');
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(tokens);
+    expectLikeCold(r, await askCold(harness, model, messages));
+  });
+}
+
+test('the widget host page\'s prompt state, written in Node by `npm run prompt-state`\'s code, is fetched by URL and answers like a cold engine', async ({ harness }) => {
+  const system = systemPromptOf(readFileSync(join(import.meta.dirname, 'widget-host.html'), 'utf8'));
+  const messages: Msg[] = [{ role: 'system', content: system }, { role: 'user', content: 'Do you bake rye?' }];
+  const { info, r } = await askShipped(harness, 'qwen2-hello', '/test-models/qwen2-hello-crumb.hearth-state', messages);
+  expect(info.warnings ?? []).toEqual([]);
+  expect(r.timings.cache_source).toBe('prompt-state');
+  expect(r.usage.prompt_tokens_details.cached_tokens).toBe(info.promptState!.tokens);
+  expectLikeCold(r, await askCold(harness, 'qwen2-hello', messages));
+});

@@ -67,8 +67,10 @@ for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on eve
     await expect.poll(() => tab.texts('.msg.assistant strong')).toEqual(['anything']); // the welcome, as Markdown
     await ready(tab);
     expect(await events(tab, 'hearth-error')).toEqual([]);
-    const progress = await events(tab, 'hearth-progress') as Array<{ phase: string; loaded: number }>;
+    const progress = await events(tab, 'hearth-progress') as Array<{ phase: string; loaded: number; file?: string }>;
     expect(progress.some((p) => p.phase === 'load' && p.loaded > 0)).toBe(true);
+    // The page ships its system prompt's state (the prompt-state attribute): downloaded like the model.
+    expect(progress.some((p) => p.phase === 'download' && p.file === 'prompt-state' && p.loaded > 0)).toBe(true);
     const [readyEvent] = await events(tab, 'hearth-ready') as Array<{ info: { build: string; backend: string } }>;
     expect(readyEvent!.info).toMatchObject({ build: 'st-relaxed', backend: 'wasm' }); // no isolation: the single-thread build (relaxed SIMD: Chromium, Firefox)
     expect(await served(baseURL!, since)).toContain(path.replace('e2e/widget-host.html', 'hearth/engine.worker.js'));
@@ -77,6 +79,8 @@ for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on eve
     await tab.press('textarea', 'Enter');
     await expect.poll(() => tab.texts('.msg.assistant')).toEqual(['Hello! Ask me anything about bread.', 'Hello, world!']);
     expect(await tab.texts('.msg.user')).toEqual(['What is a sourdough starter?']);
+    // A first visit: the system prompt was not read, it came with the page.
+    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('from the site\'s prompt state')]);
     // The KV save runs after the answer, in the background: wait until IndexedDB has the conversation.
     await expect.poll(() => tab.evaluate(savedConversations)).toBe(1);
 

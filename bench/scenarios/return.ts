@@ -8,8 +8,13 @@
 // Returning visit: the page is closed and opened again in the same profile; page open → first token of the next
 // turn — the model comes from OPFS (no request reaches the server), the conversation's state from IndexedDB, and only
 // the new question is read.
+// First visit with a shipped prompt state: a new profile, the same first visit, with the state of everything before the
+// last question (2,4xx tokens, as a site's long system prompt would be) written beforehand in Node (exportPrompt) and
+// served beside the model by the same throttled server: the model and the state download, the state is restored, and
+// only the last question is read.
 import { statSync } from 'node:fs';
 import { ensureModel } from '../../test/fixtures/models.ts';
+import { ensurePromptState } from '../../test/fixtures/prompt-states.ts';
 import { ModelServer } from '../../test/model-server.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { openBenchPage } from '../browser.ts';
@@ -36,6 +41,10 @@ export async function returnVisit(opts: ScenarioOptions) {
   const messages: ChatMessage[] = [{ role: 'system', content: MUSEUM_SYSTEM }];
   for (let i = 0; i < TURNS; i++) messages.push({ role: 'user', content: museumQuestion(i) }, { role: 'assistant', content: REPLY });
   messages.push({ role: 'user', content: museumQuestion(TURNS) });
+  // Written before the browser starts (both cores), once: kept in .cache/models until the model or the build changes.
+  const statePath = await ensurePromptState('bench-return', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f32', THREADS);
+  const stateF16 = await ensurePromptState('bench-return-f16', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f16', THREADS);
+  const stateUrl = server.add('/bench/return.hearth-state', { path: statePath });
 
   const b = await openBenchPage({ profile: true });
   try {
@@ -49,6 +58,22 @@ export async function returnVisit(opts: ScenarioOptions) {
     report(opts, 'returning visit', back, size);
     if (server.log.length !== modelRequests) throw new Error(`the returning visit made ${server.log.length - modelRequests} requests to the model server`);
     if (back.timings.cache_source !== 'indexeddb') throw new Error(`the returning visit's prompt came from ${back.timings.cache_source}, not IndexedDB`);
+
+    const b2 = await openBenchPage({ profile: true }); // a new visitor
+    let shipped: Visit;
+    try {
+      shipped = await b2.call('visit', source, server.url, THREADS, N_CTX, messages, REPLY_TOKENS, CONVERSATION, stateUrl);
+    } finally {
+      await b2.close();
+    }
+    report(opts, 'first visit with a shipped prompt state', shipped, size);
+    if (shipped.timings.cache_source !== 'prompt-state') throw new Error(`the shipped state was not used (${shipped.timings.cache_source}): ${shipped.info.model?.warnings}`);
+    if (shipped.text !== first.text) opts.log(`  (the answers differ: "${first.text}" / "${shipped.text}")`);
+    const stateTokens = shipped.info.model!.promptState!.tokens;
+    const perThousand = (p: string) => round((statSync(p).size / stateTokens) * 1000 / 1e6, 2);
+    // From the end of the model's download (and check) to the first token: cold, reading the model and prefilling
+    // the whole prompt; with the state, also downloading the state, then restoring it and reading the last question.
+    const afterDownload = (v: Visit) => v.firstMs - (v.phases.verify ?? v.phases.download!).end;
 
     const read = back.phases.load!;
     const restore = back.phases.restore;
@@ -68,6 +93,17 @@ export async function returnVisit(opts: ScenarioOptions) {
       restore_ms: round(restore ? restore.end - restore.start : 0, 0),
       return_cached_tokens: back.timings.cache_n,
       return_prefill_tokens: back.timings.prompt_n,
+      first_visit_with_state_ms: round(shipped.firstMs, 0),
+      state_ratio: round(first.firstMs / shipped.firstMs, 2),
+      state_tokens: stateTokens,
+      state_mb: round(statSync(statePath).size / 1e6, 1),
+      state_download_ms: round(span(shipped, 'prompt-state-download'), 0),
+      state_prefill_tokens: shipped.timings.prompt_n,
+      after_download_cold_ms: round(afterDownload(first), 0),
+      after_download_with_state_ms: round(afterDownload(shipped), 0),
+      state_after_download_ratio: round(afterDownload(first) / afterDownload(shipped), 1),
+      state_mb_per_1000_tokens_f32: perThousand(statePath),
+      state_mb_per_1000_tokens_f16: perThousand(stateF16),
     };
     return [row];
   } finally {
@@ -85,6 +121,8 @@ function report(opts: ScenarioOptions, name: string, v: Visit, size: number) {
     `  page scripts ${v.scriptMs.toFixed(0)} ms, engine start (worker, wasm) ${(v.engineMs - v.scriptMs).toFixed(0)} ms`,
     v.phases.download ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
       `sha256 check ${span(v, 'verify').toFixed(0)} ms` : '  model from OPFS: no download',
+    ...(v.phases['prompt-state-download'] ? [`  prompt state download ${span(v, 'prompt-state-download').toFixed(0)} ms ` +
+      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB)`] : []),
     `  model read into the wasm heap ${read ? (read.end - read.start).toFixed(0) : '?'} ms` +
       (read ? ` (${(size / 1e6 / ((read.end - read.start) / 1000)).toFixed(0)} MB/s)` : '') +
       `; load() returned after ${(v.loadedMs - v.engineMs).toFixed(0)} ms`,

@@ -11,7 +11,8 @@ const WHAT: Record<Progress['phase'], string> = {
 export function describeProgress(p: Progress): string {
   const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${formatBytes(p.loaded)}${p.total ? ` of ${formatBytes(p.total)}` : ''}`;
   const speed = p.phase === 'download' && p.bytesPerSecond ? ` (${formatBytes(p.bytesPerSecond)}/s)` : '';
-  return `${WHAT[p.phase]}: ${amount}${speed}`;
+  const what = p.file === 'prompt-state' ? WHAT[p.phase].replace('the model', 'the prompt state') : WHAT[p.phase];
+  return `${what}: ${amount}${speed}`;
 }
 
 /** Shows a progress event on the bar; returns its text, for the status line. */

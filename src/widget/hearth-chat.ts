@@ -4,7 +4,7 @@
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
 // by reference, never looked up in a tree that contains model output.
 import type { HearthClient } from '../backends/wasm/client.ts';
-import type { Backend, ModelSource, Progress } from '../types.ts';
+import type { Backend, CacheSource, ModelSource, Progress } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
@@ -19,6 +19,9 @@ declare const __HEARTH_WIDGET_ASSETS__: string | null | undefined;
 const OWN_ASSETS = typeof __HEARTH_WIDGET_ASSETS__ === 'undefined' ? '../hearth/' : __HEARTH_WIDGET_ASSETS__;
 
 let sheet: CSSStyleSheet | undefined;
+
+/** Where the status line says reused tokens came from, when not this page's memory. */
+const REUSED_FROM: Partial<Record<CacheSource, string>> = { indexeddb: ' (restored from IndexedDB)', 'prompt-state': ' (from the site\'s prompt state)' };
 
 /** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it. */
 async function loadChat() {
@@ -183,7 +186,7 @@ export class HearthChatElement extends HTMLElement {
       const { answer, stopped } = await chat.send(conversation, engine, text, {
         system: this.getAttribute('system-prompt') ?? undefined, signal: this.#generating.signal, fit: await this.#fit(engine),
         onText: render, onProgress: (p) => this.#progress(p),
-        onTimings: (t) => this.#status(t.cache_n ? `${t.cache_n} tokens reused${t.cache_source === 'indexeddb' ? ' (restored from IndexedDB)' : ''}` : ''),
+        onTimings: (t) => this.#status(t.cache_n ? `${t.cache_n} tokens reused${REUSED_FROM[t.cache_source] ?? ''}` : ''),
       });
       cancelAnimationFrame(pending);
       // Another tab's turns came in before this one (or the history was cut): show the conversation as stored.
@@ -259,8 +262,13 @@ export class HearthChatElement extends HTMLElement {
     // One model for the site's tabs.
     const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, shared: 'hearth-chat' });
     const nCtx = positiveInt(this.getAttribute('context-size'));
+    // The system prompt's state, computed by the site (npx hearth prompt-state): the first answer starts after it.
+    const promptState = this.getAttribute('prompt-state')?.trim();
     try {
-      await engine.load(parseModel(model), { onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}) });
+      await engine.load(parseModel(model), {
+        onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}),
+        ...(promptState ? { promptState: new URL(promptState, document.baseURI).href } : {}),
+      });
     } catch (err) {
       engine.terminate(); // a retry starts afresh
       throw err;
