@@ -1,4 +1,4 @@
-// npm run bench -- return [--json]
+// npm run bench -- return [--json] [--reps N]: N runs (default 3), then the median of each figure.
 // A returning visitor: the benchmark model (Qwen2.5-0.5B shapes, Q8_0, 531 MB) served by a local server throttled to
 // 100 Mbit/s that plays the Hugging Face Hub (sizes and sha256 from its API), in Chromium with a profile on disk, at
 // 2 threads. The conversation: a ~1,000-token system prompt and 20 turns (~2,400 tokens).
@@ -18,7 +18,7 @@ import { ensurePromptState } from '../../test/fixtures/prompt-states.ts';
 import { ModelServer } from '../../test/model-server.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { openBenchPage } from '../browser.ts';
-import { MUSEUM_SYSTEM, museumQuestion, round, type ScenarioOptions } from '../common.ts';
+import { median, MUSEUM_SYSTEM, museumQuestion, round, type ScenarioOptions } from '../common.ts';
 
 const THREADS = 2;
 const N_CTX = 4096;
@@ -30,7 +30,19 @@ const REPLY = 'The exhibit is in the east wing, room four; start there and keep 
 
 type Visit = Awaited<ReturnType<import('../page.ts').Bench['visit']>>;
 
+/** `--reps` runs (default 3), each in new profiles: each run's row, then the median of every figure. */
 export async function returnVisit(opts: ScenarioOptions) {
+  const rows: Array<Record<string, number>> = [];
+  for (let rep = 0; rep < opts.reps; rep++) {
+    if (opts.reps > 1) opts.log(`run ${rep + 1} of ${opts.reps}`);
+    rows.push(await oneRun(opts));
+  }
+  if (rows.length === 1) return rows;
+  const summary = Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
+  return [...rows, summary];
+}
+
+async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
   const path = await ensureModel('bench-qwen2.5-0.5b');
   const size = statSync(path).size;
   const server = await ModelServer.start();
@@ -105,7 +117,7 @@ export async function returnVisit(opts: ScenarioOptions) {
       state_mb_per_1000_tokens_f32: perThousand(statePath),
       state_mb_per_1000_tokens_f16: perThousand(stateF16),
     };
-    return [row];
+    return row;
   } finally {
     await b.close();
     await server.stop();
