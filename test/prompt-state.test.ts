@@ -170,6 +170,30 @@ describe('a prompt state from a URL', () => {
     expect(server.log.filter((l) => l.method === 'GET').length).toBe(served);
   });
 
+  it('resumes an interrupted download where it stopped', async () => {
+    const file = await exported('qwen2-hello');
+    const url = server.add('/slow/system.hearth-state', { bytes: new Uint8Array(await file.arrayBuffer()) });
+    const engine = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: mkdtempSync(join(dir, 'resume-')) }));
+    server.bytesPerSecond = 64 << 10;
+    const stop = new AbortController();
+    await expect(engine.load({ path: modelPath('qwen2-hello') }, { promptState: url, signal: stop.signal, onProgress: (p) => {
+      if (p.file === 'prompt-state' && p.phase === 'download' && p.loaded > file.size * 0.4) stop.abort();
+    } })).rejects.toMatchObject({ name: 'AbortError' });
+    const [partial] = await engine.models.list();
+    expect(partial).toMatchObject({ complete: false });
+    expect(partial!.downloaded).toBeGreaterThan(file.size * 0.3);
+    server.bytesPerSecond = null;
+    const sentBefore = server.sent('/slow/system.hearth-state');
+    const downloads: number[] = [];
+    const info = await engine.load({ path: modelPath('qwen2-hello') }, { nCtx: 2048, promptState: url, onProgress: (p) => {
+      if (p.file === 'prompt-state' && p.phase === 'download') downloads.push(p.loaded);
+    } });
+    expect(downloads[0]).toBe(partial!.downloaded);
+    expect(server.sent('/slow/system.hearth-state') - sentBefore).toBeLessThan(file.size - partial!.downloaded + (64 << 10));
+    expect(info.promptState?.bytes).toBeGreaterThan(0);
+    expect((await ask(engine, question('Name a bread.'))).timings.cache_source).toBe('prompt-state');
+  });
+
   it('a URL that serves something else: the load goes on without it, and says why', async () => {
     const url = server.add('/not-a-state.bin', { bytes: new TextEncoder().encode('<html>Not found</html>'.repeat(10)) });
     const engine = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: dir }));
