@@ -47,8 +47,8 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
   const identity = await fileIdentity(file, options);
   const state = settings.promptState ?? null;
   const stateHeader = state && 'read' in state ? await readPromptStateHeader(state).catch(() => null) : null;
-  // Without KV types of its own, the cache takes the state's: a state written with f16 needs an f16 cache.
-  if (stateHeader) {
+  // Without KV types of its own, the cache takes the state's (of this model): a state written with f16 needs an f16 cache.
+  if (stateHeader?.header.model === identity) {
     options = {
       ...options, cacheTypeK: options.cacheTypeK ?? kvType(stateHeader.header.typeK), cacheTypeV: options.cacheTypeV ?? kvType(stateHeader.header.typeV),
     };
