@@ -57,6 +57,7 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
   const statePath = await ensurePromptState('bench-return', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f32', THREADS);
   const stateF16 = await ensurePromptState('bench-return-f16', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f16', THREADS);
   const stateUrl = server.add('/bench/return.hearth-state', { path: statePath });
+  const stateF16Url = server.add('/bench/return-f16.hearth-state', { path: stateF16 });
 
   const b = await openBenchPage({ profile: true });
   try {
@@ -71,21 +72,15 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
     if (server.log.length !== modelRequests) throw new Error(`the returning visit made ${server.log.length - modelRequests} requests to the model server`);
     if (back.timings.cache_source !== 'indexeddb') throw new Error(`the returning visit's prompt came from ${back.timings.cache_source}, not IndexedDB`);
 
-    const b2 = await openBenchPage({ profile: true }); // a new visitor
-    let shipped: Visit;
-    try {
-      shipped = await b2.call('visit', source, server.url, THREADS, N_CTX, messages, REPLY_TOKENS, CONVERSATION, stateUrl);
-    } finally {
-      await b2.close();
-    }
-    report(opts, 'first visit with a shipped prompt state', shipped, size);
-    if (shipped.timings.cache_source !== 'prompt-state') throw new Error(`the shipped state was not used (${shipped.timings.cache_source}): ${shipped.info.model?.warnings}`);
-    if (shipped.text !== first.text) opts.log(`  (the answers differ: "${first.text}" / "${shipped.text}")`);
+    const shipped = await shippedVisit(opts, 'first visit with a shipped prompt state', source, server.url, messages, stateUrl, size);
+    const shippedF16 = await shippedVisit(opts, 'first visit with a shipped prompt state in f16', source, server.url, messages, stateF16Url, size);
+    for (const v of [shipped, shippedF16]) if (v.text !== first.text) opts.log(`  (the answers differ: "${first.text}" / "${v.text}")`);
     const stateTokens = shipped.info.model!.promptState!.tokens;
     const perThousand = (p: string) => round((statSync(p).size / stateTokens) * 1000 / 1e6, 2);
-    // From the end of the model's download (and check) to the first token: cold, reading the model and prefilling
-    // the whole prompt; with the state, also downloading the state, then restoring it and reading the last question.
-    const afterDownload = (v: Visit) => v.firstMs - (v.phases.verify ?? v.phases.download!).end;
+    // From the end of the model's download to the first token: cold, checking and reading the model and prefilling
+    // the whole prompt; with the state, the same while the state downloads, then restoring it and reading the last
+    // question.
+    const afterDownload = (v: Visit) => v.firstMs - v.phases.download!.end;
 
     const read = back.phases.load!;
     const restore = back.phases.restore;
@@ -114,6 +109,10 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
       after_download_cold_ms: round(afterDownload(first), 0),
       after_download_with_state_ms: round(afterDownload(shipped), 0),
       state_after_download_ratio: round(afterDownload(first) / afterDownload(shipped), 1),
+      first_visit_with_f16_state_ms: round(shippedF16.firstMs, 0),
+      f16_state_ratio: round(first.firstMs / shippedF16.firstMs, 2),
+      after_download_with_f16_state_ms: round(afterDownload(shippedF16), 0),
+      f16_state_after_download_ratio: round(afterDownload(first) / afterDownload(shippedF16), 1),
       state_mb_per_1000_tokens_f32: perThousand(statePath),
       state_mb_per_1000_tokens_f16: perThousand(stateF16),
     };
@@ -122,6 +121,21 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
     await b.close();
     await server.stop();
   }
+}
+
+/** A first visit by a new visitor (a new profile) to a page that ships `stateUrl` beside the model. */
+async function shippedVisit(opts: ScenarioOptions, name: string, source: { hf: { repo: string; file: string } }, hub: string,
+  messages: ChatMessage[], stateUrl: string, size: number): Promise<Visit> {
+  const b = await openBenchPage({ profile: true });
+  let v: Visit;
+  try {
+    v = await b.call('visit', source, hub, THREADS, N_CTX, messages, REPLY_TOKENS, CONVERSATION, stateUrl);
+  } finally {
+    await b.close();
+  }
+  report(opts, name, v, size);
+  if (v.timings.cache_source !== 'prompt-state') throw new Error(`the shipped state was not used (${v.timings.cache_source}): ${v.info.model?.warnings}`);
+  return v;
 }
 
 const span = (v: Visit, phase: string) => (v.phases[phase] ? v.phases[phase].end - v.phases[phase].start : 0);
@@ -134,7 +148,8 @@ function report(opts: ScenarioOptions, name: string, v: Visit, size: number) {
     v.phases.download ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
       `sha256 check ${span(v, 'verify').toFixed(0)} ms` : '  model from OPFS: no download',
     ...(v.phases['prompt-state-download'] ? [`  prompt state download ${span(v, 'prompt-state-download').toFixed(0)} ms ` +
-      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB)`] : []),
+      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB, during the model's check), read and checked ` +
+      `${span(v, 'prompt-state-restore').toFixed(0)} ms`] : []),
     `  model read into the wasm heap ${read ? (read.end - read.start).toFixed(0) : '?'} ms` +
       (read ? ` (${(size / 1e6 / ((read.end - read.start) / 1000)).toFixed(0)} MB/s)` : '') +
       `; load() returned after ${(v.loadedMs - v.engineMs).toFixed(0)} ms`,

@@ -3,7 +3,7 @@
 // failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
 import type { LoadRequest } from '../contract.ts';
 import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
-import type { GgmlType, LoadOptions, ModelInfo } from '../types.ts';
+import type { GgmlType, LoadOptions, ModelInfo, Progress } from '../types.ts';
 import { PromptStateMismatch, readPromptState, readPromptStateHeader, type Readable, type StateTarget } from './cache/prompt-state.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
@@ -31,8 +31,8 @@ export interface LoadSettings {
   cache: CacheConfig;
   /** Where saved KV state goes; null: nowhere. */
   store: KvStore | null;
-  /** LoadOptions.promptState opened (models/prompt-state-file.ts): the file, or why there is none. */
-  promptState?: Readable | { warning: string } | null;
+  /** LoadOptions.promptState being opened (models/prompt-state-file.ts): the file, or why there is none. */
+  promptState?: Promise<Readable | { warning: string }> | null;
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
@@ -45,7 +45,7 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
   const identity = await fileIdentity(file, options);
-  const state = settings.promptState ?? null;
+  const state = await settings.promptState ?? null;
   const stateHeader = state && 'read' in state ? await readPromptStateHeader(state).catch(() => null) : null;
   // Without KV types of its own, the cache takes the state's (of this model): a state written with f16 needs an f16 cache.
   if (stateHeader?.header.model === identity) {
@@ -72,8 +72,8 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
     const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts, identity },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));
     await session.cache.init();
-    if (state) await shipState(session, state, { identity, llamaBuild: llama.llamaBuild, kv: ctx.params, nVocab: model.nVocab });
     options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
+    if (state) await shipState(session, state, { identity, llamaBuild: llama.llamaBuild, kv: ctx.params, nVocab: model.nVocab }, options.onProgress);
     return session;
   } catch (err) {
     if (!llama.crashed) {
@@ -120,12 +120,14 @@ const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 const kvType = (t: string) => KV_TYPES.find((k) => k === t);
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */
-async function shipState(session: Session, state: Readable | { warning: string }, target: StateTarget) {
+async function shipState(session: Session, state: Readable | { warning: string }, target: StateTarget, onProgress?: (p: Progress) => void) {
   session.info.promptState = null;
   let warning: string;
   if ('read' in state) {
     try {
+      onProgress?.({ phase: 'restore', file: 'prompt-state', loaded: 0, total: state.size });
       const shipped = await readPromptState(state, target);
+      onProgress?.({ phase: 'restore', file: 'prompt-state', loaded: state.size, total: state.size });
       session.cache.ship(shipped);
       session.info.promptState = { tokens: shipped.tokens.length, bytes: shipped.data.length };
       return;

@@ -63,7 +63,7 @@ export interface Progress {
   total: number;
   /** 'download' only: bytes per second over the last few seconds. */
   bytesPerSecond?: number;
-  /** Set on the download and check of a prompt state file (LoadOptions.promptState); absent for the model's. */
+  /** Set on the download and reading of a prompt state file (LoadOptions.promptState); absent for the model's. */
   file?: 'prompt-state';
 }
 
