@@ -234,9 +234,8 @@ export class ModelStore implements ModelStoreApi {
 
   /**
    * Sizes, the engine's limit and the format's check (a model's GGUF header: the tensor data it promises is all
-   * there), then the sha256 of
-   * every file: against the source's where it gave one, and kept as the model's identity. A ModelLoadError here is
-   * the file's fault (the caller deletes it).
+   * there), then the sha256 of every file: against the source's where it gave one, and kept as the model's identity.
+   * A ModelLoadError here is the file's fault (the caller deletes it).
    */
   private async check(key: string, meta: StoreMeta, opts: StoreOptions): Promise<StoreMeta> {
     const files = await this.backend.files(key, meta.parts.map((p) => p.name));
