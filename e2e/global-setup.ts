@@ -1,8 +1,8 @@
 // Before the e2e tests: the site must be built (npm run build) and the test models generated.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureModel } from '../test/fixtures/models.ts';
-import { ensurePromptState, systemPromptOf } from '../test/fixtures/prompt-states.ts';
+import { ensureWidgetHostState } from '../test/fixtures/prompt-states.ts';
 import { tarball } from '../test/package-project.ts';
 
 export default async function setup() {
@@ -14,6 +14,5 @@ export default async function setup() {
   const models = ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
   for (const name of models) await ensureModel(name);
   // The widget's example host page ships its system prompt's state.
-  await ensurePromptState('qwen2-hello-crumb', 'qwen2-hello',
-    [{ role: 'system', content: systemPromptOf(readFileSync(join(root, 'e2e/widget-host.html'), 'utf8')) }]);
+  await ensureWidgetHostState();
 }
