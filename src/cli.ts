@@ -14,8 +14,9 @@ const USAGE = `Usage: hearth prompt-state --model <model.gguf> --system <system-
 
 Writes the computed state of the system prompt (and tools) for this model file. Ship it beside the model and load it
 with engine.load(model, { promptState: url }) or <hearth-chat prompt-state="url">: a visitor's first answer then
-starts after the system prompt instead of reading it. --kv-type f16 halves the file; the page then loads the model
-with an f16 KV cache (the file says so; Hearth follows it unless told otherwise).`;
+starts after the system prompt instead of reading it. The KV type is Hearth's default for this model (what a page
+picks: f32 where 8,192 tokens fit in 512 MiB, else f16) unless --kv-type says; f16 halves the file, and the page
+then loads the model with an f16 KV cache (the file says so; Hearth follows it unless told otherwise).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -41,8 +42,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { model, system, out } = values;
-  const kv = values['kv-type'] ?? 'f32';
-  if (!model || !system || !out || (kv !== 'f32' && kv !== 'f16')) {
+  const kv = values['kv-type'];
+  if (!model || !system || !out || (kv !== undefined && kv !== 'f32' && kv !== 'f16')) {
     console.error(`--model, --system and -o are needed; --kv-type is f32 or f16\n\n${USAGE}`);
     return 2;
   }
@@ -51,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
   const engine = await createNodeEngine({ cache: { persistent: false }, modelsDir: null, threads, variant: threads > 1 ? 'mt' : 'st' });
   try {
     const info = await engine.load({ path: model }, {
-      cacheTypeK: kv as GgmlType, cacheTypeV: kv as GgmlType, nCtx: values['n-ctx'] ? Number(values['n-ctx']) : undefined,
+      ...(kv ? { cacheTypeK: kv as GgmlType, cacheTypeV: kv as GgmlType } : {}), nCtx: values['n-ctx'] ? Number(values['n-ctx']) : undefined,
       onProgress: progress('load'),
     });
     const t0 = performance.now();
@@ -63,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write('\n');
     const { header } = await readPromptStateHeader(blobReader(blob));
     console.log(`${out}: ${formatBytes(blob.size)}, the state of ${header.tokens.length} tokens of ${info.name} ` +
-      `(${kv} KV cache), computed in ${s.toFixed(1)} s`);
+      `(${header.typeK} KV cache), computed in ${s.toFixed(1)} s`);
     return 0;
   } finally {
     await engine.unload();
