@@ -375,15 +375,17 @@ test('a new conversation, a stored record that is not valid, and deleting the do
   expect(await send(tab, 'Still here?')).toBe('Hello, world!');
   expect(await tab.texts('.msg.user')).toEqual(['Still here?']);
 
-  const stored = () => tab.evaluate(async () => ((document.querySelector('hearth-chat') as Widget).engine as
-    { models: { list(): Promise<unknown[]> } } | null)?.models.list() ?? null);
-  expect(await stored()).toHaveLength(1);
+  const stored = () => tab.evaluate(async () => ((await ((document.querySelector('hearth-chat') as Widget).engine as
+    { models: { list(): Promise<Array<{ name: string }>> } } | null)?.models.list()) ?? []).map((m) => m.name).sort());
+  // The model, and the prompt state the page ships beside it.
+  const both = ['qwen2-hello-crumb.hearth-state', 'qwen2-hello.gguf'];
+  expect(await stored()).toEqual(both);
   await tab.click('.more');
   await tab.click('.forget');
   await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('deleted from this browser')]);
-  // The next message downloads it again.
+  // The next message downloads both again.
   expect(await send(tab, 'And now?')).toBe('Hello, world!');
-  expect(await stored()).toHaveLength(1);
+  expect(await stored()).toEqual(both);
 });
 
 test('the size check counts every script the widget loads: what the browser fetched on open is the build\'s list', async ({ site, baseURL }) => {

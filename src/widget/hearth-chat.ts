@@ -231,6 +231,9 @@ export class HearthChatElement extends HTMLElement {
     const engine = await this.#ready().catch(() => null) as Partial<HearthClient> | null;
     if (!engine?.models) return this.#status('This chat\'s engine keeps no downloaded model.');
     const deleted = await engine.models.delete(parseModel(model) as string | { hf: { repo: string; file: string } });
+    // Its prompt state is of no use without it, and is stored beside it.
+    const state = this.getAttribute('prompt-state')?.trim();
+    if (state) await engine.models.delete(new URL(state, document.baseURI).href).catch(() => false);
     engine.terminate?.(); // the model leaves memory too; a new engine starts on the next message
     this.#engine = null;
     this.#starting = null;
