@@ -122,23 +122,10 @@ export class Engine implements EngineCore {
         signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
         store: options.store === false ? null : this.config.models, allowUnverified: options.allowUnverified,
       };
-      // The prompt state downloads while the model's bytes are checked and read (the network is free by then).
-      let startState = () => {};
-      const stateStarted = new Promise<void>((resolve) => (startState = resolve));
-      const stopState = new AbortController();
-      const promptState = state === undefined ? null : stateStarted.then(() => openPromptState(state, {
-        ...opened, maxBytes: this.maxBytes, signal: signal ? AbortSignal.any([signal, stopState.signal]) : stopState.signal,
-      }));
-      promptState?.catch(() => {});
-      let file;
-      try {
-        file = await openModelFile(source, this.maxBytes, { ...opened, onDownloaded: startState, allowScalarKernels: options.allowScalarKernels });
-      } catch (err) {
-        stopState.abort();
-        startState();
-        throw err;
-      }
-      startState();
+      const file = await openModelFile(source, this.maxBytes, { ...opened, allowScalarKernels: options.allowScalarKernels });
+      // After the model, not while its bytes are checked: in Chromium, opening an OPFS file to write while the store
+      // reads another was seen to wait for ever (a first visit stuck after "Checking the download").
+      const promptState = state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
         threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState,
       });

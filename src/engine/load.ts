@@ -31,8 +31,8 @@ export interface LoadSettings {
   cache: CacheConfig;
   /** Where saved KV state goes; null: nowhere. */
   store: KvStore | null;
-  /** LoadOptions.promptState being opened (models/prompt-state-file.ts): the file, or why there is none. */
-  promptState?: Promise<Readable | { warning: string }> | null;
+  /** LoadOptions.promptState opened (models/prompt-state-file.ts): the file, or why there is none. */
+  promptState?: Readable | { warning: string } | null;
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
@@ -45,7 +45,7 @@ export async function openModelFile(source: LoadRequest['source'], maxBytes: num
 /** Reads `file` into llama.cpp and builds a session on it. */
 export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
   const identity = await fileIdentity(file, options);
-  const state = await settings.promptState ?? null;
+  const state = settings.promptState ?? null;
   const stateHeader = state && 'read' in state ? await readPromptStateHeader(state).catch(() => null) : null;
   // Without KV types of its own, the cache takes the state's (of this model): a state written with f16 needs an f16 cache.
   if (stateHeader?.header.model === identity) {

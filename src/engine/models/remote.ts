@@ -26,9 +26,6 @@ export interface FetchOptions extends RemoteOptions {
   /** Models larger than this are refused (before a download, where the size is announced). */
   maxBytes?: number;
   onProgress?: (p: Progress) => void;
-  /** Called once every byte of the files is in, before they are checked (a download that needs the network next
-   * may start then). */
-  onDownloaded?: () => void;
 }
 
 export interface RemoteFile {

@@ -188,7 +188,6 @@ export class ModelStore implements ModelStoreApi {
       throw err;
     }
     await Promise.all([recorder, ...writers].map((w) => w.close()));
-    opts.onDownloaded?.();
     try {
       return await this.check(key, meta, opts);
     } catch (err) {
