@@ -78,8 +78,8 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
     const stateTokens = shipped.info.model!.promptState!.tokens;
     const perThousand = (p: string) => round((statSync(p).size / stateTokens) * 1000 / 1e6, 2);
     // From the end of the model's download to the first token: cold, checking and reading the model and prefilling
-    // the whole prompt; with the state, the same while the state downloads, then restoring it and reading the last
-    // question.
+    // the whole prompt; with the state, checking the model, downloading the state, reading the model, restoring the
+    // state and reading the last question.
     const afterDownload = (v: Visit) => v.firstMs - v.phases.download!.end;
 
     const read = back.phases.load!;
@@ -148,7 +148,7 @@ function report(opts: ScenarioOptions, name: string, v: Visit, size: number) {
     v.phases.download ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
       `sha256 check ${span(v, 'verify').toFixed(0)} ms` : '  model from OPFS: no download',
     ...(v.phases['prompt-state-download'] ? [`  prompt state download ${span(v, 'prompt-state-download').toFixed(0)} ms ` +
-      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB, during the model's check), read and checked ` +
+      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB, after the model's), read and checked ` +
       `${span(v, 'prompt-state-restore').toFixed(0)} ms`] : []),
     `  model read into the wasm heap ${read ? (read.end - read.start).toFixed(0) : '?'} ms` +
       (read ? ` (${(size / 1e6 / ((read.end - read.start) / 1000)).toFixed(0)} MB/s)` : '') +
