@@ -21,6 +21,9 @@ interface Shape { nLayer: number; nEmbd: number; nHead: number; nHeadKv: number;
 
 const ELEMENT_BYTES: Record<GgmlType, number> = { f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
 
+/** `t` as a KV cache type, when it is one (a prompt state file's header names its types as text). */
+export const kvType = (t: string): GgmlType | undefined => (Object.hasOwn(ELEMENT_BYTES, t) ? t as GgmlType : undefined);
+
 /** KV cache bytes one token takes in every layer (K and V). */
 export function kvBytesPerToken(shape: Shape, typeK: GgmlType, typeV: GgmlType): number {
   const perType = shape.nLayer * (shape.nEmbd / Math.max(1, shape.nHead)) * shape.nHeadKv;

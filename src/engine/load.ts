@@ -3,13 +3,13 @@
 // failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
 import type { LoadRequest } from '../contract.ts';
 import { AbortError, HearthError, ModelLoadError } from '../errors.ts';
-import type { GgmlType, LoadOptions, ModelInfo, Progress } from '../types.ts';
+import type { LoadOptions, ModelInfo, Progress } from '../types.ts';
 import { PromptStateMismatch, readPromptState, readPromptStateHeader, type Readable, type StateTarget } from './cache/prompt-state.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/store.ts';
-import { contextPlan } from './kv-layout.ts';
+import { contextPlan, kvType } from './kv-layout.ts';
 import type { Llama } from './llama/llama.ts';
 import { LlamaModel } from './llama/model.ts';
 import { LlamaContext } from './llama/context.ts';
@@ -115,9 +115,6 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
   }
   return model;
 }
-
-const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
-const kvType = (t: string) => KV_TYPES.find((k) => k === t);
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */
 async function shipState(session: Session, state: Readable | { warning: string }, target: StateTarget, onProgress?: (p: Progress) => void) {

@@ -100,12 +100,10 @@ export class Persistence {
     if (!chunks) return false; // damaged: read() deleted it
     const cells = chunks.map((data, i) => ({ data, end: used[i]!.end }));
     const end = used.at(-1)?.end ?? 0;
-    if (!this.slots.importInto(slot, cells, end)) {
+    if (!this.slots.restore(slot, cells, meta.tokens.subarray(0, end))) {
       await store.remove(meta.key);
       return false;
     }
-    slot.tokens = Array.from(meta.tokens.subarray(0, end));
-    this.slots.checkpoint(slot);
     onProgress?.({ phase: 'restore', loaded: total, total });
     void store.touch(meta.key);
     return true;

@@ -189,14 +189,12 @@ export class PromptCache {
     if (n <= prepared.cached) return;
     const { slot } = prepared;
     this.slots.reset(slot);
-    if (!this.slots.importInto(slot, [{ data: shipped.data, end: total }], total)) {
+    if (!this.slots.restore(slot, [{ data: shipped.data, end: total }], shipped.tokens)) {
       this.shipped = null;
       prepared.cached = 0;
       prepared.warning = 'llama.cpp refused the prompt state loaded with the model; it is no longer used, and this prompt was read in full';
       return;
     }
-    slot.tokens = Array.from(shipped.tokens);
-    this.slots.checkpoint(slot);
     prepared.cached = this.slots.trim(slot, n);
     prepared.source = 'prompt-state';
     if (prepared.buildSystem && prepared.buildSystem.tokens.length <= prepared.cached) prepared.buildSystem = null;
@@ -225,12 +223,10 @@ export class PromptCache {
     }
     if (!state || commonPrefix(state.tokens, system.tokens) !== system.tokens.length) return null;
     this.slots.reset(slot);
-    if (!this.slots.importInto(slot, [{ data: state.data, end: system.tokens.length }], system.tokens.length)) {
+    if (!this.slots.restore(slot, [{ data: state.data, end: system.tokens.length }], system.tokens)) {
       this.systemStates.delete(system.key);
       return null;
     }
-    slot.tokens = Array.from(system.tokens);
-    this.slots.checkpoint(slot);
     return source;
   }
 

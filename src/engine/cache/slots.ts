@@ -172,6 +172,15 @@ export class Slots {
     return evicted && importCells(this.ctx, slot.seq, this.scratch, cells);
   }
 
+  /** Imports the saved cells of exactly `tokens` into `slot` (importInto), which then holds them, with a checkpoint
+   * there. False when llama.cpp refuses them. */
+  restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): boolean {
+    if (!this.importInto(slot, cells, tokens.length)) return false;
+    slot.tokens = Array.from(tokens);
+    this.checkpoint(slot);
+    return true;
+  }
+
   /** Every slot's cells as state, to carry them into a new context (see importAll). */
   exportAll(): Map<number, Uint8Array> {
     const states = new Map<number, Uint8Array>();
