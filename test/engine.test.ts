@@ -50,7 +50,7 @@ describe('chat completions', () => {
   it('returns an OpenAI ChatCompletion with usage and timings', async () => {
     const res = await scripted.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] });
     expect(res.object).toBe('chat.completion');
-    expect(res.choices[0]!.message).toEqual({ role: 'assistant', content: 'Hello, world!' });
+    expect(res.choices[0]!.message).toEqual({ role: 'assistant', content: 'Hello, world!', refusal: null });
     expect(res.choices[0]!.finish_reason).toBe('stop'); // stopped at <|im_end|>, which is not emitted
     expect(res.usage.completion_tokens).toBe(4);
     expect(res.usage.total_tokens).toBe(res.usage.prompt_tokens + 4);
@@ -109,15 +109,22 @@ describe('chat completions', () => {
     expect(streamed.text).toBe('Hell');
   });
 
-  it('streams OpenAI chunks: role first, then content, then finish_reason with usage and timings', async () => {
+  it('streams OpenAI chunks: role first, then content, then finish_reason with timings; usage only when asked, in a chunk of its own', async () => {
     const { chunks, text: all } = await collect(await scripted.chat.completions.create({ messages: hello, stream: true }));
     expect(all).toBe('Hello, world!');
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0]!.id)).toBe(true);
     const last = chunks.at(-1)!;
     expect(last.choices[0]!.finish_reason).toBe('stop');
-    expect(last.usage?.completion_tokens).toBe(4);
     expect(last.timings?.predicted_n).toBe(4);
+    expect(chunks.some((c) => 'usage' in c)).toBe(false);
+
+    const asked = await collect(await scripted.chat.completions.create({ messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const [finish, usage] = asked.chunks.slice(-2);
+    expect(finish!.choices[0]!.finish_reason).toBe('stop');
+    expect(finish).not.toHaveProperty('usage');
+    expect(usage).toMatchObject({ id: finish!.id, object: 'chat.completion.chunk', choices: [] });
+    expect(usage!.usage).toMatchObject({ completion_tokens: 4, total_tokens: usage!.usage!.prompt_tokens + 4 });
   });
 
   it('rejects bad parameters with a typed error that names the parameter', async () => {

@@ -29,6 +29,19 @@ export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'
   return c;
 }
 
+/**
+ * The stream a caller sees, from the engine's chunks (whose finish chunk carries the usage, for CompletionAssembler):
+ * the usage leaves the finish chunk and, when the caller asked with stream_options.include_usage, comes after it in
+ * a chunk of its own with no choices — what OpenAI sends, and what its SDK and the AI SDK read.
+ */
+export function publicChunks(includeUsage: boolean, push: (c: ChatCompletionChunk) => Promise<void>) {
+  return async (c: ChatCompletionChunk) => {
+    const { usage, ...rest } = c;
+    await push(rest);
+    if (usage && includeUsage) await push({ id: c.id, object: c.object, created: c.created, model: c.model, choices: [], usage });
+  };
+}
+
 /** Folds a chunk stream into the ChatCompletion a non-streaming call returns. */
 export class CompletionAssembler {
   private content = '';
@@ -52,7 +65,7 @@ export class CompletionAssembler {
   }
 
   private message(): AssistantMessage {
-    const message: AssistantMessage = { role: 'assistant', content: this.content };
+    const message: AssistantMessage = { role: 'assistant', content: this.content, refusal: null };
     if (this.reasoning) message.reasoning_content = this.reasoning;
     if (this.calls.length) {
       message.tool_calls = this.calls;

@@ -4,7 +4,13 @@ import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, Rera
 import type { EmbedResult, RankResult } from '../contract.ts';
 import { bad } from './request.ts';
 
-export function embedInputs(p: EmbeddingCreateParams): { inputs: string[]; dimensions: number | null } {
+export interface EmbedRequest {
+  inputs: string[];
+  dimensions: number | null;
+  base64: boolean;
+}
+
+export function embedInputs(p: EmbeddingCreateParams): EmbedRequest {
   if (!p || typeof p !== 'object') bad('params', 'expected an object');
   const inputs = typeof p.input === 'string' ? [p.input] : p.input;
   if (!Array.isArray(inputs) || !inputs.length || !inputs.every((s) => typeof s === 'string' && s.length > 0)) {
@@ -12,20 +18,32 @@ export function embedInputs(p: EmbeddingCreateParams): { inputs: string[]; dimen
   }
   const d = p.dimensions;
   if (d !== undefined && d !== null && (!Number.isInteger(d) || d < 1)) bad('dimensions', 'expected a positive integer');
-  if (p.encoding_format && p.encoding_format !== 'float') bad('encoding_format', 'only "float" is supported');
-  return { inputs, dimensions: d ?? null };
+  const format = p.encoding_format ?? 'float';
+  if (format !== 'float' && format !== 'base64') bad('encoding_format', `expected "float" or "base64", got ${JSON.stringify(format)}`);
+  return { inputs, dimensions: d ?? null, base64: format === 'base64' };
 }
 
-export function embeddingResponse(r: EmbedResult, dimensions: number | null): CreateEmbeddingResponse {
+export function embeddingResponse(r: EmbedResult, { dimensions, base64 }: Omit<EmbedRequest, 'inputs'>): CreateEmbeddingResponse<number[] | string> {
   return {
     object: 'list',
     data: r.vectors.map((v, index) => {
       if (dimensions !== null && dimensions > v.length) bad('dimensions', `the model gives ${v.length} dimensions at most`);
-      return { object: 'embedding', index, embedding: normalise(dimensions === null ? v : v.slice(0, dimensions)) };
+      const unit = normalise(dimensions === null ? v : v.slice(0, dimensions));
+      return { object: 'embedding', index, embedding: base64 ? float32Base64(unit) : unit };
     }),
     model: r.model,
     usage: { prompt_tokens: r.tokens, total_tokens: r.tokens },
   };
+}
+
+/** OpenAI's base64 encoding: the vector's float32 values, little-endian, in base64. */
+function float32Base64(v: number[]): string {
+  const bytes = new Uint8Array(v.length * 4);
+  const view = new DataView(bytes.buffer);
+  v.forEach((x, i) => view.setFloat32(i * 4, x, true));
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 function normalise(v: number[]): number[] {

@@ -10,7 +10,7 @@ import type {
 import type { EngineCore } from '../contract.ts';
 import { WINDOW } from '../rpc/flow.ts';
 import { Channel } from './channel.ts';
-import { CompletionAssembler } from './completion.ts';
+import { CompletionAssembler, publicChunks } from './completion.ts';
 import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
 import { resolveRequest } from './request.ts';
 
@@ -24,10 +24,10 @@ export class EngineApi implements HearthEngine {
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
     this.embeddings = {
-      create: async (params: EmbeddingCreateParams) => {
-        const { inputs, dimensions } = embedInputs(params);
-        return embeddingResponse(await core.embed({ inputs }, { signal: params.signal }), dimensions);
-      },
+      create: (async (params: EmbeddingCreateParams) => {
+        const { inputs, ...shape } = embedInputs(params);
+        return embeddingResponse(await core.embed({ inputs }, { signal: params.signal }), shape);
+      }) as Embeddings['create'],
     };
     this.cache = {
       stats: () => core.cacheStats(),
@@ -73,7 +73,8 @@ export class EngineApi implements HearthEngine {
     const left = new AbortController();
     const signal = params.signal ? AbortSignal.any([params.signal, left.signal]) : left.signal;
     const channel = new Channel<ChatCompletionChunk>(WINDOW, () => left.abort());
-    this.core.complete(request, { signal, onProgress, onChunk: (c) => channel.push(c) })
+    const onChunk = publicChunks(params.stream_options?.include_usage === true, (c) => channel.push(c));
+    this.core.complete(request, { signal, onProgress, onChunk })
       .then(() => channel.end(), (err) => channel.fail(err));
     await channel.ready; // errors before the first chunk (ContextFullError, AbortError while queued) reject here
     return channel;

@@ -79,6 +79,12 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     bad('conversation_id', 'expected a non-empty string');
   }
 
+  const so = p.stream_options;
+  if (so !== undefined && so !== null) {
+    if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'expected {include_usage?: boolean}');
+    if (so.include_usage !== undefined && so.include_usage !== null && typeof so.include_usage !== 'boolean') bad('stream_options.include_usage', 'expected a boolean');
+  }
+
   const overflow = p.context_overflow ?? 'stop';
   if (overflow !== 'stop' && overflow !== 'error' && overflow !== 'shift') {
     bad('context_overflow', `expected "stop", "error" or "shift", got ${JSON.stringify(overflow)}`);

@@ -79,6 +79,8 @@ export interface ChatCompletionCreateParams {
   stop?: string | string[] | null;
   seed?: number | null;
   stream?: boolean | null;
+  /** include_usage: a stream ends with one more chunk, with no choices, carrying `usage` (OpenAI's shape). */
+  stream_options?: { include_usage?: boolean | null } | null;
   tools?: Tool[];
   /** Default 'auto' with tools, 'none' without. */
   tool_choice?: ToolChoice | null;
@@ -121,7 +123,8 @@ export interface Timings {
   predicted_ms: number;
   /** Prompt tokens taken from a cache instead of being decoded. */
   cache_n: number;
-  cache_source: CacheSource;
+  /** 'remote': the cache of the server that answered (EngineOptions.backend / fallback { remote }). */
+  cache_source: CacheSource | 'remote';
 }
 
 export interface Usage {
@@ -138,6 +141,8 @@ export interface AssistantMessage {
   /** The model's reasoning (<think>…</think>, gpt-oss's analysis channel), apart from the answer. */
   reasoning_content?: string;
   tool_calls?: ToolCall[];
+  /** Always null: a local model has no separate refusal channel (OpenAI's field, which its SDK's types require). */
+  refusal: null;
 }
 
 export interface ChunkDelta {
@@ -169,17 +174,18 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
+  /** Empty only in the usage chunk that ends a stream with stream_options.include_usage. */
   choices: Array<{
     index: number;
     delta: ChunkDelta;
     finish_reason: FinishReason | null;
     logprobs: ChoiceLogprobs | null;
   }>;
-  /** Only on the last chunk. */
+  /** Only on the usage chunk (stream_options.include_usage), as OpenAI sends it. */
   usage?: Usage;
-  /** Only on the last chunk. */
+  /** Only on the chunk with the finish_reason (Hearth's extension, as llama-server's). */
   timings?: Timings;
-  /** Only on the last chunk, and only when there are any (see ChatCompletion.warnings). */
+  /** Only on the chunk with the finish_reason, and only when there are any (see ChatCompletion.warnings). */
   warnings?: string[];
 }
 
