@@ -18,10 +18,12 @@ const widgetSpec = /widget\.spec\.ts$/;
 const demoSpec = /demo\.spec\.ts$/;
 // The relaxed-SIMD kernels against ggml's reference: the browsers that have relaxed SIMD, once each.
 const kernelsSpec = /kernels\.spec\.ts$/;
+// The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
+const remoteSpec = /remote\.spec\.ts$/;
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
-  testMatch: [apiSpecs, ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec]), ...(browser === 'chromium' ? [demoSpec] : [])],
+  testMatch: [apiSpecs, ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]), ...(browser === 'chromium' ? [demoSpec] : [])],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 

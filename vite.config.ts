@@ -60,7 +60,7 @@ const strictCsp = (everywhere: boolean, trustedTypes = false) => "default-src 's
  *
  * For the tests (dev and preview servers only): every request's path is logged (GET /__log lists them, with whether
  * the request bypassed the HTTP cache: what a browser fetched, its workers' requests included); /exfil/… (the tests'
- * attacker) answers nothing; POST /__deploy plays a new deploy of the app (/sw.js changes its version, and
+ * attacker) answers nothing; /test-models/too-large.gguf announces a model of 8 GiB; POST /__deploy plays a new deploy of the app (/sw.js changes its version, and
  * /manifest.webmanifest answers with a redirect) until POST /__deploy?undo.
  */
 function widgetHost(): Plugin {
@@ -91,6 +91,11 @@ function widgetHost(): Plugin {
       return serve(req, res, next);
     }
     if (path.startsWith('/exfil/')) return void res.writeHead(204).end();
+    // A model this device cannot run (the remote fallback's tests): its server announces 8 GiB, over any engine's
+    // limit, which the model store checks before it fetches a byte. Nothing is served.
+    if (path === '/test-models/too-large.gguf') {
+      return void res.writeHead(req.method === 'HEAD' ? 200 : 404, { 'Content-Length': String(req.method === 'HEAD' ? 2 ** 33 : 0), 'Content-Type': 'application/octet-stream' }).end();
+    }
     if (!files[path]) return next();
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     const mode = new URLSearchParams(query).get('csp');

@@ -11,7 +11,7 @@ export default async function setup() {
     if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run "npm run build:wasm && npm run build && npm run build:e2e" first`);
   }
   tarball(); // the npm package (e2e/package.spec.ts), or an error that says how to build it
-  const models = ['qwen2-hello', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
+  const models = ['qwen2-hello', 'qwen2-tool', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
   for (const name of models) await ensureModel(name);
   // The widget's example host page ships its system prompt's state.
   await ensureWidgetHostState();

@@ -1,10 +1,12 @@
 // The system packages Hearth's build and tests need: mmdebstrap and bubblewrap to make and enter the build root that
 // holds the wasm toolchain (scripts/toolchain.mjs: Debian trixie's emscripten), Chromium, Firefox and WebKitGTK (its
 // WebDriver, under a virtual X display) for the end-to-end tests, Python's jinja2 as the reference the chat-template
-// test compares against. On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this
-// stops before any work with the one command to run.
+// test compares against, CMake, make and g++ to build llama.cpp's llama-server natively (scripts/build-server.mjs).
+// On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops before any work with
+// the one command to run.
 //   node scripts/system-packages.mjs build   mmdebstrap, bubblewrap
 //   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
+//   node scripts/system-packages.mjs server  cmake, make, g++
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -16,10 +18,13 @@ const PACKAGES = {
   'firefox-esr': { found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'), what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)' },
   'webkit2gtk-driver': { found: () => onPath('WebKitWebDriver'), what: 'WebKitGTK\'s WebDriver (WebKitWebDriver) and MiniBrowser' },
   xvfb: { found: () => onPath('Xvfb') || !!process.env.DISPLAY, what: 'Xvfb, a virtual X display for WebKitGTK (or a DISPLAY)' },
+  cmake: { found: () => onPath('cmake'), what: 'CMake (builds llama-server natively)' },
+  make: { found: () => onPath('make'), what: 'make' },
+  'g++': { found: () => onPath('g++'), what: 'g++ (builds llama-server natively)' },
   'python3-jinja2': { found: () => spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0, what: 'Python 3 with jinja2' },
 };
 
-const NEEDS = { build: ['mmdebstrap', 'bubblewrap'], test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'] };
+const NEEDS = { build: ['mmdebstrap', 'bubblewrap'], test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'], server: ['cmake', 'make', 'g++'] };
 
 function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;

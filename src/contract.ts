@@ -2,7 +2,7 @@
 // is controlled (CallControl), and the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only
 // the public types, so the engine, the binding, the workers and the shared tabs all import it downward.
 import type {
-  Backend as BackendName, CacheStats, ExportPromptParams, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
+  CacheStats, ExportPromptParams, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
   ModelInfo, ModelSource, ModelStoreUsage, Progress, StoredModel, StoredModelRef, Tool,
 } from './types.ts';
 
@@ -38,9 +38,11 @@ export interface LocalEngine {
  */
 export interface Backend {
   /** What it is (engine.info().backend while it holds the model). */
-  readonly kind: Exclude<BackendName, 'auto'>;
+  readonly kind: EngineInfo['backend'];
   /** The load options and requests it honours; anything else is refused before the call. */
   readonly supports: Supports;
+  /** Takes only the loads the other backends failed because the model cannot run on this device (router.ts). */
+  readonly fallback?: boolean;
   load(request: LoadRequest, control?: CallControl): Promise<ModelInfo>;
   /**
    * Whether it can take this model, decided before loading it (wllama: the adapter's buffer limits). The router asks
@@ -68,7 +70,7 @@ export interface Supports {
 }
 
 /** The calls an engine answers: a backend's, and the KV cache and the model store, which the wasm engine keeps. */
-export interface EngineCore extends Omit<Backend, 'kind' | 'supports' | 'fit'> {
+export interface EngineCore extends Omit<Backend, 'kind' | 'supports' | 'fit' | 'fallback'> {
   cacheStats(): Promise<CacheStats>;
   cacheClear(options: { conversation_id?: string }): Promise<void>;
   cacheFlush(): Promise<void>;

@@ -22,6 +22,7 @@ const ui = {
   system: $<HTMLTextAreaElement>('system-prompt'), temperature: $<HTMLInputElement>('temperature'),
   overflow: $<HTMLSelectElement>('overflow'), settings: $<HTMLDetailsElement>('settings'),
   stored: $<HTMLUListElement>('stored-models'), update: $('update'), updateReload: $<HTMLButtonElement>('update-reload'),
+  fallbackUrl: $<HTMLInputElement>('fallback-url'), fallbackModel: $<HTMLInputElement>('fallback-model'),
 };
 
 const TEST_MODEL = '/test-models/qwen2-hello.gguf';
@@ -32,6 +33,9 @@ let readyText = '';
 let generating: AbortController | null = null;
 let loading: AbortController | null = null;
 let modelReady = false;
+/** The fallback server the engine was created with (the settings' at that time), as JSON; FAILED when it could not start. */
+let engineFallback = 'null';
+const FAILED = 'failed';
 
 const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputElement>('search'), {
   open: (c) => void openConversation(c.id),
@@ -105,7 +109,10 @@ function startNew() {
 /** Keeps the open conversation, the model choice (not a local file: it cannot be reopened) and the settings. */
 function save() {
   const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value };
-  const settings = { system: ui.system.value, temperature: ui.temperature.value, overflow: ui.overflow.value };
+  const settings = {
+    system: ui.system.value, temperature: ui.temperature.value, overflow: ui.overflow.value,
+    fallbackUrl: ui.fallbackUrl.value, fallbackModel: ui.fallbackModel.value,
+  };
   try {
     localStorage.setItem(SAVED, JSON.stringify({ conversationId: conversation.id, model, settings }));
   } catch {
@@ -130,6 +137,8 @@ async function restore() {
   if (settings.system !== undefined) ui.system.value = settings.system;
   if (settings.temperature) ui.temperature.value = settings.temperature;
   if (settings.overflow) ui.overflow.value = settings.overflow;
+  if (settings.fallbackUrl) ui.fallbackUrl.value = settings.fallbackUrl;
+  if (settings.fallbackModel) ui.fallbackModel.value = settings.fallbackModel;
   showKind();
   if (saved.conversationId) await openConversation(saved.conversationId);
   else await sidebar.refresh(conversation.id);
@@ -151,7 +160,7 @@ function chosenSource(): ModelSource | null {
 async function loadModel() {
   if (loading) return loading.abort();
   const source = chosenSource();
-  if (!engine || !source) {
+  if ((!engine && engineFallback !== FAILED) || !source) {
     ui.loadStatus.textContent = engine ? 'Choose a model first.' : 'The engine is still starting; try again in a moment.';
     return;
   }
@@ -160,10 +169,13 @@ async function loadModel() {
   modelReady = false;
   setBusy();
   try {
-    const info = await engine.load(source, { onProgress, signal: loading.signal });
+    if (!engine || JSON.stringify(fallback()) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
+    const info = await engine!.load(source, { onProgress, signal: loading.signal });
     modelReady = true;
-    const status = await engine.info();
-    readyText = `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.`;
+    const status = await engine!.info();
+    readyText = status.remote
+      ? `Ready: ${info.name}, answered by the server at ${status.remote.baseURL}: this browser cannot run the model (${status.selection.reason}).`
+      : `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.`;
     showStatus(status);
     ui.loadStatus.textContent = readyText;
     if (ui.settings.open) void showStoredModels();
@@ -277,6 +289,10 @@ async function whenIdle(): Promise<void> {
 /** What runs the chat, and which tab runs it; refreshed after each load and answer, and when the tab is shown again
  * (other tabs come and go, and the tab that runs the engine may change). */
 function showStatus(info: EngineInfo) {
+  if (info.remote) {
+    ui.status.textContent = `Answers come from the server at ${info.remote.baseURL} (${info.remote.model}), not from this browser`;
+    return;
+  }
   const shared = info.shared && info.shared.tabs > 1
     ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
   ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build.startsWith('mt') ? 'threaded' : 'single-thread'}${info.build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
@@ -302,12 +318,33 @@ async function main() {
   }
   await restore();
   try {
-    // One engine for all the app's tabs: the model is in memory once (see README, "One engine for all tabs").
-    engine = await createEngine({ shared: true });
-    showStatus(await engine.info());
+    await startEngine();
   } catch (err) {
     ui.status.textContent = `The engine could not start: ${(err as Error).message}`;
   }
+}
+
+/** The fallback server in the settings, or null when its URL is empty (the default: nothing leaves the browser). */
+function fallback() {
+  const baseURL = ui.fallbackUrl.value.trim();
+  return baseURL ? { remote: { baseURL, model: ui.fallbackModel.value.trim() || 'default' } } : null;
+}
+
+async function startEngine() {
+  engine?.terminate();
+  engine = null;
+  engineFallback = 'starting';
+  const remote = fallback();
+  try {
+    // One engine for all the app's tabs: the model is in memory once (see README, "One engine for all tabs"). A
+    // fallback server is this tab's own choice, so an engine with one is not shared.
+    engine = await createEngine(remote ? { fallback: remote } : { shared: true });
+  } catch (err) {
+    engineFallback = FAILED;
+    throw err;
+  }
+  engineFallback = JSON.stringify(remote);
+  showStatus(await engine.info());
 }
 
 void main();

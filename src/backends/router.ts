@@ -2,11 +2,20 @@
 // (backends/select.ts decides the order: WebGPU first when it qualified, then wasm). A load goes to the first backend
 // that supports its options and fits the model, the others stepping aside with the reason in
 // engine.info().selection; every later call goes to the backend holding the model, once checked against what that
-// backend supports (supports.ts). The KV cache and the model store are the wasm engine's ("home"), whichever backend
+// backend supports (supports.ts). A fallback backend (a server, EngineOptions.fallback) takes only the loads the others
+// failed because the model cannot run on this device. The KV cache and the model store are the wasm engine's ("home"), whichever backend
 // runs the model.
 import type { Backend, CallControl, CompletionRequest, EngineCore, ExportPromptRequest, LoadRequest } from '../contract.ts';
 import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '../types.ts';
+import { ModelLoadError } from '../errors.ts';
 import { checkCall, checkCompletion, checkLoad, EVERYTHING, loadRefusal } from './supports.ts';
+
+/** Load failures that say the model cannot run on this device (not that it is broken): a fallback may take it. */
+const CANNOT_RUN_HERE = new Set(['too_large', 'kv_too_large', 'context_failed', 'quota_exceeded']);
+
+export function cannotRunHere(err: unknown): boolean {
+  return err instanceof ModelLoadError && CANNOT_RUN_HERE.has(err.code);
+}
 
 /** The wasm engine (in its worker, or the shared one) as a backend. */
 export function wasmBackend(home: EngineCore): Backend {
@@ -40,30 +49,43 @@ export class BackendRouter implements EngineCore {
   private async loadNow(request: LoadRequest, control: CallControl): Promise<ModelInfo> {
     const passed: string[] = [];
     let load = request;
-    for (const [i, backend] of this.backends.entries()) {
-      if (i < this.backends.length - 1) {
-        let refusal = loadRefusal(backend, load)?.message ?? null;
-        if (!refusal && backend.fit) ({ refusal, request: load } = await backend.fit(load, control));
-        if (refusal) {
-          passed.push(refusal);
-          continue;
+    const own = this.backends.filter((b) => !b.fallback);
+    try {
+      for (const [i, backend] of own.entries()) {
+        if (i < own.length - 1) {
+          let refusal = loadRefusal(backend, load)?.message ?? null;
+          if (!refusal && backend.fit) ({ refusal, request: load } = await backend.fit(load, control));
+          if (refusal) {
+            passed.push(refusal);
+            continue;
+          }
+        } else {
+          checkLoad(backend, load);
         }
-      } else {
-        checkLoad(backend, load);
+        return await this.hold(backend, load, control, passed);
       }
-      if (this.holder && this.holder !== backend) await this.holder.unload();
-      this.holder = null;
-      const info = await backend.load(load, control);
-      this.holder = backend;
-      this.selection.reason = passed.length ? `${passed.join('; ')}: this model runs on ${backend.kind}` : this.chosen;
-      return info;
+    } catch (err) {
+      // A model this device cannot run goes to the fallback (a server), when the page configured one.
+      const fallback = this.backends.find((b) => b.fallback);
+      if (!fallback || !cannotRunHere(err)) throw err;
+      return this.hold(fallback, request, control, [...passed, (err as Error).message]);
     }
     throw new Error('unreachable: the last backend takes every load it supports');
   }
 
+  private async hold(backend: Backend, load: LoadRequest, control: CallControl, passed: string[]): Promise<ModelInfo> {
+    if (this.holder && this.holder !== backend) await this.holder.unload();
+    this.holder = null;
+    const info = await backend.load(load, control);
+    this.holder = backend;
+    const runs = backend.kind === 'remote' ? 'answers come from the server named in engine.info().remote' : `this model runs on ${backend.kind}`;
+    this.selection.reason = passed.length ? `${passed.join('; ')}: ${runs}` : this.chosen;
+    return info;
+  }
+
   /** The backend holding the model, or before a load the one loads go to first. */
   private get current(): Backend {
-    return this.holder ?? this.backends[0]!;
+    return this.holder ?? this.backends.find((b) => !b.fallback)!;
   }
 
   complete(request: CompletionRequest, control?: CallControl): Promise<void> {

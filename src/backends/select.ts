@@ -5,7 +5,7 @@
 import type { Backend, EngineCore } from '../contract.ts';
 import { EngineError } from '../errors.ts';
 import { cspError, watchCsp } from '../csp.ts';
-import type { Backend as BackendName, BackendSelection } from '../types.ts';
+import type { Backend as BackendName, BackendSelection, RemoteOptions } from '../types.ts';
 import { BackendRouter, wasmBackend } from './router.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
@@ -32,7 +32,9 @@ async function requestAdapter(): Promise<GpuAdapterLike | null> {
 }
 
 export interface SelectOptions {
-  requested: BackendName;
+  requested: BackendName | { remote: RemoteOptions };
+  /** A server for the models this device cannot run (EngineOptions.fallback). */
+  fallback?: RemoteOptions | null;
   wasmUrl: string;
   threads: number;
   maxModelBytes: number;
@@ -44,8 +46,16 @@ export interface SelectOptions {
  * It never fails for want of WebGPU: it falls back to wasm and says why in engine.info().selection.
  */
 export async function selectBackends(home: EngineCore, opts: SelectOptions): Promise<BackendRouter> {
+  // The server backend is loaded only by a page that names a server: nothing goes to one unless the page configured it.
+  const server = typeof opts.requested === 'object' || opts.fallback ? (await import('./server/server.ts')).ServerBackend : null;
+  if (typeof opts.requested === 'object') {
+    return new BackendRouter(home, [new server!(opts.requested.remote, home)], {
+      requested: 'remote', reason: 'a server was asked for (backend: { remote })', adapter: null, selfTest: null,
+    });
+  }
   const wasm = wasmBackend(home);
-  const only = (selection: BackendSelection, ...backends: Backend[]) => new BackendRouter(home, [...backends, wasm], selection);
+  const fallback = opts.fallback ? [new server!(opts.fallback, home, true)] : [];
+  const only = (selection: BackendSelection, ...backends: Backend[]) => new BackendRouter(home, [...backends, wasm, ...fallback], selection);
   if (opts.requested === 'wasm') {
     return only({ requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null });
   }
@@ -82,7 +92,7 @@ export async function selectBackends(home: EngineCore, opts: SelectOptions): Pro
   selection.reason = `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
     (adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
   // A forced 'webgpu' has no fallback: what wllama cannot take is an error, not a quiet switch to wasm.
-  return opts.requested === 'webgpu' ? new BackendRouter(home, [gpu], selection) : only(selection, gpu);
+  return opts.requested === 'webgpu' ? new BackendRouter(home, [gpu, ...fallback], selection) : only(selection, gpu);
 }
 
 /** The self-test, or an EngineError as soon as the page's CSP blocks part of it, or when it takes too long. */

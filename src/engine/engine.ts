@@ -175,7 +175,7 @@ export class Engine implements EngineCore {
     const s = this.live;
     const ctx = s?.ctx;
     return {
-      backend: 'wasm',
+      backend: 'wasm', remote: null,
       selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
       buildReason: this.config.loader.reason + dotReason(llama.simdDot),

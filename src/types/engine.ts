@@ -45,7 +45,7 @@ export interface ExportPromptParams {
 
 /** Why the engine runs on the backend it does (createEngine's `backend` option). */
 export interface BackendSelection {
-  requested: Backend;
+  requested: Backend | 'remote';
   /** Plain words: e.g. "no WebGPU adapter", "the adapter lacks shader-f16", "WebGPU self-test passed". */
   reason: string;
   /** The WebGPU adapter the browser offered, if any. */
@@ -56,8 +56,11 @@ export interface BackendSelection {
 }
 
 export interface EngineInfo {
-  /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing). */
-  backend: 'wasm' | 'webgpu';
+  /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing);
+   * 'remote' an OpenAI-compatible server (EngineOptions.backend or .fallback), named in `remote`. */
+  backend: 'wasm' | 'webgpu' | 'remote';
+  /** The server answering when `backend` is 'remote', else null. */
+  remote: { baseURL: string; model: string } | null;
   selection: BackendSelection;
   /** The wasm build running ('mt'/'st', '-relaxed' with relaxed SIMD), and why it was picked. */
   build: BuildVariant;

@@ -2,6 +2,22 @@
 
 export type Backend = 'auto' | 'wasm' | 'webgpu';
 
+/**
+ * An OpenAI-compatible server (llama-server, vLLM, Ollama, SGLang, OpenAI itself) that answers in place of this
+ * device: EngineOptions.backend `{ remote }` always, or EngineOptions.fallback `{ remote }` when a model cannot run
+ * here. Requests go to `${baseURL}/chat/completions` and `${baseURL}/embeddings` from the page, so the server must
+ * allow the page's origin (CORS) and the page's CSP its address (connect-src).
+ */
+export interface RemoteOptions {
+  /** The API's base, e.g. 'http://127.0.0.1:8080/v1'. */
+  baseURL: string;
+  /** The model the server answers with (the request's `model`). */
+  model: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. A key in a page is visible to every visitor: use a proxy's. */
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
 /** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread; '-relaxed' = with relaxed
  * SIMD's 8-bit dot product in the kernels (Chromium, Firefox), else plain SIMD128 (WebKit). */
 export type BuildVariant = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
@@ -14,7 +30,11 @@ export interface EngineOptions {
    * persistence or batching; see the README), after a self-test against the wasm engine, falling back to wasm when
    * it fails. 'auto' (default): 'webgpu' when an adapter with shader-f16 exists, the self-test passes and the model
    * fits the adapter's buffers, else 'wasm'. engine.info().selection says which and why. */
-  backend?: Backend;
+  backend?: Backend | { remote: RemoteOptions };
+  /** Where answers come from when a model cannot run on this device: its load failed with ModelLoadError
+   * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server
+   * otherwise; engine.info().backend is then 'remote' and .selection.reason says why. Default: none. */
+  fallback?: { remote: RemoteOptions } | null;
   /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
   threads?: number;
   /** Which SIMD the wasm build uses; engine.info().build and .buildReason say which runs and why. Default 'auto'. */

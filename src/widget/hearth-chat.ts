@@ -4,7 +4,7 @@
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
 // by reference, never looked up in a tree that contains model output.
 import type { HearthClient } from '../backends/wasm/client.ts';
-import type { Backend, CacheSource, ModelSource, Progress } from '../types.ts';
+import type { Backend, ModelSource, Progress, Timings } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
@@ -21,7 +21,9 @@ const OWN_ASSETS = typeof __HEARTH_WIDGET_ASSETS__ === 'undefined' ? '../hearth/
 let sheet: CSSStyleSheet | undefined;
 
 /** Where the status line says reused tokens came from, when not this page's memory. */
-const REUSED_FROM: Partial<Record<CacheSource, string>> = { indexeddb: ' (restored from IndexedDB)', 'prompt-state': ' (from the site\'s prompt state)' };
+const REUSED_FROM: Partial<Record<Timings['cache_source'], string>> = {
+  indexeddb: ' (restored from IndexedDB)', 'prompt-state': ' (from the site\'s prompt state)', remote: ' (by the server)',
+};
 
 /** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it. */
 async function loadChat() {
@@ -58,6 +60,8 @@ function buildUi() {
     forget: button('forget', 'Delete the downloaded model'),
     progress: h('progress', { hidden: true }),
     status: h('div', { className: 'status' }, { role: 'status' }),
+    // Shown while answers come from a server instead of this browser (fallback-url): never silently.
+    remote: h('div', { className: 'remote', hidden: true }, { role: 'note', part: 'remote-notice' }),
     log: h('div', { className: 'log' }, { 'aria-live': 'polite' }),
     input: h('textarea', { rows: 2 }, { 'aria-label': 'Message' }),
     send: h('button', { type: 'submit', className: 'send', textContent: 'Send' }),
@@ -67,7 +71,7 @@ function buildUi() {
   const form = h('form', {}, {}, ui.input, ui.send, ui.stop);
   ui.stop.hidden = true;
   const panel = h('section', { className: 'panel', hidden: true }, { part: 'panel', role: 'dialog' },
-    h('header', {}, {}, ui.title, ui.newChat, ui.more, ui.close), menu, ui.progress, ui.status, ui.log, form);
+    h('header', {}, {}, ui.title, ui.newChat, ui.more, ui.close), menu, ui.remote, ui.progress, ui.status, ui.log, form);
   return { ...ui, menu, form, panel };
 }
 
@@ -262,8 +266,12 @@ export class HearthChatElement extends HTMLElement {
     const assetsUrl = this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
     // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
     const backend = (this.getAttribute('backend') ?? 'wasm') as Backend;
-    // One model for the site's tabs.
-    const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, shared: 'hearth-chat' });
+    // A server for visitors whose device cannot run the model; off unless the site names one.
+    const fallbackUrl = this.getAttribute('fallback-url')?.trim();
+    const fallback = fallbackUrl ? { remote: { baseURL: new URL(fallbackUrl, document.baseURI).href, model: this.getAttribute('fallback-model')?.trim() || model } } : null;
+    // One model for the site's tabs — among those with the same fallback: a tab without one never answers from a server.
+    const shared = fallback ? `hearth-chat ${fallback.remote.baseURL} ${fallback.remote.model}` : 'hearth-chat';
+    const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, fallback, shared });
     const nCtx = positiveInt(this.getAttribute('context-size'));
     // The system prompt's state, computed by the site (npx hearth prompt-state): the first answer starts after it.
     const promptState = this.getAttribute('prompt-state')?.trim();
@@ -279,7 +287,12 @@ export class HearthChatElement extends HTMLElement {
     this.#ui.progress.hidden = true;
     this.#status('');
     this.#engine = engine;
-    this.#emit('hearth-ready', { info: await engine.info() });
+    const info = await engine.info();
+    if (info.remote) {
+      this.#ui.remote.textContent = `Answers come from ${new URL(info.remote.baseURL).host}, not from this browser: this device cannot run the model here.`;
+      this.#ui.remote.hidden = false;
+    }
+    this.#emit('hearth-ready', { info });
     return engine;
   }
 

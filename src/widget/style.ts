@@ -10,7 +10,7 @@ button:disabled { opacity: .5; cursor: default; }
 .launcher { border-radius: 999px; padding: 12px 18px; box-shadow: 0 4px 16px rgba(0,0,0,.2); }
 .panel { display: flex; flex-direction: column; width: min(380px, calc(100vw - 40px)); height: min(560px, calc(100vh - 40px));
   background: var(--hearth-bg, #fff); border-radius: var(--hearth-radius, 12px); box-shadow: 0 8px 32px rgba(0,0,0,.25); overflow: hidden; }
-.panel[hidden], .launcher[hidden], progress[hidden], .status:empty, button[hidden] { display: none; }
+.panel[hidden], .launcher[hidden], progress[hidden], .status:empty, button[hidden], .remote[hidden] { display: none; }
 header { display: flex; align-items: center; justify-content: space-between; padding: 10px 14px;
   background: var(--hearth-accent, #c2410c); color: var(--hearth-accent-text, #fff); font-weight: 600; }
 header .title { flex: 1; }
@@ -21,6 +21,7 @@ header button.new { font-size: 13px; font-weight: 400; border: 1px solid current
 .menu button { background: transparent; color: inherit; border: 1px solid rgba(0,0,0,.2); font-size: 13px; }
 .note { align-self: center; font-size: 12px; color: var(--hearth-muted, #6b6b70); }
 progress { width: 100%; height: 6px; accent-color: var(--hearth-accent, #c2410c); }
+.remote { padding: 6px 14px; font-size: 13px; background: var(--hearth-notice, #fff4d6); color: var(--hearth-notice-text, #5c4400); }
 .status { padding: 4px 14px; font-size: 13px; color: var(--hearth-muted, #6b6b70); }
 /* Model output lives in the log and cannot be drawn outside it (paint containment clips it, and makes the log the
    containing block of anything positioned inside). */

@@ -10,6 +10,7 @@ import { scriptUrl, TRUSTED_TYPES_HINT } from '../../trusted-types.ts';
 import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../../types.ts';
 import { cspError, watchCsp } from '../../csp.ts';
 import { selectBackends } from '../select.ts';
+import { checkRemote } from '../server/options.ts';
 import { assetsIn, defaultAssets } from './assets.ts';
 import { chooseBuild } from './simd.ts';
 import { remoteCore, RpcClient, type RpcMessage } from '../../rpc/rpc.ts';
@@ -53,10 +54,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
 
 /** Checks the options and returns what starts this tab's own engine: its worker, and the backends over it (select.ts). */
 function starter(options: EngineOptions): () => Promise<LocalEngine> {
-  const backend = options.backend ?? 'auto';
-  if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu') {
-    throw new InvalidRequestError(`backend must be "auto", "wasm" or "webgpu", got ${JSON.stringify(backend)}`, 'invalid_parameter');
+  const asked = options.backend ?? 'auto';
+  const backend = typeof asked === 'object' && asked ? { remote: checkRemote(asked.remote, 'backend') } : asked;
+  if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu' && typeof backend !== 'object') {
+    throw new InvalidRequestError(`backend must be "auto", "wasm", "webgpu" or { remote: { baseURL, model } }, got ${JSON.stringify(backend)}`, 'invalid_parameter');
   }
+  const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
   // Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (COOP + COEP headers).
   const isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
   let threads = Math.max(1, Math.min(16, Math.floor(options.threads ?? defaultThreads())));
@@ -82,13 +85,13 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
     const remote = new RemoteEngine(startWorker(assets['engine.worker.js']));
     await remote.start(init);
     const core = await selectBackends(remote.core, {
-      requested: backend, wasmUrl: assets['wllama.wasm'], threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
+      requested: backend, fallback, wasmUrl: assets['wllama.wasm'], threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
     });
     return {
       core,
       terminate: () => {
         remote.terminate();
-        if (backend !== 'wasm') void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
+        if (backend === 'auto' || backend === 'webgpu') void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
       },
     };
   };

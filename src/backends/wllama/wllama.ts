@@ -201,7 +201,7 @@ export class WllamaBackend implements Backend {
   /** What engine.info() reports while this backend holds the model (the router adds the selection and the store). */
   async info(): Promise<EngineInfo> {
     return {
-      backend: 'webgpu', selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
+      backend: 'webgpu', remote: null, selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
       build: this.opts.threads > 1 ? 'mt' : 'st', buildReason: 'the WebGPU backend (@wllama/wllama) runs its own build', threads: this.opts.threads, wasmSimd: true,
       version: VERSION,

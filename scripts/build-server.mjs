@@ -1,0 +1,78 @@
+// npm run build:server — llama.cpp's own `llama-server`, built natively from the pinned source (scripts/llama-source.mjs)
+// into .cache/native-server/llama-server: the real OpenAI-compatible server the remote backend's e2e test talks to
+// (test/fixtures/llama-server.ts starts it). With the host's cmake and g++, not the wasm build root: this is a plain
+// Linux binary. Unpatched source: wasm/patches are wasm kernels (and a grammar speed-up) the server does not need.
+// Only the llama-server target, CPU only, no network features, so a clean CI run spends minutes here, not tens.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { cacheDir, llamaSource } from './llama-source.mjs';
+import { ensurePackages } from './system-packages.mjs';
+
+export const serverDir = join(cacheDir, 'native-server');
+export const serverBinary = join(serverDir, 'llama-server');
+
+const cmakeArgs = {
+  CMAKE_BUILD_TYPE: 'Release',
+  // One self-contained executable (llama.cpp defaults to shared libraries): it can be copied out of the build tree.
+  BUILD_SHARED_LIBS: 'OFF',
+  // Nothing that would reach the internet or need more system packages: no model downloads over HTTPS (LLAMA_CURL is
+  // the older name of that switch, deprecated at this commit, and OpenSSL the newer), no web UI (it would be fetched
+  // from a Hugging Face bucket, or built with npm; CMake's "UI: no assets available" warning is expected). GPU backends
+  // are off by default; the CPU backend is on, tuned for this machine (GGML_NATIVE's default).
+  LLAMA_CURL: 'OFF',
+  LLAMA_OPENSSL: 'OFF',
+  LLAMA_BUILD_UI: 'OFF',
+  LLAMA_USE_PREBUILT_UI: 'OFF',
+  // Configure only what llama-server needs (it lives under tools/).
+  LLAMA_BUILD_TESTS: 'OFF',
+  LLAMA_BUILD_EXAMPLES: 'OFF',
+  LLAMA_BUILD_APP: 'OFF',
+  LLAMA_BUILD_TOOLS: 'ON',
+  LLAMA_BUILD_SERVER: 'ON',
+};
+
+function main() {
+  const source = llamaSource();
+  const stampFile = join(serverDir, 'llama-server.stamp');
+  const stamp = JSON.stringify({ commit: source.commit, cmakeArgs });
+  if (existsSync(serverBinary) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+    console.log(`[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, up to date)`);
+    return;
+  }
+  ensurePackages('server');
+  const t0 = Date.now();
+  const buildDir = join(serverDir, 'build');
+  const defs = { ...cmakeArgs };
+  // ccache only helps a machine that rebuilds (a fresh CI clone has an empty cache), so it is used when present, not
+  // installed.
+  if (spawnSync('sh', ['-c', 'command -v ccache'], { stdio: 'ignore' }).status === 0) {
+    defs.CMAKE_C_COMPILER_LAUNCHER = defs.CMAKE_CXX_COMPILER_LAUNCHER = 'ccache';
+  }
+  const env = { ...process.env, CCACHE_DIR: join(cacheDir, 'ccache-native') };
+  // A build tree belongs to one source folder (CMake refuses another): a new commit starts a fresh one.
+  const cache = join(buildDir, 'CMakeCache.txt');
+  if (existsSync(cache) && !readFileSync(cache, 'utf8').includes(`CMAKE_HOME_DIRECTORY:INTERNAL=${source.dir}\n`)) {
+    rmSync(buildDir, { recursive: true, force: true });
+  }
+  mkdirSync(buildDir, { recursive: true });
+  execFileSync('cmake', ['-S', source.dir, '-B', buildDir, '-G', 'Unix Makefiles', '-Wno-dev',
+    ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const jobs = String(Number(process.env.HEARTH_BUILD_JOBS) || availableParallelism());
+  execFileSync('cmake', ['--build', buildDir, '--target', 'llama-server', '--', `-j${jobs}`], { stdio: 'inherit', env });
+  // Copy, then rename: a half-written binary is never taken for a finished one.
+  copyFileSync(join(buildDir, 'bin', 'llama-server'), `${serverBinary}.partial`);
+  renameSync(`${serverBinary}.partial`, serverBinary);
+  writeFileSync(stampFile, stamp);
+  console.log(`[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    main();
+  } catch (err) {
+    console.error(`[build:server] failed: ${err.message.split('\n')[0]}`);
+    process.exit(1);
+  }
+}

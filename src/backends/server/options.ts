@@ -1,0 +1,24 @@
+// createEngine's { remote } options checked, apart from the server backend itself, which a page loads only when it
+// names a server (select.ts imports it then): the widget's bundle stays small for the sites that do not.
+import { InvalidRequestError } from '../../errors.ts';
+import type { RemoteOptions } from '../../types.ts';
+
+/** Checks createEngine's { remote } options; `param` names where they were given. */
+export function checkRemote(value: unknown, param: string): RemoteOptions {
+  const r = value as Partial<RemoteOptions> | null;
+  const bad = (field: string, what: string): never => {
+    throw new InvalidRequestError(`${param}.remote${field}: ${what}`, 'invalid_parameter', { param });
+  };
+  if (!r || typeof r !== 'object') bad('', 'expected { baseURL, model, apiKey?, headers? }');
+  let url: URL | null = null;
+  try {
+    url = new URL(r!.baseURL as string);
+  } catch { /* reported below */ }
+  if (!url || !/^https?:$/.test(url.protocol)) bad('.baseURL', `expected an http(s) URL such as "http://127.0.0.1:8080/v1", got ${JSON.stringify(r!.baseURL)}`);
+  if (typeof r!.model !== 'string' || !r!.model) bad('.model', 'expected the name of the model the server answers with');
+  if (r!.apiKey !== undefined && typeof r!.apiKey !== 'string') bad('.apiKey', 'expected a string');
+  if (r!.headers !== undefined && (typeof r!.headers !== 'object' || !Object.values(r!.headers ?? {}).every((v) => typeof v === 'string'))) {
+    bad('.headers', 'expected an object of strings');
+  }
+  return { baseURL: r!.baseURL!, model: r!.model!, apiKey: r!.apiKey, headers: r!.headers };
+}
