@@ -1,5 +1,5 @@
 // npm run build:package — the npm package, staged in .cache/package/ and packed to .cache/hearth-llm-<version>.tgz:
-//   lib/      the library as ES modules (entries index, node, widget) with .d.ts in lib/types/; @huggingface/jinja
+//   lib/      the library as ES modules (entries index, node, widget, openai, ai-sdk) with .d.ts in lib/types/; @huggingface/jinja
 //             with patches/ applied is built in (lib/jinja.js), so users get the renderer the template tests prove
 //   bin/      hearth.js, the command line (`npx hearth prompt-state …`: src/cli.ts)
 //   widget/   the static folder a site copies as-is: hearth-chat.js and its chunks, beside the engine's files (the
@@ -46,6 +46,7 @@ async function buildLibrary(outDir) {
     build: {
       lib: {
         entry: { index: join(root, 'src/index.ts'), node: join(root, 'src/node.ts'), cli: join(root, 'src/cli.ts'), widget: join(root, 'src/widget/hearth-chat.ts'),
+          openai: join(root, 'src/openai.ts'), 'ai-sdk': join(root, 'src/ai-sdk.ts'),
           jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js') },
         formats: ['es'],
       },
@@ -75,7 +76,7 @@ function buildTypes(outDir) {
       noEmit: false, declaration: true, emitDeclarationOnly: true, rewriteRelativeImportExtensions: true,
       rootDir: '../src', outDir, types: ['node'],
     },
-    include: [], files: ['../src/index.ts', '../src/node.ts', '../src/widget/hearth-chat.ts'],
+    include: [], files: ['../src/index.ts', '../src/node.ts', '../src/widget/hearth-chat.ts', '../src/openai.ts', '../src/ai-sdk.ts'],
   }, null, 2));
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
   // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
@@ -98,6 +99,8 @@ function packageJson() {
       '.': entry('index'),
       './node': entry('node'),
       './widget': entry('widget/hearth-chat'),
+      './openai': entry('openai'),
+      './ai-sdk': entry('ai-sdk'),
       './package.json': './package.json',
     },
     types: './lib/types/index.d.ts',
@@ -107,6 +110,9 @@ function packageJson() {
     sideEffects: ['./lib/widget.js', './widget/*'],
     engines: dev.engines,
     dependencies,
+    // hearth-llm/ai-sdk's types name the AI SDK's provider interfaces; its code needs nothing from it.
+    peerDependencies: { '@ai-sdk/provider': '^4.0.0' },
+    peerDependenciesMeta: { '@ai-sdk/provider': { optional: true } },
   };
 }
 

@@ -14,7 +14,8 @@ import { freshProject, PACKAGE_NAME, stageDir, tarball } from './package-project
 // The wasm builds (4 × 3.4 MB: plain and relaxed SIMD, threaded and not) and wllama's (8.8 MB) compress to about
 // 7 MB; the rest is JavaScript.
 const MAX_TARBALL_BYTES = 9_000_000;
-const version = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version as string;
+const { version, devDependencies } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as
+  { version: string; devDependencies: Record<string, string> };
 
 const files = () => execFileSync('tar', ['tzf', tarball()], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
 const manifest = () => JSON.parse(execFileSync('tar', ['xOzf', tarball(), 'package/package.json'], { encoding: 'utf8' }));
@@ -26,7 +27,8 @@ describe('the npm package', () => {
     expect(list.filter((f) => !placed.test(f))).toEqual([]);
     expect(list).toEqual(expect.arrayContaining([
       'bin/hearth.js', 'lib/cli.js', 'lib/index.js', 'lib/node.js', 'lib/widget.js', 'lib/jinja.js', 'lib/packaged-assets.js',
-      'lib/types/index.d.ts', 'lib/types/node.d.ts', 'lib/types/widget/hearth-chat.d.ts',
+      'lib/types/index.d.ts', 'lib/types/node.d.ts', 'lib/types/widget/hearth-chat.d.ts', 'lib/openai.js', 'lib/ai-sdk.js',
+      'lib/types/openai.d.ts', 'lib/types/ai-sdk.d.ts',
       'widget/hearth-chat.js', 'widget/engine.worker.js', 'widget/hearth-st.js', 'widget/hearth-st.wasm', 'widget/hearth-st-relaxed.wasm',
       'widget/hearth-mt.js', 'widget/hearth-mt.wasm', 'widget/hearth-mt-relaxed.wasm', 'widget/wllama.wasm', 'widget/package.json',
     ]));
@@ -99,5 +101,26 @@ console.log(JSON.stringify({ shipped: info.promptState, source: r.timings.cache_
     const out = JSON.parse(execFileSync('node', ['answer.mjs', modelPath('qwen2-hello')], { cwd: dir, encoding: 'utf8' }));
     expect(out.source).toBe('prompt-state');
     expect(out.cached).toBe(out.shipped.tokens);
+  });
+
+  it('answers the openai SDK and the AI SDK through hearth-llm/openai and hearth-llm/ai-sdk in a project that installed the tarball', () => {
+    const dir = freshProject('clients', {
+      'answer.mjs': `import OpenAI from 'openai';
+import { generateText } from 'ai';
+import { createNodeEngine } from '${PACKAGE_NAME}/node';
+import { openAIFetch } from '${PACKAGE_NAME}/openai';
+import { createHearth } from '${PACKAGE_NAME}/ai-sdk';
+const engine = await createNodeEngine({ modelsDir: null, cache: { persistent: false } });
+await engine.load({ path: process.argv[2] });
+const openai = new OpenAI({ fetch: openAIFetch(engine), baseURL: 'http://hearth.local/v1', apiKey: 'unused' });
+const r = await openai.chat.completions.create({ model: 'local', messages: [{ role: 'user', content: 'Hi' }] });
+const hearth = createHearth(engine);
+const { text } = await generateText({ model: hearth(), prompt: 'Hi' });
+await engine.unload();
+console.log(JSON.stringify({ openai: r.choices[0].message.content, ai: text }));
+`,
+    }, ['openai', 'ai'].map((name) => `${name}@${devDependencies[name]}`)); // the versions the repository tests with
+    const out = JSON.parse(execFileSync('node', ['answer.mjs', modelPath('qwen2-hello')], { cwd: dir, encoding: 'utf8' }));
+    expect(out).toEqual({ openai: 'Hello, world!', ai: 'Hello, world!' });
   });
 });
