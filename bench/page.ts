@@ -61,7 +61,7 @@ const bench = {
     let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
     let source = 'none';
     const stream = await hearth!.chat.completions.create({
-      messages, max_tokens: maxTokens, temperature: 0, stream: true, conversation_id: conversationId,
+      messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, conversation_id: conversationId,
       onProgress: (p) => {
         if (p.phase !== 'restore') return;
         if (p.loaded === 0) restoreStart = performance.now();
@@ -92,7 +92,7 @@ const bench = {
     return Promise.all(requests.map(async (messages) => {
       const times: number[] = [];
       let tokens = 0;
-      const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true });
+      const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } });
       for await (const c of stream) {
         if (c.choices[0]?.delta.content) times.push(performance.now());
         if (c.usage) tokens = c.usage.completion_tokens;
@@ -168,7 +168,7 @@ const bench = {
     let usage: Usage | undefined;
     let timings: Timings | undefined;
     const stream = await hearth.chat.completions.create({
-      messages, max_tokens: maxTokens, temperature: 0, stream: true, conversation_id: conversationId, onProgress,
+      messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, conversation_id: conversationId, onProgress,
     });
     for await (const c of stream) {
       if (c.choices[0]?.delta.content && !firstMs) firstMs = performance.now();
