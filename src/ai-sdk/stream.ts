@@ -87,7 +87,8 @@ class PartWriter {
     if (delta.content) out.push(...this.open('text'), { type: 'text-delta', id: this.block!.id, delta: delta.content });
     for (const d of delta.tool_calls ?? []) {
       let call = this.calls.get(d.index);
-      if (!call || d.id) {
+      // A delta with another id starts another call; some servers repeat a call's id on each of its deltas.
+      if (!call || (d.id && d.id !== call.id)) {
         // Calls stream one after another: a new one means the ones before it are complete.
         out.push(...this.close(), ...this.endCalls());
         call = { id: d.id ?? `call_${d.index}`, name: d.function.name ?? '', args: '' };

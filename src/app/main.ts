@@ -233,7 +233,8 @@ async function send(text: string) {
     save();
     setBusy();
     void sidebar.refresh(conversation.id);
-    void engine.info().then(showStatus, () => {});
+    // A changed fallback server replaces the engine while an answer is stopped: there may be none for a moment.
+    void engine?.info().then(showStatus, () => {});
   }
 }
 

@@ -10,11 +10,12 @@ import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '..
 import { ModelLoadError } from '../errors.ts';
 import { checkCall, checkCompletion, checkLoad, EVERYTHING, loadRefusal } from './supports.ts';
 
-/** Load failures that say the model cannot run on this device (not that it is broken): a fallback may take it. */
+/** Load failures that say the model cannot run on this device (not that it is broken): a fallback may take it.
+ * 'context_failed' only when it was memory (details.memory: load.ts). */
 const CANNOT_RUN_HERE = new Set(['too_large', 'kv_too_large', 'context_failed', 'quota_exceeded']);
 
 export function cannotRunHere(err: unknown): boolean {
-  return err instanceof ModelLoadError && CANNOT_RUN_HERE.has(err.code);
+  return err instanceof ModelLoadError && CANNOT_RUN_HERE.has(err.code) && (err.code !== 'context_failed' || err.details.memory === true);
 }
 
 /** The wasm engine (in its worker, or the shared one) as a backend. */

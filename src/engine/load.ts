@@ -82,7 +82,10 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
     }
     if (err instanceof HearthError) throw err;
     const why = err instanceof Error ? err.message : 'llama.cpp raised an exception (see the log)';
-    throw new ModelLoadError(`could not set up ${file.name}: ${why}`, 'context_failed');
+    // Memory: llama.cpp could not create the context (its buffers), or the wasm heap could not grow. Only this says
+    // the device cannot run the model (a remote fallback may take it: backends/router.ts); the rest is a failure.
+    const memory = !ctx || err instanceof RangeError;
+    throw new ModelLoadError(`could not set up ${file.name}: ${why}`, 'context_failed', { memory });
   }
 }
 

@@ -9,6 +9,12 @@ import { fetchError, responseError, serverError } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
 
+/** How long a server may send nothing (before its first byte, or between two events of a stream). Generous: a big
+ * prompt on a busy server takes a while before its first token. */
+const IDLE_MS = 120_000;
+
+type Call = ReturnType<ServerBackend['watch']>;
+
 /** Request fields only Hearth's own engine acts on: a server would refuse or misread them. */
 const LOCAL_ONLY = ['conversation_id', 'context_overflow', 'n_keep'] as const;
 
@@ -19,24 +25,32 @@ export class ServerBackend implements Backend {
   readonly supports: Supports = { loadOptions: 'all', contextOverflow: ['stop'], embeddings: true, rerank: false };
   private model: ModelInfo | null = null;
 
-  /** `fallback`: used only when the backends before it cannot run the model (router.ts). */
-  constructor(readonly remote: RemoteOptions, private readonly home: EngineCore, readonly fallback = false) {}
+  /** `fallback`: used only when the backends before it cannot run the model (router.ts). `idleMs`: IDLE_MS (tests
+   * shorten it). */
+  constructor(readonly remote: RemoteOptions, private readonly home: EngineCore, readonly fallback = false, private readonly idleMs = IDLE_MS) {}
 
   async load(_request: unknown, control: CallControl = {}): Promise<ModelInfo> {
     this.model = null;
-    const res = await this.call('GET', '/models', undefined, control.signal).catch((err) => {
-      // A server without the listing still answers chat (some proxies): only an unreachable one fails the load.
-      if (err instanceof InvalidRequestError && err.code === 'model_not_found') return null;
-      throw err;
-    });
-    const listed = ((await res?.json().catch(() => null)) as { data?: Array<{ id?: string; meta?: { n_ctx_train?: number } }> } | null)?.data ?? [];
+    const call = this.watch(control.signal);
+    let data: unknown;
+    try {
+      const res = await this.call('GET', '/models', undefined, call).catch((err) => {
+        // A server without the listing still answers chat (some proxies): only an unreachable one fails the load.
+        if (err instanceof InvalidRequestError && err.code === 'model_not_found') return null;
+        throw err;
+      });
+      data = ((await res?.json().catch(() => null)) as { data?: unknown } | null)?.data;
+    } finally {
+      call.done();
+    }
+    const listed = (Array.isArray(data) ? data : []).filter((m): m is { id?: string; meta?: { n_ctx_train?: number } } => !!m && typeof m === 'object');
     const entry = listed.find((m) => m.id === this.remote.model);
     const warnings = listed.length && !entry
-      ? [`the server lists no model "${this.remote.model}" (it lists ${listed.map((m) => JSON.stringify(m.id)).join(', ')}); requests name it anyway`]
+      ? [`the server lists no model "${this.remote.model}" (it lists ${listed.slice(0, 5).map((m) => JSON.stringify(m.id)).join(', ')}${listed.length > 5 ? ', …' : ''}); requests name it anyway`]
       : [];
     this.model = {
       name: this.remote.model, description: `served by ${this.remote.baseURL}`, architecture: 'remote', sizeBytes: 0, nParams: 0,
-      nCtxTrain: entry?.meta?.n_ctx_train ?? 0, nEmbd: 0, nLayer: 0, nHead: 0, nHeadKv: 0, nVocab: 0, bosToken: -1, eosToken: -1,
+      nCtxTrain: Number.isInteger(entry?.meta?.n_ctx_train) ? entry!.meta!.n_ctx_train! : 0, nEmbd: 0, nLayer: 0, nHead: 0, nHeadKv: 0, nVocab: 0, bosToken: -1, eosToken: -1,
       eogTokens: [], chatTemplate: null, memory: { kind: 'attention', swaWindow: 0 }, metadata: {}, promptState: null,
       ...(warnings.length ? { warnings } : {}),
     };
@@ -48,42 +62,67 @@ export class ServerBackend implements Backend {
     const body: Record<string, unknown> = { ...request.original, model: this.remote.model, stream: true, stream_options: { include_usage: true } };
     for (const key of LOCAL_ONLY) delete body[key];
     const sent = performance.now();
-    const res = await this.call('POST', '/chat/completions', body, control.signal);
-    let first = 0;
-    let finish: ChatCompletionChunk | null = null;
-    const totals: Pick<ServerChunk, 'usage' | 'timings'> = {};
+    const call = this.watch(control.signal);
+    let events: AsyncGenerator<string> | null = null;
     try {
-      for await (const data of sseData(res.body!)) {
-        const raw = parse(data, this.remote.baseURL);
-        if (raw.error) throw serverError(res.status === 200 ? 500 : res.status, typeof raw.error === 'string' ? { message: raw.error } : raw.error, this.remote.baseURL);
-        if (raw.usage) totals.usage = raw.usage;
-        if (raw.timings) totals.timings = raw.timings;
-        const chunk = toChunk(raw, this.remote.model);
+      const res = await this.call('POST', '/chat/completions', body, call);
+      let first = 0;
+      let finish: ChatCompletionChunk | null = null;
+      const totals: Pick<ServerChunk, 'usage' | 'timings'> = {};
+      events = sseData(res.body!, this.remote.baseURL);
+      for (;;) {
+        let next: IteratorResult<string>;
+        call.alive(); // the clock runs while the server is waited for, not while a slow reader holds the stream
+        try {
+          next = await events.next();
+        } catch (err) {
+          throw call.error(err, (e) => (e instanceof HearthError ? e : ended(this.remote.baseURL, e))); // the body broke off
+        }
+        call.done();
+        if (next.done) break;
+        const raw = parse(next.value, this.remote.baseURL);
+        if (raw.error) throw serverError(500, typeof raw.error === 'string' ? { message: raw.error } : raw.error, this.remote.baseURL);
+        if (raw.usage && typeof raw.usage === 'object') totals.usage = raw.usage;
+        if (raw.timings && typeof raw.timings === 'object') totals.timings = raw.timings;
+        const chunk = toChunk(raw, this.remote.model, this.remote.baseURL);
+        // The usage chunk after the finish is the last: a server that then neither says [DONE] nor closes is not waited for.
+        if (!chunk && finish && raw.usage) break;
         if (!chunk) continue;
         first ||= performance.now();
         // The chunk with the finish_reason waits for the usage, which comes after it: Hearth's last chunk carries both.
         if (chunk.choices[0]!.finish_reason) finish = chunk;
-        else if (!finish) await control.onChunk?.(chunk);
+        else if (!finish) await control.onChunk?.(chunk); // a consumer's error is its own, passed on as it is
       }
-    } catch (err) {
-      if (control.signal?.aborted) throw new AbortError();
-      if (err instanceof HearthError) throw err; // the server's error event, or a chunk that is not JSON
-      throw ended(this.remote.baseURL, err); // the body broke off
+      if (!finish) throw ended(this.remote.baseURL, null);
+      await control.onChunk?.(finishChunk(finish, totals, { sent, first: first || performance.now(), end: performance.now() }));
+    } finally {
+      call.done();
+      await events?.return(undefined).catch(() => {}); // the response's body is let go, whichever way this ended
     }
-    if (!finish) throw ended(this.remote.baseURL, null);
-    await control.onChunk?.(finishChunk(finish, totals, { sent, first: first || performance.now(), end: performance.now() }));
   }
 
   async embed(request: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
     this.require();
-    const res = await this.call('POST', '/embeddings', { model: this.remote.model, input: request.inputs, encoding_format: 'float' }, control.signal);
-    const body = await res.json().catch(() => null) as { data?: Array<{ index: number; embedding: number[] }>; usage?: { prompt_tokens?: number } } | null;
+    const call = this.watch(control.signal);
+    let body: { data?: Array<{ index: number; embedding: number[] }>; usage?: { prompt_tokens?: number } } | null;
+    try {
+      const res = await this.call('POST', '/embeddings', { model: this.remote.model, input: request.inputs, encoding_format: 'float' }, call);
+      body = await res.json().catch((err) => {
+        throw call.error(err, () => new EngineError(`the server at ${this.remote.baseURL} answered embeddings that are not JSON`, 'remote_bad_response'));
+      });
+    } finally {
+      call.done();
+    }
     const data = body?.data;
-    if (!Array.isArray(data) || data.length !== request.inputs.length || !data.every((d) => Array.isArray(d.embedding))) {
+    const n = request.inputs.length;
+    const ok = Array.isArray(data) && data.length === n && data.every((d, i) => d && Array.isArray(d.embedding) && d.embedding.every((x) => typeof x === 'number') &&
+      (d.index === undefined || (Number.isInteger(d.index) && d.index >= 0 && d.index < n)) && data.findIndex((o) => (o.index ?? -1) === (d.index ?? -1)) === i);
+    if (!ok) {
       throw new EngineError(`the server at ${this.remote.baseURL} answered embeddings in a shape that is not OpenAI's`, 'remote_bad_response');
     }
-    const vectors = [...data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
-    return { vectors, tokens: body?.usage?.prompt_tokens ?? 0, model: this.remote.model };
+    const vectors = [...data!].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding);
+    const tokens = body?.usage?.prompt_tokens;
+    return { vectors, tokens: typeof tokens === 'number' && Number.isFinite(tokens) ? tokens : 0, model: this.remote.model };
   }
 
   rank(): Promise<RankResult> {
@@ -101,22 +140,57 @@ export class ServerBackend implements Backend {
 
   async unload(): Promise<void> {
     this.model = null;
+    // Requests in flight stop with the model (engine.terminate() unloads too).
+    this.stopAll.abort();
+    this.stopAll = new AbortController();
+  }
+
+  private stopAll = new AbortController();
+
+  /**
+   * One call's signal: the caller's abort, the backend's unload, and an idle timeout — a server that stops answering
+   * (accepts the connection, then sends nothing) fails the call with EngineError 'remote_timeout' instead of holding
+   * it, and every load after it, for ever. alive() restarts the clock on each event of a stream.
+   */
+  private watch(signal: AbortSignal | undefined) {
+    const idle = new AbortController();
+    const where = this.remote.baseURL;
+    const ms = this.idleMs;
+    let timer = setTimeout(() => idle.abort(), ms);
+    const any = AbortSignal.any([idle.signal, this.stopAll.signal, ...(signal ? [signal] : [])]);
+    return {
+      signal: any,
+      /** Restarts the clock (before each wait on the server); done() stops it. */
+      alive() {
+        clearTimeout(timer);
+        timer = setTimeout(() => idle.abort(), ms);
+      },
+      done: () => clearTimeout(timer),
+      /** What a failure while waiting on the server means: the caller's abort, the idle timeout, or `otherwise`. */
+      error(err: unknown, otherwise: (err: unknown) => HearthError): HearthError {
+        if (any.aborted && !idle.signal.aborted) return new AbortError(); // the caller's abort, or an unload
+        if (idle.signal.aborted) {
+          return new EngineError(`the server at ${where} sent nothing for ${ms / 1000} s`, 'remote_timeout', { retryable: true });
+        }
+        return otherwise(err);
+      },
+    };
   }
 
   private require() {
     if (!this.model) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
   }
 
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, call: Call): Promise<Response> {
     const { baseURL, apiKey, headers } = this.remote;
     let res: Response;
     try {
       res = await fetch(baseURL.replace(/\/+$/, '') + path, {
-        method, signal, body: body === undefined ? undefined : JSON.stringify(body),
+        method, signal: call.signal, body: body === undefined ? undefined : JSON.stringify(body),
         headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
       });
     } catch (err) {
-      throw fetchError(err, signal, baseURL);
+      throw call.error(err, (e) => fetchError(e, undefined, baseURL));
     }
     if (!res.ok) throw await responseError(res, baseURL);
     return res;
@@ -124,11 +198,14 @@ export class ServerBackend implements Backend {
 }
 
 function parse(data: string, where: string): ServerChunk {
+  let value: unknown;
   try {
-    return JSON.parse(data) as ServerChunk;
-  } catch {
-    throw new EngineError(`the server at ${where} streamed something that is not JSON: ${data.slice(0, 100)}`, 'remote_bad_response');
+    value = JSON.parse(data);
+  } catch { /* reported below */ }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new EngineError(`the server at ${where} streamed something that is not a JSON object: ${data.slice(0, 100)}`, 'remote_bad_response');
   }
+  return value as ServerChunk;
 }
 
 /** A stream that stopped before the answer's end: the server went away or cut the connection. */

@@ -91,7 +91,8 @@ function starter(options: EngineOptions): () => Promise<LocalEngine> {
       core,
       terminate: () => {
         remote.terminate();
-        if (backend === 'auto' || backend === 'webgpu') void core.unload().catch(() => {}); // a WebGPU backend's own worker (wllama)
+        // A WebGPU backend's own worker (wllama), a server's requests in flight.
+        if (backend !== 'wasm' || fallback) void core.unload().catch(() => {});
       },
     };
   };
