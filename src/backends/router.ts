@@ -3,8 +3,8 @@
 // that supports its options and fits the model, the others stepping aside with the reason in
 // engine.info().selection; every later call goes to the backend holding the model, once checked against what that
 // backend supports (supports.ts). A fallback backend (a server, EngineOptions.fallback) takes only the loads the others
-// failed because the model cannot run on this device. The KV cache and the model store are the wasm engine's ("home"), whichever backend
-// runs the model.
+// failed because the model cannot run on this device. The KV cache and the model store are the wasm engine's
+// ("home"), whichever backend runs the model.
 import type { Backend, CallControl, CompletionRequest, EngineCore, ExportPromptRequest, LoadRequest } from '../contract.ts';
 import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '../types.ts';
 import { ModelLoadError } from '../errors.ts';
