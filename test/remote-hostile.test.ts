@@ -36,6 +36,8 @@ const ROUTES: Record<string, (res: ServerResponse) => void> = {
     `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}`, '', ''].join('\n\n')),
   // Headers, then silence.
   '/silent': () => {},
+  // Embeddings: two vectors both claiming index 0.
+  '/dup-index': (res) => res.end(JSON.stringify({ data: [{ index: 0, embedding: [1, 0] }, { index: 0, embedding: [0, 1] }] })),
   '/error-event': (res) => res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`),
 };
 
@@ -100,6 +102,11 @@ describe('a broken or hostile server (simulated)', () => {
 
   it('an error event mid-stream is the server\'s error, typed', async () => {
     expect(await ask('/error-event')).toMatchObject({ name: 'EngineError', code: 'remote_error' });
+  });
+
+  it('embeddings whose indices collide are remote_bad_response', async () => {
+    const api = await engine('/dup-index');
+    expect(await api.embeddings.create({ input: ['a', 'b'] }).catch((e) => e)).toMatchObject({ name: 'EngineError', code: 'remote_bad_response' });
   });
 
   it('options fetch could not send are refused when the engine is created, naming them', () => {

@@ -1,7 +1,7 @@
 // A server's failures as Hearth's typed errors, so a page handles a remote answer's errors as it handles the wasm
 // engine's: a refused request is an InvalidRequestError, a prompt over the server's context a ContextFullError, an
 // unreachable or failing server an EngineError with details.retryable.
-import { AbortError, ContextFullError, EngineError, type HearthError, InvalidRequestError } from '../../errors.ts';
+import { ContextFullError, EngineError, type HearthError, InvalidRequestError } from '../../errors.ts';
 
 /** The `error` of an OpenAI error body; llama-server adds its context numbers. */
 export interface ServerErrorBody {
@@ -32,9 +32,9 @@ export function serverError(status: number, body: ServerErrorBody | undefined, w
   return new EngineError(`the server at ${where} answered HTTP ${status}${said}`, 'remote_error', details);
 }
 
-/** What a failed fetch (or a body read that broke off) means: the caller's abort, or a server out of reach. */
-export function fetchError(err: unknown, signal: AbortSignal | undefined, where: string): HearthError {
-  if (signal?.aborted || (err as Error)?.name === 'AbortError') return new AbortError();
+/** A fetch that failed for another reason than an abort or the idle timeout (server.ts tells those apart): the server
+ * is out of reach. */
+export function unreachable(err: unknown, where: string): HearthError {
   return new EngineError(`could not reach the server at ${where} (${(err as Error)?.message ?? err}): check that it runs, that ` +
     'it allows this page\'s origin (CORS) and that the page\'s Content-Security-Policy allows it (connect-src)', 'remote_unreachable', { retryable: true });
 }

@@ -5,7 +5,7 @@
 import type { Backend, CallControl, CompletionRequest, EmbedResult, EngineCore, RankResult, Supports } from '../../contract.ts';
 import { AbortError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
 import type { ChatCompletionChunk, EngineInfo, ModelInfo, RemoteOptions } from '../../types.ts';
-import { fetchError, responseError, serverError } from './errors.ts';
+import { responseError, serverError, unreachable } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
 
@@ -113,14 +113,19 @@ export class ServerBackend implements Backend {
     } finally {
       call.done();
     }
+    // One vector per input, placed by its index (in order without one): a gap (two at one index) or anything else is
+    // not OpenAI's shape.
     const data = body?.data;
     const n = request.inputs.length;
-    const ok = Array.isArray(data) && data.length === n && data.every((d, i) => d && Array.isArray(d.embedding) && d.embedding.every((x) => typeof x === 'number') &&
-      (d.index === undefined || (Number.isInteger(d.index) && d.index >= 0 && d.index < n)) && data.findIndex((o) => (o.index ?? -1) === (d.index ?? -1)) === i);
-    if (!ok) {
+    const vectors: number[][] = [];
+    for (const [i, d] of (Array.isArray(data) && data.length === n ? data : []).entries()) {
+      const at = d?.index ?? i;
+      if (!Number.isInteger(at) || at < 0 || at >= n || !Array.isArray(d.embedding) || !d.embedding.every((x) => typeof x === 'number')) break;
+      vectors[at] = d.embedding;
+    }
+    if (vectors.filter(Boolean).length !== n) {
       throw new EngineError(`the server at ${this.remote.baseURL} answered embeddings in a shape that is not OpenAI's`, 'remote_bad_response');
     }
-    const vectors = [...data!].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding);
     const tokens = body?.usage?.prompt_tokens;
     return { vectors, tokens: typeof tokens === 'number' && Number.isFinite(tokens) ? tokens : 0, model: this.remote.model };
   }
@@ -190,7 +195,7 @@ export class ServerBackend implements Backend {
         headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
       });
     } catch (err) {
-      throw call.error(err, (e) => fetchError(e, undefined, baseURL));
+      throw call.error(err, (e) => unreachable(e, baseURL));
     }
     if (!res.ok) throw await responseError(res, baseURL);
     return res;
