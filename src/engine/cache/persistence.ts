@@ -67,7 +67,7 @@ export class Persistence {
     // the budget's LRU eviction removes what is no longer used).
     const check = (meta: RecordMeta | undefined) => !!meta && meta.kind === 'conversation' && meta.layout === this.layout &&
       meta.tokens.length < this.slots.ctx.nCtx; // else kept for a larger context
-    const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canRollBack);
+    const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canCutRestored);
     if (req.conversationId !== undefined) {
       const meta = records.get(conversationKey(req.conversationId, this.layout));
       if (!check(meta)) return null;
@@ -93,7 +93,7 @@ export class Persistence {
    */
   async restoreConversation(slot: Slot, meta: RecordMeta, n: number, onProgress?: (p: Progress) => void): Promise<boolean> {
     const store = this.store!;
-    const used = this.slots.canRollBack ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
+    const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
     const total = used.reduce((sum, c) => sum + c.bytes, 0);
     onProgress?.({ phase: 'restore', loaded: 0, total });
     const chunks = await store.read({ ...meta, chunks: used });
@@ -142,8 +142,14 @@ export class Persistence {
     });
   }
 
-  /** After a completed turn: exports the slot's cells past what its record already holds and saves them. */
-  saveConversation(slot: Slot): void {
+  /**
+   * After a completed turn: exports the slot's cells past what its record already holds and saves them. `promptEnd`:
+   * where the turn's prompt ended. A sliding-window model's record can be restored only to a chunk's end (see
+   * restorable), and the next turn usually parts from this one inside the reply (the template renders it back in
+   * other tokens): its new cells are saved as two chunks, split before the prompt's last token, the point the next
+   * turn can go back to.
+   */
+  saveConversation(slot: Slot, promptEnd = 0): void {
     if (!this.enabled || slot.tokens.length < this.minTokens) return;
     const store = this.store!;
     slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
@@ -156,14 +162,19 @@ export class Persistence {
     // Keep the saved chunks below the divergence point (cutting the one it falls in; for memory that cannot roll
     // back only whole ones, see restorable); export from there on, now, before the next request changes the slot.
     const kept = (same?.chunks ?? [])
-      .filter((c) => (this.slots.canRollBack ? c.start < lcp : c.end <= lcp))
+      .filter((c) => (this.slots.canCutRestored ? c.start < lcp : c.end <= lcp))
       .map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
     const from = kept.at(-1)?.end ?? 0;
     const t0 = now();
-    const data = from < tokens.length ? exportCells(this.slots.ctx, slot.seq, this.slots.scratch, from) : null;
+    const cut = this.slots.canRollBack && !this.slots.canCutRestored ? promptEnd - 1 : -1;
+    const ends = from < cut && cut < tokens.length ? [cut, tokens.length] : from < tokens.length ? [tokens.length] : [];
+    const fresh = ends.map((end, i) => {
+      const start = i ? ends[i - 1]! : from;
+      const data = exportCells(this.slots.ctx, slot.seq, this.slots.scratch, start, end === tokens.length ? -1 : end);
+      return { chunk: { id: newChunkId(), start, end, bytes: data.length, sum: '' } as ChunkMeta, data };
+    });
     const exportMs = now() - t0;
-    const chunk: ChunkMeta | null = data ? { id: newChunkId(), start: from, end: tokens.length, bytes: data.length, sum: '' } : null;
-    const chunks = chunk ? [...kept, chunk] : kept;
+    const chunks = [...kept, ...fresh.map((f) => f.chunk)];
     const next: RecordMeta = {
       v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash: slot.msgHash,
       msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
@@ -177,11 +188,11 @@ export class Persistence {
         this.planned.set(key, null);
         return;
       }
-      if (chunk) chunk.sum = hashBytes(data!);
+      for (const f of fresh) f.chunk.sum = hashBytes(f.data);
       const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
       const t1 = now();
-      if (await store.write(next, chunk ? [{ chunk, data: data! }] : [], dropped)) {
-        this.saves.count(data?.length ?? 0, exportMs + now() - t1);
+      if (await store.write(next, fresh, dropped)) {
+        this.saves.count(fresh.reduce((n, f) => n + f.data.length, 0), exportMs + now() - t1);
         if (this.planned.get(key) === next) this.planned.delete(key);
       } else {
         this.planned.set(key, null);
@@ -216,7 +227,8 @@ export class Persistence {
 /**
  * Prompt tokens a record can supply, of the `n` it shares with a prompt. A chunk holds the cells of its tokens and,
  * for a recurrent or hybrid model, the recurrent state after its last token (exportCells copies the whole state):
- * such a record can be restored exactly up to a chunk's end only, the end of a saved turn.
+ * such a record can be restored exactly up to a chunk's end only, the end of a saved turn. So can a sliding-window
+ * model's, whose restored state keeps only the window's last cells (slots.ts).
  */
 function restorable(meta: RecordMeta, n: number, canRollBack: boolean): number {
   if (canRollBack) return n;

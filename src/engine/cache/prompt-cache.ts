@@ -173,14 +173,15 @@ export class PromptCache {
 
   /**
    * Starts the prompt from the shipped state when that covers more of it than what was found so far. Attention
-   * caches take any prefix of it; a recurrent state is the state after its last token, so there it is all or nothing.
+   * caches take any prefix of it; a recurrent state is the state after its last token, and a sliding-window one keeps
+   * only the window's last cells once read back (slots.ts), so there it is all or nothing.
    * A prompt that does not start with its tokens gets a warning (the site's prompts and its shipped state disagree).
    */
   private useShipped(prepared: Prepared, shipped: ShippedState, tokens: Int32Array, usable: (n: number) => number): void {
     const total = shipped.tokens.length;
     if (prepared.cached >= usable(total)) return;
     const lcp = commonPrefix(shipped.tokens, tokens);
-    let n = this.slots.canRollBack ? usable(lcp) : lcp === total && usable(lcp) === lcp ? lcp : 0;
+    let n = this.slots.canCutRestored ? usable(lcp) : lcp === total && usable(lcp) === lcp ? lcp : 0;
     if (n < Math.min(total, this.config.minTokens)) n = 0; // a few shared tokens (a chat template's opening) are not worth it
     if (lcp < total) {
       prepared.warning = `the prompt state loaded with the model (${total} tokens) ${n > prepared.cached ? `was used for ${n} tokens only` : 'was not used'}: ` +
@@ -273,7 +274,7 @@ export class PromptCache {
     const messages: ChatMessage[] = [...req.messages, reply];
     slot.msgHash = hashMessages(messages, req.tools);
     slot.msgCount = messages.length;
-    this.persistence.saveConversation(slot);
+    this.persistence.saveConversation(slot, req.tokens.length);
   }
 
   /** Resolves when every save queued so far is written. */

@@ -7,6 +7,11 @@
 // For those, a slot keeps checkpoints: the non-rollable part of its state (llama_state_seq_get_data_ext with
 // LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) at a few token counts. Trimming restores the last one at or before the cut and
 // drops the attention cells after it; with none, the slot starts over.
+//
+// A sliding-window model's state, once written out and read back (a record from IndexedDB, a system prompt's state,
+// a context that grew), holds only the window's last cells in its sliding-window layers, even with a full-size cache
+// (llama.cpp drops the older ones on import). Such a slot can go back only to its restored end (`floor`), and a
+// record is restored only to a chunk's end, as for recurrent state.
 import type { LlamaContext } from '../llama/context.ts';
 import { importCells, type CellChunk } from './kv-io.ts';
 
@@ -25,6 +30,8 @@ export interface Slot {
   pending: boolean;
   /** For memory that cannot roll back: states to go back to, by token count, ascending. */
   checkpoints: Checkpoint[];
+  /** Trimming below this many tokens loses cells (a sliding-window state read back: see above); 0 otherwise. */
+  floor: number;
 }
 
 export interface Checkpoint {
@@ -43,6 +50,8 @@ export interface ContextHolder {
   readonly ctx: LlamaContext;
   /** Whether seq_rm can cut a sequence anywhere (attention caches); false for recurrent and hybrid models. */
   readonly canRollBack: boolean;
+  /** Whether a state read back into a sequence keeps only the sliding window's last cells (sliding-window models). */
+  readonly windowedState: boolean;
 }
 
 export class Slots {
@@ -66,6 +75,11 @@ export class Slots {
 
   get canRollBack(): boolean {
     return this.holder.canRollBack;
+  }
+
+  /** Whether a state read back from bytes can be cut anywhere (see the header). */
+  get canCutRestored(): boolean {
+    return this.holder.canRollBack && !this.holder.windowedState;
   }
 
   /** KV cells the slots hold (cells shared by a copied prefix count once per slot: an upper bound). */
@@ -105,6 +119,10 @@ export class Slots {
    */
   trim(slot: Slot, n: number): number {
     if (slot.tokens.length <= n) return slot.tokens.length;
+    if (n < slot.floor) {
+      this.reset(slot);
+      return 0;
+    }
     if (!this.ctx.seqRm(slot.seq, n)) {
       const cp = checkpointAt(slot, n);
       if (!cp || !this.ctx.stateSet(cp.data, slot.seq, true) || !this.ctx.seqRm(slot.seq, cp.n)) {
@@ -120,6 +138,7 @@ export class Slots {
 
   /** How many of a slot's first `n` tokens trim() would keep (see there). */
   reachable(slot: Slot, n: number): number {
+    if (n < slot.floor && n < slot.tokens.length) return 0;
     if (this.canRollBack || n >= slot.tokens.length) return Math.min(n, slot.tokens.length);
     return checkpointAt(slot, n)?.n ?? 0;
   }
@@ -140,6 +159,7 @@ export class Slots {
     this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : n);
     slot.tokens = donor.tokens.slice(0, whole ? donor.tokens.length : n);
     slot.checkpoints = [...donor.checkpoints];
+    slot.floor = donor.floor;
     return this.trim(slot, n);
   }
 
@@ -148,6 +168,7 @@ export class Slots {
     if (!this.ctx.seqRm(slot.seq)) throw new Error(`llama.cpp could not empty sequence ${slot.seq}`);
     slot.tokens = [];
     slot.checkpoints = [];
+    slot.floor = 0;
     slot.msgHash = null;
     slot.msgCount = 0;
   }
@@ -177,6 +198,7 @@ export class Slots {
   restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): boolean {
     if (!this.importInto(slot, cells, tokens.length)) return false;
     slot.tokens = Array.from(tokens);
+    slot.floor = this.holder.windowedState ? Math.max(0, tokens.length - 1) : 0;
     this.checkpoint(slot);
     return true;
   }
@@ -196,7 +218,10 @@ export class Slots {
     const lost: Slot[] = [];
     for (const s of this.all) {
       const data = states.get(s.seq);
-      if (data && importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) continue;
+      if (data && importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) {
+        if (this.holder.windowedState) s.floor = Math.max(0, s.tokens.length - 1);
+        continue;
+      }
       if (s.tokens.length && s.pending) lost.push(s);
       this.evict(s);
     }
@@ -207,6 +232,7 @@ export class Slots {
 function emptySlot(seq: number): Slot {
   return {
     seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false, checkpoints: [],
+    floor: 0,
   };
 }
 

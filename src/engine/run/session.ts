@@ -6,6 +6,7 @@ import type { PromptCache } from '../cache/prompt-cache.ts';
 import type { ContextHolder } from '../cache/slots.ts';
 import type { ContextPlan } from '../kv-layout.ts';
 import type { Llama } from '../llama/llama.ts';
+import type { LlamaProjector } from '../llama/media.ts';
 import type { LlamaModel } from '../llama/model.ts';
 import { LlamaContext } from '../llama/context.ts';
 import type { Prompts } from '../prompt.ts';
@@ -21,6 +22,8 @@ export interface SessionParts {
   prompts: Prompts;
   /** The model file's identity (cache/identity.ts fileIdentity). */
   identity: string;
+  /** The image/audio encoder loaded with the model (LoadOptions.projector), or null. */
+  projector: LlamaProjector | null;
 }
 
 export class Session implements ContextHolder {
@@ -31,6 +34,7 @@ export class Session implements ContextHolder {
   readonly info: ModelInfo;
   readonly prompts: Prompts;
   readonly identity: string;
+  readonly projector: LlamaProjector | null;
   readonly cache: PromptCache;
   private context: LlamaContext;
 
@@ -43,6 +47,7 @@ export class Session implements ContextHolder {
     this.info = parts.info;
     this.prompts = parts.prompts;
     this.identity = parts.identity;
+    this.projector = parts.projector;
     this.context = parts.ctx;
     this.cache = cache(this);
   }
@@ -56,6 +61,11 @@ export class Session implements ContextHolder {
     // dropped the tokens that slid out of the window, and goes back only to its checkpoints, like recurrent state.
     const kind = this.info.memory.kind;
     return kind === 'attention' || (kind === 'swa' && this.context.params.swaFull !== false);
+  }
+
+  /** A state read back keeps only the sliding window's last cells in those layers (cache/slots.ts). */
+  get windowedState(): boolean {
+    return this.info.memory.kind === 'swa';
   }
 
   /**
@@ -80,6 +90,7 @@ export class Session implements ContextHolder {
   free(): void {
     if (this.llama.crashed) return;
     this.context.free();
+    this.projector?.free();
     this.model.free();
   }
 }
