@@ -114,6 +114,25 @@ describe('resume from IndexedDB', () => {
   });
 });
 
+describe('a sliding-window model (gemma3-tiny) after a reload', () => {
+  // A state read back holds only the window's last cells in the sliding-window layers: cutting it below its end gave
+  // answers 0.02-0.07 off a cold engine's. The next turn here parts from the saved one inside the reply (the random
+  // model's answer renders back in other tokens), so the record must be restored to the prompt's end, not cut.
+  it('resumes the next turn from the saved prompt and answers like a cold engine', async () => {
+    const db = newDb();
+    const first = await track(cachedEngine('gemma3-tiny', { db, minTokens: 16 }));
+    const r1 = await ask(first, turn1, { conversation_id: 'swa' });
+    await first.cache.flush();
+    await first.unload();
+    const turn2 = next(turn1, reply(r1), 'And a river?');
+    const second = await track(cachedEngine('gemma3-tiny', { db, minTokens: 16 }));
+    const r2 = await ask(second, turn2, { conversation_id: 'swa' });
+    expect(r2.timings.cache_source).toBe('indexeddb');
+    expect(r2.usage.prompt_tokens_details.cached_tokens).toBe(r1.usage.prompt_tokens - 1);
+    expectSameAnswer(r2, await ask(await track(coldEngine('gemma3-tiny')), turn2));
+  });
+});
+
 describe('a record that does not match is deleted and the prompt recomputed', () => {
   async function expectRecomputed(db: string, turn3: ChatMessage[], model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
     const reloaded = await track(cachedEngine(model, { db }));
