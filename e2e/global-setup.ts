@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureModel } from '../test/fixtures/models.ts';
+import { ensureMultimodal } from '../test/fixtures/projectors.ts';
 import { ensureWidgetHostState } from '../test/fixtures/prompt-states.ts';
 import { tarball } from '../test/package-project.ts';
 
@@ -13,6 +14,7 @@ export default async function setup() {
   tarball(); // the npm package (e2e/package.spec.ts), or an error that says how to build it
   const models = ['qwen2-hello', 'qwen2-tool', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
   for (const name of models) await ensureModel(name);
+  for (const name of ['gemma3-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);
   // The widget's example host page ships its system prompt's state.
   await ensureWidgetHostState();
 }

@@ -4,14 +4,16 @@
 // Linux binary. Unpatched source: wasm/patches are wasm kernels (and a grammar speed-up) the server does not need.
 // Only the llama-server target, CPU only, no network features, so a clean CI run spends minutes here, not tens.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { cacheDir, llamaSource } from './llama-source.mjs';
+import { cacheDir, llamaSource, root } from './llama-source.mjs';
 import { ensurePackages } from './system-packages.mjs';
 
 export const serverDir = join(cacheDir, 'native-server');
 export const serverBinary = join(serverDir, 'llama-server');
+/** test/native/mtmd-probe.cpp linked with the same build's libraries: libmtmd's native results for the media tests. */
+export const probeBinary = join(serverDir, 'mtmd-probe');
 
 const cmakeArgs = {
   CMAKE_BUILD_TYPE: 'Release',
@@ -39,6 +41,7 @@ function main() {
   const stamp = JSON.stringify({ commit: source.commit, cmakeArgs });
   if (existsSync(serverBinary) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
     console.log(`[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, up to date)`);
+    buildProbe(source, join(serverDir, 'build'));
     return;
   }
   ensurePackages('server');
@@ -65,7 +68,19 @@ function main() {
   copyFileSync(join(buildDir, 'bin', 'llama-server'), `${serverBinary}.partial`);
   renameSync(`${serverBinary}.partial`, serverBinary);
   writeFileSync(stampFile, stamp);
+  buildProbe(source, buildDir);
   console.log(`[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+}
+
+/** The probe, against the static libraries the llama-server build left (libmtmd is one of them); rebuilt when older. */
+function buildProbe(source, buildDir) {
+  const src = join(root, 'test', 'native', 'mtmd-probe.cpp');
+  if (existsSync(probeBinary) && statSync(probeBinary).mtimeMs > Math.max(statSync(src).mtimeMs, statSync(serverBinary).mtimeMs)) return;
+  const libs = ['tools/mtmd/libmtmd.a', 'src/libllama.a', 'ggml/src/libggml.a', 'ggml/src/libggml-cpu.a', 'ggml/src/libggml-base.a',
+    'vendor/hash/libvendor-hash.a'].map((l) => join(buildDir, l));
+  const include = ['include', 'ggml/include', 'tools/mtmd'].map((d) => `-I${join(source.dir, d)}`);
+  execFileSync('g++', ['-O2', '-std=c++17', ...include, src, ...libs, '-fopenmp', '-lpthread', '-o', `${probeBinary}.partial`], { stdio: 'inherit' });
+  renameSync(`${probeBinary}.partial`, probeBinary);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -67,6 +67,8 @@ export interface Supports {
   contextOverflow: ReadonlyArray<ResolvedRequest['contextOverflow']>;
   embeddings: boolean;
   rerank: boolean;
+  /** Image and audio content parts (the wasm engine reads them with a projector; a server with its own). */
+  media: boolean;
 }
 
 /** The calls an engine answers: a backend's, and the KV cache and the model store, which the wasm engine keeps. */
@@ -127,6 +129,16 @@ export interface ResolvedRequest {
   /** null: the system prompt. */
   nKeep: number | null;
   onProgress: ((p: Progress) => void) | undefined;
+  /** The request's images and audio in message order, read by the engine (engine/media.ts); its parts then name
+   * them by hash. Absent before that, and for requests without media. */
+  media?: RequestMedia[];
+}
+
+/** One image or audio clip of a request: its file's bytes and their sha256 (hex). */
+export interface RequestMedia {
+  kind: 'image' | 'audio';
+  bytes: Uint8Array;
+  hash: string;
 }
 
 /** A validated request (resolveRequest) as the engine takes it; its progress callback travels in CallControl. */

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultWasmDir } from '../src/node.ts';
 import { ensureModel } from './fixtures/models.ts';
+import { ensureMultimodal } from './fixtures/projectors.ts';
 
 export default async function setup() {
   for (const variant of ['st', 'mt', 'st-relaxed', 'mt-relaxed']) {
@@ -19,4 +20,5 @@ export default async function setup() {
     'qwen2-hello-256-q5_0', 'qwen2-hello-256-q5_1',
   ] as const;
   for (const name of models) await ensureModel(name);
+  for (const name of ['gemma3-vision', 'smolvlm-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);
 }

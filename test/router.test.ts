@@ -23,7 +23,7 @@ function simulatedGpu(refuse: string | null = null) {
   const calls: string[] = [];
   const backend: Backend = {
     kind: 'webgpu',
-    supports: { loadOptions: { nCtx: true }, contextOverflow: ['stop'], embeddings: false, rerank: false },
+    supports: { loadOptions: { nCtx: true }, contextOverflow: ['stop'], embeddings: false, rerank: false, media: false },
     fit: async (request: LoadRequest) => {
       calls.push('fit');
       // As wllama does: the bytes it read are what the next backend gets.

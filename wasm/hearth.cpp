@@ -1,5 +1,6 @@
 // Hearth's glue over llama.h: flat hearth_* functions for the TypeScript binding in src/engine/llama/.
-// Only llama.h and ggml-cpu.h are used (no llama.cpp "common" code), so the binding sees one small C surface.
+// Only llama.h, ggml-cpu.h and libmtmd (mtmd.h, mtmd-helper.h: images and audio) are used (no llama.cpp "common"
+// code), so the binding sees one small C surface.
 // Conventions: handles are opaque pointers; buffers are allocated and freed by the caller (the TS side owns every
 // allocation); functions that can fail return a negative number or null and leave the reason in the llama.cpp log.
 
@@ -14,6 +15,8 @@
 
 #include "ggml-cpu.h"
 #include "llama.h"
+#include "mtmd-helper.h"
+#include "mtmd.h"
 
 #ifndef HEARTH_LLAMA_BUILD
 #define HEARTH_LLAMA_BUILD "unknown"
@@ -41,6 +44,7 @@ extern "C" {
 
 EMSCRIPTEN_KEEPALIVE void hearth_init() {
   llama_log_set(on_log, nullptr);
+  mtmd_helper_log_set(on_log, nullptr);
   llama_backend_init();
 }
 
@@ -150,6 +154,7 @@ struct hearth_context {
   ggml_threadpool * pool;
   llama_batch       batch;
   int               n_batch;
+  int               n_threads;
 };
 
 EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, int n_ctx, int n_batch, int n_ubatch,
@@ -180,7 +185,7 @@ EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, in
   }
   llama_attach_threadpool(ctx, pool, pool);
 
-  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch};
+  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch, n_threads};
   if (!h) {
     llama_free(ctx);
     ggml_threadpool_free(pool);
@@ -402,5 +407,130 @@ EMSCRIPTEN_KEEPALIVE float * hearth_embeddings_seq(hearth_context * h, int seq) 
   return llama_get_embeddings_seq(h->ctx, seq);
 }
 EMSCRIPTEN_KEEPALIVE int hearth_model_n_cls_out(const llama_model * m) { return (int) llama_model_n_cls_out(m); }
+
+// --- media (libmtmd) -----------------------------------------------------------------------------------------------
+
+// A model's projector (mmproj GGUF): the image/audio encoder whose outputs the model reads as embeddings.
+// `marker` is the text that stands for a media input in a prompt (the caller picks one no user text can hold).
+// Returns null when the file is not a projector for this model (the reason is in the log).
+EMSCRIPTEN_KEEPALIVE mtmd_context * hearth_mtmd_init(const llama_model * m, const char * path, int n_threads,
+                                                     const char * marker) {
+  mtmd_context_params params = mtmd_context_params_default();
+  params.media_marker = marker;
+  params.use_gpu = false;
+  params.n_threads = n_threads;
+  params.print_timings = false;
+  params.warmup = false;  // a warm-up encode costs as much as a real one: the first image pays for the buffers instead
+  try {
+    return mtmd_init_from_file(path, m, params);
+  } catch (...) {
+    return nullptr;
+  }
+}
+EMSCRIPTEN_KEEPALIVE void hearth_mtmd_free(mtmd_context * c) { mtmd_free(c); }
+// 1 images, 2 audio, 4 M-RoPE positions (a chunk takes fewer positions than tokens).
+EMSCRIPTEN_KEEPALIVE int hearth_mtmd_caps(const mtmd_context * c) {
+  return (mtmd_support_vision(c) ? 1 : 0) | (mtmd_support_audio(c) ? 2 : 0) | (mtmd_decode_use_mrope(c) ? 4 : 0);
+}
+EMSCRIPTEN_KEEPALIVE int hearth_mtmd_audio_rate(const mtmd_context * c) { return mtmd_get_audio_sample_rate(c); }
+// The text that stands for one image or audio clip in a prompt (mtmd_tokenize puts the media chunks there).
+EMSCRIPTEN_KEEPALIVE const char * hearth_mtmd_marker(const mtmd_context * c) { return mtmd_get_marker(c); }
+
+// A bitmap from an encoded file: images through stb_image (PNG, JPEG, GIF, BMP…), audio through miniaudio (WAV, MP3,
+// FLAC; told apart by their first bytes, resampled to the projector's rate). Null when the bytes do not decode.
+EMSCRIPTEN_KEEPALIVE mtmd_bitmap * hearth_bitmap_from_file(const mtmd_context * c, const uint8_t * buf, size_t len) {
+  try {
+    return mtmd_helper_bitmap_init_from_buf(c, buf, len, false, mtmd_helper_init_opt_default()).bitmap;
+  } catch (...) {
+    return nullptr;
+  }
+}
+// A bitmap from decoded RGB pixels (nx * ny * 3 bytes), e.g. what the browser's own decoder gave.
+EMSCRIPTEN_KEEPALIVE mtmd_bitmap * hearth_bitmap_from_rgb(int nx, int ny, const uint8_t * rgb) {
+  return mtmd_bitmap_init(nx, ny, rgb);
+}
+// What a bitmap is: out = {nx, ny, is_audio}. Audio: nx is the number of samples.
+EMSCRIPTEN_KEEPALIVE void hearth_bitmap_info(const mtmd_bitmap * b, int32_t * out) {
+  out[0] = (int32_t) mtmd_bitmap_get_nx(b);
+  out[1] = (int32_t) mtmd_bitmap_get_ny(b);
+  out[2] = mtmd_bitmap_is_audio(b) ? 1 : 0;
+}
+// The bitmap's id names its chunks (the cache matches media by it): the hash of the media's bytes.
+EMSCRIPTEN_KEEPALIVE void hearth_bitmap_set_id(mtmd_bitmap * b, const char * id) { mtmd_bitmap_set_id(b, id); }
+EMSCRIPTEN_KEEPALIVE void hearth_bitmap_free(mtmd_bitmap * b) { mtmd_bitmap_free(b); }
+
+// Splits a prompt at its markers into text and media chunks (one marker per bitmap, in order). The media chunks are
+// preprocessed here (resized, sliced); *status: 0 ok, 1 markers and bitmaps do not match, 2 preprocessing failed.
+EMSCRIPTEN_KEEPALIVE mtmd_input_chunks * hearth_mtmd_tokenize(const mtmd_context * c, const char * text, int len,
+                                                              int add_special, const mtmd_bitmap ** bitmaps, int n,
+                                                              int32_t * status) {
+  mtmd_input_chunks * chunks = mtmd_input_chunks_init();
+  mtmd_input_text input{text, (size_t) len, add_special != 0, true};
+  try {
+    *status = mtmd_tokenize(c, chunks, &input, bitmaps, (size_t) n);
+  } catch (...) {
+    *status = 2;
+  }
+  if (*status != 0) {
+    mtmd_input_chunks_free(chunks);
+    return nullptr;
+  }
+  return chunks;
+}
+EMSCRIPTEN_KEEPALIVE int hearth_chunks_size(const mtmd_input_chunks * cs) { return (int) mtmd_input_chunks_size(cs); }
+EMSCRIPTEN_KEEPALIVE void hearth_chunks_free(mtmd_input_chunks * cs) { mtmd_input_chunks_free(cs); }
+// A chunk of the list, copied: it outlives the list (the caller frees it with hearth_chunk_free).
+EMSCRIPTEN_KEEPALIVE mtmd_input_chunk * hearth_chunk_copy(const mtmd_input_chunks * cs, int i) {
+  return mtmd_input_chunk_copy(mtmd_input_chunks_get(cs, (size_t) i));
+}
+EMSCRIPTEN_KEEPALIVE void hearth_chunk_free(mtmd_input_chunk * c) { mtmd_input_chunk_free(c); }
+// 0 text, 1 image, 2 audio.
+EMSCRIPTEN_KEEPALIVE int hearth_chunk_type(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_type(c); }
+EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_tokens(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_tokens(c); }
+EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_pos(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_pos(c); }
+// A media chunk's id: its bitmap's (hearth_bitmap_set_id); empty for text.
+EMSCRIPTEN_KEEPALIVE const char * hearth_chunk_id(const mtmd_input_chunk * c) {
+  const char * id = mtmd_input_chunk_get_id(c);
+  return id ? id : "";
+}
+// A text chunk's tokens (hearth_chunk_n_tokens of them).
+EMSCRIPTEN_KEEPALIVE const llama_token * hearth_chunk_text(const mtmd_input_chunk * c) {
+  size_t n = 0;
+  return mtmd_input_chunk_get_tokens_text(c, &n);
+}
+
+// Runs the encoder over a media chunk; its embeddings are then at hearth_media_embd (n_tokens * n_embd_inp floats).
+// The encoder computes on ggml's per-graph threads, which the pthread build's fixed pool can only start while the
+// context's own pool (holding every other thread) is let go: it is freed for the encode and made again after.
+EMSCRIPTEN_KEEPALIVE int hearth_media_encode(hearth_context * h, mtmd_context * c, const mtmd_input_chunk * chunk) {
+  const bool swap = h->n_threads > 1;
+  if (swap) {
+    llama_detach_threadpool(h->ctx);
+    ggml_threadpool_free(h->pool);
+    h->pool = nullptr;
+  }
+  int status;
+  try {
+    status = mtmd_encode_chunk(c, chunk);
+  } catch (...) {
+    status = 1;
+  }
+  if (swap) {
+    ggml_threadpool_params tpp = ggml_threadpool_params_default(h->n_threads);
+    h->pool = ggml_threadpool_new(&tpp);
+    if (h->pool) llama_attach_threadpool(h->ctx, h->pool, h->pool);
+  }
+  return status;
+}
+EMSCRIPTEN_KEEPALIVE float * hearth_media_embd(mtmd_context * c) { return mtmd_get_output_embd(c); }
+EMSCRIPTEN_KEEPALIVE int hearth_model_n_embd_inp(const llama_model * m) { return llama_model_n_embd_inp(m); }
+
+// Decodes a media chunk's embeddings into sequence `seq` from position `n_past` (in batches of the context's n_batch;
+// non-causal attention over the chunk where the model wants it, as Gemma 3 does). Returns 0, or llama_decode's status.
+EMSCRIPTEN_KEEPALIVE int hearth_media_decode(hearth_context * h, mtmd_context * c, const mtmd_input_chunk * chunk,
+                                             float * embd, int n_past, int seq) {
+  llama_pos new_n_past = 0;
+  return mtmd_helper_decode_image_chunk(c, h->ctx, chunk, embd, n_past, seq, h->n_batch, &new_n_past, nullptr, nullptr);
+}
 
 }  // extern "C"

@@ -1,8 +1,9 @@
 // The AI SDK's prompt (LanguageModelV4Prompt) as the OpenAI-shaped messages chat.completions.create takes: tool calls
-// become assistant tool_calls, tool results `tool` messages. Hearth reads text only, so a file anywhere in the prompt
-// is refused here, before anything is queued, rather than silently dropped.
+// become assistant tool_calls, tool results `tool` messages. A user's image or audio file becomes an image_url or
+// input_audio part (the engine refuses them without a projector); any other file is refused here, before anything is
+// queued, rather than silently dropped.
 import type {
-  LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolResultOutput,
+  LanguageModelV4FilePart, LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolResultOutput,
 } from '@ai-sdk/provider';
 import { InvalidRequestError } from '../errors.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../types.ts';
@@ -22,14 +23,32 @@ export function toMessages(prompt: LanguageModelV4Prompt): ChatMessage[] {
 
 function noFiles(mediaType: string): never {
   throw new InvalidRequestError(
-    `Hearth runs text-only models: images and other files are not supported yet (got a ${mediaType} file part). ` +
-    'Send the prompt as text.', 'unsupported_content', { mediaType });
+    `Hearth reads text, images and audio: a ${mediaType} file part cannot be sent. Send it as text.`, 'unsupported_content', { mediaType });
 }
 
 function userContent(parts: Content<'user'>): string | ContentPart[] {
-  const texts = parts.map((p): ContentPart => (p.type === 'text' ? { type: 'text', text: p.text } : noFiles(p.mediaType)));
-  // One part is a plain string, which every template renders; several stay parts (joined as llama.cpp joins them).
-  return texts.length === 1 ? texts[0]!.text : texts;
+  const out = parts.map((p): ContentPart => (p.type === 'text' ? { type: 'text', text: p.text } : filePart(p)));
+  // One text part is a plain string, which every template renders; several stay parts (joined as llama.cpp joins them).
+  return out.length === 1 && out[0]!.type === 'text' ? out[0]!.text : out;
+}
+
+/** An image or audio file as OpenAI's content part: bytes as a Blob, base64 as a data: URL or audio data, a URL as it is. */
+function filePart(p: LanguageModelV4FilePart): ContentPart {
+  const kind = p.mediaType.split('/')[0];
+  const d = p.data;
+  if (kind === 'image') {
+    if (d.type === 'url') return { type: 'image_url', image_url: { url: d.url.toString() } };
+    if (d.type === 'data') {
+      const url = typeof d.data === 'string' ? `data:${p.mediaType};base64,${d.data}` : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
+      return { type: 'image_url', image_url: { url } };
+    }
+  }
+  if (kind === 'audio' && d.type === 'data') {
+    const format = p.mediaType.includes('mp3') || p.mediaType.includes('mpeg') ? 'mp3' : p.mediaType.includes('flac') ? 'flac' : 'wav';
+    const data = typeof d.data === 'string' ? d.data : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
+    return { type: 'input_audio', input_audio: { data, format } };
+  }
+  return noFiles(p.mediaType);
 }
 
 function assistantMessage(parts: Content<'assistant'>): ChatMessage {

@@ -2,7 +2,7 @@
 // parameter and says what is allowed, thrown before the request is queued.
 import type { ResolvedRequest, ResolvedToolChoice } from '../contract.ts';
 import { InvalidRequestError } from '../errors.ts';
-import type { ChatCompletionCreateParams, Tool } from '../types.ts';
+import type { ChatCompletionCreateParams, ContentPart, Tool } from '../types.ts';
 import { jsonObjectGrammar, schemaGrammar } from '../engine/chat/json-schema.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
@@ -27,6 +27,31 @@ function num(p: ChatCompletionCreateParams, key: keyof ChatCompletionCreateParam
   return v;
 }
 
+const isBlob = (v: unknown) => typeof Blob !== 'undefined' && v instanceof Blob;
+
+/** A content part's shape: text anywhere; images and audio (OpenAI's image_url, input_audio) in user messages. */
+function checkPart(part: ContentPart, at: string, role: string) {
+  if (!part || typeof part !== 'object') bad(at, 'expected a content part object');
+  if (part.type === 'text') {
+    if (typeof part.text !== 'string') bad(`${at}.text`, 'expected a string');
+    return;
+  }
+  if (part.type !== 'image_url' && part.type !== 'input_audio') {
+    bad(`${at}.type`, `expected "text", "image_url" or "input_audio", got ${JSON.stringify((part as { type?: unknown }).type)}`);
+  }
+  if (role !== 'user') bad(at, 'images and audio go in user messages');
+  if (part.type === 'image_url') {
+    const url = part.image_url?.url;
+    if (!isBlob(url) && !(typeof url === 'string' && /^(data:|https?:\/\/)/i.test(url))) {
+      bad(`${at}.image_url.url`, 'expected a data: URL, an http(s) URL, or a Blob/File');
+    }
+  } else {
+    const { data, format } = part.input_audio ?? {};
+    if (!isBlob(data) && typeof data !== 'string') bad(`${at}.input_audio.data`, 'expected the file in base64, or a Blob/File');
+    if (!['wav', 'mp3', 'flac'].includes(format)) bad(`${at}.input_audio.format`, `expected "wav", "mp3" or "flac", got ${JSON.stringify(format)}`);
+  }
+}
+
 export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
   if (!p || typeof p !== 'object') bad('params', 'expected an object');
   if (!Array.isArray(p.messages) || p.messages.length === 0) bad('messages', 'expected a non-empty array of messages');
@@ -34,9 +59,9 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     if (!m || typeof m !== 'object') bad(`messages[${i}]`, 'expected an object');
     if (!ROLES.has(m.role)) bad(`messages[${i}].role`, `expected one of ${[...ROLES].join(', ')}, got ${JSON.stringify(m.role)}`);
     const c = m.content;
-    const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) ||
-      (Array.isArray(c) && c.every((part) => part && part.type === 'text' && typeof part.text === 'string'));
-    if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of {type: "text", text} parts (images are not supported)');
+    const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) || Array.isArray(c);
+    if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of content parts');
+    if (Array.isArray(c)) c.forEach((part, j) => checkPart(part, `messages[${i}].content[${j}]`, m.role));
     if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') bad(`messages[${i}].reasoning_content`, 'expected a string');
   });
 

@@ -25,6 +25,8 @@ import type { Session } from './run/session.ts';
 import type { ModelStore } from './models/store.ts';
 import type { ModelFile } from './models/file.ts';
 import { isRemoteSource } from './models/remote.ts';
+import { openProjector } from './models/projector.ts';
+import { resolveMedia } from './media.ts';
 import { VERSION } from '../build.ts';
 
 export interface EngineConfig {
@@ -125,9 +127,10 @@ export class Engine implements EngineCore {
       const file = await openModelFile(source, this.maxBytes, { ...opened, allowScalarKernels: options.allowScalarKernels });
       // After the model, not while its bytes are checked: in Chromium, opening an OPFS file to write while the store
       // reads another was seen to wait for ever (a first visit stuck after "Checking the download").
+      const projector = options.projector === undefined ? null : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
       const promptState = state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
       this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
-        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState,
+        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState, projector,
       });
       return this.session.info;
     });
@@ -138,8 +141,12 @@ export class Engine implements EngineCore {
    * Resolves after the final chunk; rejects with AbortError, ContextFullError (before any chunk) or another
    * HearthError.
    */
-  complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
-    return this.scheduler.submit(Job.completion(request, control, this.live?.info.name ?? ''));
+  async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
+    const s = this.live;
+    // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
+    const p = s?.projector;
+    request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal: control.signal });
+    return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
   }
 
   /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
@@ -175,7 +182,7 @@ export class Engine implements EngineCore {
     const s = this.live;
     const ctx = s?.ctx;
     return {
-      backend: 'wasm', remote: null,
+      backend: 'wasm', remote: null, input: s?.info.input ?? ['text'],
       selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
       buildReason: this.config.loader.reason + dotReason(llama.simdDot),

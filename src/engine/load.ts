@@ -13,6 +13,7 @@ import { contextPlan, kvType } from './kv-layout.ts';
 import type { Llama } from './llama/llama.ts';
 import { LlamaModel } from './llama/model.ts';
 import { LlamaContext } from './llama/context.ts';
+import { LlamaProjector } from './llama/media.ts';
 import { Prompts } from './prompt.ts';
 import { N_BATCH } from './limits.ts';
 import { Session } from './run/session.ts';
@@ -33,6 +34,8 @@ export interface LoadSettings {
   store: KvStore | null;
   /** LoadOptions.promptState opened (models/prompt-state-file.ts): the file, or why there is none. */
   promptState?: Readable | { warning: string } | null;
+  /** LoadOptions.projector opened: the mmproj file that reads the model's images and audio. */
+  projector?: ModelFile | null;
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
@@ -55,10 +58,13 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
   }
   const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
+  let projector: LlamaProjector | null = null;
   try {
+    if (settings.projector) projector = await readProjector(llama, model, settings.projector, settings.threads, options);
     const shape = model.shape();
     const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
-    const plan = contextPlan(shape, shape.sizeBytes, options, nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined);
+    // The projector's weights share the heap with the model's: the KV cache gets what both leave.
+    const plan = contextPlan(shape, shape.sizeBytes + (settings.projector?.size ?? 0), options, nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined);
     const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
     // Slots hold the running requests and, between requests, the conversations kept in memory.
     const nSlots = settings.cache.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
@@ -68,8 +74,10 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
       swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
     }));
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
-    const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout });
-    const session = new Session({ llama, model, ctx, plan, nParallel, info: modelInfo(model, file, shape), prompts, identity },
+    const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout }, projector);
+    const info = modelInfo(model, file, shape);
+    info.input = ['text', ...(projector?.image ? ['image' as const] : []), ...(projector?.audio ? ['audio' as const] : [])];
+    const session = new Session({ llama, model, ctx, plan, nParallel, info, prompts, identity, projector },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));
     await session.cache.init();
     options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
@@ -78,6 +86,7 @@ export async function loadSession(llama: Llama, file: ModelFile, options: LoadOp
   } catch (err) {
     if (!llama.crashed) {
       ctx?.free();
+      projector?.free();
       model.free();
     }
     if (err instanceof HearthError) throw err;
@@ -117,6 +126,30 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
     throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log });
   }
   return model;
+}
+
+/** The projector read next to the model; a ModelLoadError when it is not a projector for this model. */
+async function readProjector(llama: Llama, model: LlamaModel, file: ModelFile, threads: number, options: LoadOptions): Promise<LlamaProjector> {
+  const identity = await fileIdentity(file, options);
+  const mark = llama.log.mark();
+  const mounted = await file.mount(llama.mod);
+  let projector: LlamaProjector | null;
+  try {
+    projector = llama.guard(() => LlamaProjector.load(llama, model, mounted.path, threads, identity));
+  } finally {
+    mounted.unmount();
+  }
+  if (!projector) {
+    const why = llama.log.since(mark, true).filter((l) => /error|fail/i.test(l)).slice(-2).join(' | ') || 'no reason logged';
+    throw new ModelLoadError(`${file.name} is not a projector (mmproj GGUF) this model and llama.cpp build can use: ${why}`,
+      'invalid_projector', { log: llama.log.since(mark) });
+  }
+  if (projector.mrope) {
+    projector.free();
+    throw new ModelLoadError(`${file.name} places images with M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL…), which Hearth's cache cannot ` +
+      'track yet: use a model whose projector does not (Gemma 3, SmolVLM, InternVL, Pixtral, LFM2-VL, Ultravox…)', 'unsupported_projector');
+  }
+  return projector;
 }
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */

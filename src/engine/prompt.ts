@@ -1,7 +1,7 @@
 // Prompt preparation: a request rendered with the model's chat template, tokenized the way the cache matches it, and
 // its rendered system prefix (the system messages and tools), which the cache keeps on its own and a context shift
 // keeps by default.
-import type { ResolvedRequest } from '../contract.ts';
+import type { RequestMedia, ResolvedRequest } from '../contract.ts';
 import type { ChatMessage, Tool } from '../types.ts';
 import { hashText } from './cache/hash.ts';
 import { systemKey } from './cache/identity.ts';
@@ -11,6 +11,8 @@ import { ReplyPlanner, type ReplyPlan } from './chat/plan.ts';
 import { ChatTemplate } from './chat/template.ts';
 import type { Llama } from './llama/llama.ts';
 import type { LlamaModel } from './llama/model.ts';
+import type { LlamaProjector, MediaPrompt } from './llama/media.ts';
+import { markerText } from './media.ts';
 
 export interface PreparedPrompt extends CacheRequest {
   /** The rendered prompt. */
@@ -18,6 +20,8 @@ export interface PreparedPrompt extends CacheRequest {
   /** Tokens at the start a context shift never drops (n_keep); 0 unless the request may shift. */
   keep: number;
   output: ReplyPlan;
+  /** The media chunks whose placeholders `tokens` holds (freed when the request ends); null without media. */
+  media: MediaPrompt | null;
 }
 
 export interface PromptOptions {
@@ -35,7 +39,8 @@ export class Prompts {
   private readonly templateHash: string;
   private readonly planner: ReplyPlanner;
 
-  constructor(private readonly llama: Llama, private readonly model: LlamaModel, private readonly options: PromptOptions) {
+  constructor(private readonly llama: Llama, private readonly model: LlamaModel, private readonly options: PromptOptions,
+    private readonly projector: LlamaProjector | null = null) {
     const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model.tokenBytes(t, true)) : '');
     this.bosText = text(model.bos);
     this.template = new ChatTemplate(model.chatTemplate, { bos: this.bosText, eos: text(model.eos) });
@@ -54,14 +59,14 @@ export class Prompts {
 
   /** The request's prompt, its tokens, what the cache matches them by, and the tokens a context shift keeps. */
   prepare(req: ResolvedRequest): PreparedPrompt {
-    const { text, addSpecial, tokens } = this.render(req.messages, req.tools, req.templateKwargs);
+    const { text, addSpecial, tokens, media } = this.render(req.messages, req.tools, req.templateKwargs, req.media);
     const shift = req.contextOverflow === 'shift';
     const systemN = this.options.systemPrompt || (shift && req.nKeep === null)
       ? this.systemLength(req, text, tokens, addSpecial) : 0;
     const keep = shift ? req.nKeep ?? (systemN || (this.model.addBos ? 1 : 0)) : 0;
     return {
       messages: req.messages, tools: req.tools, conversationId: req.conversationId, onProgress: req.onProgress,
-      text, tokens, system: this.systemPrefix(systemN, tokens), keep, output: this.planner.plan(req, text),
+      text, tokens, system: this.systemPrefix(systemN, tokens), keep, output: this.planner.plan(req, text), media,
     };
   }
 
@@ -74,12 +79,19 @@ export class Prompts {
     return a!.slice(0, commonPrefix(a!, b!));
   }
 
-  /** The prompt text for `messages` and its tokens (control tokens parsed). */
-  private render(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>) {
-    const text = this.template.render(messages, { tools, kwargs });
+  /**
+   * The prompt text for `messages` and its tokens (control tokens parsed). With media, each image or audio part is the
+   * projector's marker in the text, and the projector puts the media's chunks there (placeholder tokens).
+   */
+  private render(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>, media?: RequestMedia[]) {
+    const projector = media?.length ? this.projector : null;
+    const shown = projector ? messages.map((m) => ({ ...m, content: markerText(m.content, projector.marker) })) : messages;
+    const text = this.template.render(shown, { tools, kwargs });
     // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
     const addSpecial = !(this.bosText && text.startsWith(this.bosText));
-    return { text, addSpecial, tokens: this.llama.guard(() => this.model.tokenize(text, addSpecial, true)) };
+    if (!projector) return { text, addSpecial, tokens: this.llama.guard(() => this.model.tokenize(text, addSpecial, true)), media: null };
+    const prompt = this.llama.guard(() => projector.prompt(text, addSpecial, media!));
+    return { text, addSpecial, tokens: prompt.tokens, media: prompt };
   }
 
   /** The first `n` prompt tokens, when the system prompt is cached and they are long enough to cache on their own. */

@@ -3,9 +3,24 @@ import type { Progress } from './options.ts';
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
-export interface ContentPart {
+/** A message's content parts, as OpenAI's API takes them (images and audio need a model loaded with a projector). */
+export type ContentPart = TextPart | ImagePart | AudioPart;
+
+export interface TextPart {
   type: 'text';
   text: string;
+}
+
+/** An image: a data: URL, an http(s) URL (fetched by the engine), or the file itself (Blob, File). */
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string | Blob; detail?: 'auto' | 'low' | 'high' };
+}
+
+/** An audio clip: base64 of the file (OpenAI's form), or the file itself. WAV and MP3 (FLAC also decodes). */
+export interface AudioPart {
+  type: 'input_audio';
+  input_audio: { data: string | Blob; format: 'wav' | 'mp3' | 'flac' };
 }
 
 export interface ToolCall {

@@ -1,5 +1,5 @@
 // The engine as a whole: its cache, what info() says, and HearthEngine, the interface every engine offers.
-import type { Backend, BuildVariant, GgmlType, LoadOptions, ModelInfo, ModelSource, Progress } from './options.ts';
+import type { Backend, BuildVariant, GgmlType, LoadOptions, MediaInputKind, ModelInfo, ModelSource, Progress } from './options.ts';
 import type { ModelStorage, ModelStoreApi } from './models.ts';
 import type { CacheSource, ChatCompletions, ChatMessage, Tool } from './chat.ts';
 import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
@@ -61,6 +61,9 @@ export interface EngineInfo {
   backend: 'wasm' | 'webgpu' | 'remote';
   /** The server answering when `backend` is 'remote', else null. */
   remote: { baseURL: string; model: string } | null;
+  /** What the loaded model reads: ['text'], plus 'image' and 'audio' as its projector allows (a server: as it says
+   * nothing, ['text', 'image', 'audio'], and its own checks apply). ['text'] without a model. */
+  input: MediaInputKind[];
   selection: BackendSelection;
   /** The wasm build running ('mt'/'st', '-relaxed' with relaxed SIMD), and why it was picked. */
   build: BuildVariant;

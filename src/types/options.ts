@@ -128,7 +128,16 @@ export interface LoadOptions {
    * without it, and ModelInfo.warnings says why.
    */
   promptState?: string | Blob;
+  /**
+   * The model's projector (an mmproj GGUF: its image and audio encoder), so that messages can hold image_url and
+   * input_audio parts. A URL or { hf } source goes to the model store like the model; a Blob or File is read as it
+   * is. `true` with a { hf } model, or { hf: { repo } } without a file, takes the repo's mmproj*.gguf (f16 first).
+   * Its size counts with the model's against maxModelBytes and the KV budget.
+   */
+  projector?: ModelSource | { hf: { repo: string; file?: string; revision?: string } } | true;
 }
+
+export type MediaInputKind = 'text' | 'image' | 'audio';
 
 /**
  * What the model keeps per sequence. 'recurrent' (Mamba, RWKV) and 'hybrid' (recurrent and attention layers: Qwen3.5,
@@ -162,6 +171,8 @@ export interface ModelInfo {
   metadata: Record<string, string>;
   /** The shipped prompt state in use (LoadOptions.promptState): its tokens and bytes; null without one. */
   promptState?: { tokens: number; bytes: number } | null;
+  /** What the model reads: text, and images and audio as its projector allows (LoadOptions.projector). */
+  input?: MediaInputKind[];
   /** What the load could not do as asked, e.g. a prompt state file that does not fit this model. */
   warnings?: string[];
 }

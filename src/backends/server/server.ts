@@ -4,7 +4,7 @@
 // take one path, the one the wasm engine's chunks take (api/completion.ts assembles them).
 import type { Backend, CallControl, CompletionRequest, EmbedResult, EngineCore, RankResult, Supports } from '../../contract.ts';
 import { AbortError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
-import type { ChatCompletionChunk, EngineInfo, ModelInfo, RemoteOptions } from '../../types.ts';
+import type { ChatCompletionChunk, ChatMessage, ContentPart, EngineInfo, ModelInfo, RemoteOptions } from '../../types.ts';
 import { responseError, serverError, unreachable } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
@@ -22,7 +22,7 @@ export class ServerBackend implements Backend {
   readonly kind = 'remote';
   // A load is, for a server, a check that it answers: the load options are about running the model on this device
   // and have nothing to act on there. Only context_overflow 'stop' is what every server does.
-  readonly supports: Supports = { loadOptions: 'all', contextOverflow: ['stop'], embeddings: true, rerank: false };
+  readonly supports: Supports = { loadOptions: 'all', contextOverflow: ['stop'], embeddings: true, rerank: false, media: true };
   private model: ModelInfo | null = null;
 
   /** `fallback`: used only when the backends before it cannot run the model (router.ts). `idleMs`: IDLE_MS (tests
@@ -59,7 +59,10 @@ export class ServerBackend implements Backend {
 
   async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
     this.require();
-    const body: Record<string, unknown> = { ...request.original, model: this.remote.model, stream: true, stream_options: { include_usage: true } };
+    const body: Record<string, unknown> = {
+      ...request.original, messages: await inlineFiles(request.original.messages), model: this.remote.model, stream: true,
+      stream_options: { include_usage: true },
+    };
     for (const key of LOCAL_ONLY) delete body[key];
     const sent = performance.now();
     const call = this.watch(control.signal);
@@ -137,7 +140,7 @@ export class ServerBackend implements Backend {
   async info(): Promise<EngineInfo> {
     const home = await this.home.info();
     return {
-      ...home, backend: 'remote', remote: { baseURL: this.remote.baseURL, model: this.remote.model }, model: this.model,
+      ...home, backend: 'remote', remote: { baseURL: this.remote.baseURL, model: this.remote.model }, input: ['text', 'image', 'audio'], model: this.model,
       nCtx: this.model?.nCtxTrain ?? 0, context: null, kvCache: null,
       capabilities: { ...home.capabilities, persistentKv: false, batching: true, embeddings: true, contextShift: false },
     };
@@ -217,4 +220,27 @@ function parse(data: string, where: string): ServerChunk {
 function ended(where: string, err: unknown): EngineError {
   return new EngineError(`the server at ${where} ended the stream before the answer's end${err ? ` (${(err as Error).message ?? err})` : ''}; ` +
     'what was streamed so far is all there is', 'remote_stream_ended', { retryable: true });
+}
+
+/** Messages as JSON can carry them: an image or audio given as a Blob or File goes as base64 (a data: URL for images). */
+async function inlineFiles(messages: ChatMessage[]): Promise<ChatMessage[]> {
+  const base64 = async (blob: Blob) => {
+    const bytes = new Uint8Array(await blob.arrayBuffer());
+    let binary = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(binary);
+  };
+  return Promise.all(messages.map(async (m) => {
+    if (!Array.isArray(m.content) || m.content.every((p) => p.type === 'text')) return m;
+    const content = await Promise.all(m.content.map(async (p): Promise<ContentPart> => {
+      if (p.type === 'image_url' && p.image_url.url instanceof Blob) {
+        return { type: 'image_url', image_url: { ...p.image_url, url: `data:${p.image_url.url.type || 'image/png'};base64,${await base64(p.image_url.url)}` } };
+      }
+      if (p.type === 'input_audio' && p.input_audio.data instanceof Blob) {
+        return { type: 'input_audio', input_audio: { ...p.input_audio, data: await base64(p.input_audio.data) } };
+      }
+      return p;
+    }));
+    return { ...m, content };
+  }));
 }

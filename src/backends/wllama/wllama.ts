@@ -46,7 +46,7 @@ export class WllamaBackend implements Backend {
       nCtx: true, cacheTypeK: true, cacheTypeV: true, store: true, allowUnverified: true, allowScalarKernels: true,
       nParallel: (n) => n === 1, // one sequence: wllama does not batch
     },
-    contextOverflow: ['stop'], embeddings: false, rerank: false,
+    contextOverflow: ['stop'], embeddings: false, rerank: false, media: false,
   };
   private wllama: Wllama | null = null;
   private model: ModelInfo | null = null;
@@ -201,7 +201,7 @@ export class WllamaBackend implements Backend {
   /** What engine.info() reports while this backend holds the model (the router adds the selection and the store). */
   async info(): Promise<EngineInfo> {
     return {
-      backend: 'webgpu', remote: null, selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
+      backend: 'webgpu', remote: null, input: ['text'], selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
       build: this.opts.threads > 1 ? 'mt' : 'st', buildReason: 'the WebGPU backend (@wllama/wllama) runs its own build', threads: this.opts.threads, wasmSimd: true,
       version: VERSION,

@@ -1,6 +1,7 @@
 // Token and message helpers shared by the cache's matching steps.
 import { contentText } from '../../api/messages.ts';
 import type { ChatMessage, Tool } from '../../types.ts';
+import { mediaName } from '../media.ts';
 import { hashText } from './hash.ts';
 
 /** Length of the longest common prefix of two token lists. */
@@ -13,7 +14,13 @@ export function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number
 
 /** Hash of a conversation's first messages (and the tools, which the template renders too). */
 export function hashMessages(messages: ChatMessage[], tools: Tool[] | undefined): string {
-  const norm = messages.map((m) => [m.role, contentText(m.content),
+  const norm = messages.map((m) => [m.role, content(m.content),
     m.name ?? null, m.tool_calls ?? null, m.tool_call_id ?? null]);
   return hashText(JSON.stringify([tools ?? null, norm]));
+}
+
+/** A message's text; with images or audio, its parts, the media by the hash the engine named them with. */
+function content(c: ChatMessage['content']): unknown {
+  if (!Array.isArray(c) || c.every((p) => p.type === 'text')) return contentText(c);
+  return c.map((p) => (p.type === 'text' ? p.text : mediaName(p)));
 }

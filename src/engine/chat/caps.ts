@@ -92,7 +92,7 @@ export function adaptMessages(messages: ChatMessage[], caps: TemplateCaps): Reco
 function adaptMessage(m: ChatMessage, caps: TemplateCaps): Record<string, unknown> {
   let content: unknown = m.content ?? '';
   if (Array.isArray(m.content)) {
-    content = caps.typedContent ? m.content.map((p) => ({ type: 'text', text: p.text })) : contentText(m.content);
+    content = caps.typedContent ? m.content.map((p) => ({ type: 'text', text: p.type === 'text' ? p.text : '' })) : contentText(m.content);
   } else if (!caps.stringContent && caps.typedContent) {
     content = [{ type: 'text', text: content }];
   }

@@ -43,7 +43,7 @@ export interface RemoteModel {
   files: RemoteFile[];
 }
 
-const DEFAULT_HF = 'https://huggingface.co';
+export const DEFAULT_HF = 'https://huggingface.co';
 const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/;
 
 /** The model's id and the URLs of its files, without any network request. */

@@ -34,6 +34,8 @@ export class Job {
   promptLogits: Float32Array | null = null;
   tStart = 0;
   tPrompt = 0;
+  /** Time spent encoding images and audio (part of the prompt's time). */
+  mediaMs = 0;
   tFirst = 0;
   n = 0;
   finish: FinishReason = 'stop';
@@ -145,6 +147,7 @@ export class Job {
       timings: {
         prompt_n: promptTokens - cached, prompt_ms: round(this.tPrompt - this.tStart), predicted_n: this.n,
         predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
+        ...(this.prompt!.media ? { media_ms: round(this.mediaMs) } : {}),
       },
       warnings: this.warnings,
     });
@@ -156,6 +159,7 @@ export class Job {
   /** Resolves the request once the consumer has every chunk; or rejects it. */
   end(err?: unknown) {
     this.phase = 'done';
+    this.prompt?.media?.free();
     if (err !== undefined) this.settle.reject(err);
     else this.sent.then(() => (this.failed ? this.settle.reject(this.failed) : this.settle.resolve()));
   }

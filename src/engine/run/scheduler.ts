@@ -20,6 +20,7 @@ import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
 import { N_BATCH } from '../limits.ts';
 import { yieldToEventLoop } from '../yield.ts';
+import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../llama/media.ts';
 
 
 /** A load or unload waiting for its turn. */
@@ -186,8 +187,18 @@ export class Scheduler {
 
   /** Renders and tokenizes the prompt, and checks that it can fit the context at all. */
   private measure(s: Session, job: Job) {
-    job.prompt = s.prompts.prepare(job.req);
+    try {
+      job.prompt = s.prompts.prepare(job.req);
+    } catch (err) {
+      if (!(err instanceof MediaDecodeError)) throw err;
+      const kind = job.req.media?.[err.index]?.kind ?? 'image';
+      throw new InvalidRequestError(`messages: ${err.message}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', { param: 'messages' });
+    }
     const n = job.tokens.length;
+    const spans = job.prompt.media?.spans ?? [];
+    if (spans.length && spans[spans.length - 1]!.end === n) {
+      throw new InvalidRequestError('messages: the prompt ends with an image or audio clip; the chat template must put text after it', 'invalid_parameter', { param: 'messages' });
+    }
     const limit = s.plan.maxCtx;
     if (n + 1 > limit) {
       throw new ContextFullError(
@@ -206,6 +217,9 @@ export class Scheduler {
         if (want > s.ctx.nCtx) resize(s, want, job.tokens.length, this.lost);
       }
       job.prep = await s.cache.prepare(job.prompt!);
+      // Cells end inside an image only if two images' placeholders began alike: read that image again.
+      const cut = job.prompt!.media?.spans.find((m) => m.start < job.prep.cached && job.prep.cached < m.end);
+      if (cut) job.prep.cached = s.cache.slots.trim(job.slot, cut.start);
       if (job.prep.warning) job.warnings.push(job.prep.warning);
     } catch (err) {
       job.end(err);
@@ -218,8 +232,8 @@ export class Scheduler {
       s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
       if (job.logitsOnly) return;
       job.sampler = s.llama.guard(() => newSampler(s, job));
-      // Penalties look back over the prompt too (as llama.cpp's own tools do).
-      for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) job.sampler.accept(t);
+      // Penalties look back over the prompt too (as llama.cpp's own tools do); media placeholders are no tokens.
+      for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) if (!isPlaceholder(t)) job.sampler.accept(t);
     } catch (err) {
       this.fail(job, err);
     }
@@ -227,6 +241,11 @@ export class Scheduler {
 
   /** One decode step. Returns false when there was nothing to decode (every running request waits for its consumer). */
   private step(s: Session): boolean {
+    // An image or audio clip next in a prompt is encoded and decoded on its own (seconds of work, one request at a time).
+    for (const job of this.active) {
+      const span = job.phase === 'prefill' ? job.prompt!.media?.spans.find((m) => m.start === job.slot.tokens.length) : undefined;
+      if (span) return this.mediaStep(s, job, span);
+    }
     const t0 = now();
     const batch = new Batch();
     for (const job of this.active) {
@@ -237,8 +256,10 @@ export class Scheduler {
       if (job.phase !== 'prefill' || room <= 0) continue;
       const from = job.slot.tokens.length;
       let end = Math.min(from + room, job.tokens.length);
-      // A chunk ends where a state is to be kept as decoded (the slot must hold exactly those tokens then).
+      // A chunk ends where a state is to be kept as decoded (the slot must hold exactly those tokens then), and where
+      // media begins.
       for (const cut of checkpointsAt(s, job)) if (from < cut && cut < end) end = cut;
+      for (const m of job.prompt!.media?.spans ?? []) if (from < m.start && m.start < end) end = m.start;
       batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length);
     }
     if (!batch.size) return false;
@@ -270,6 +291,39 @@ export class Scheduler {
     p.decodeMs += t2 - t1;
     p.sampleMs += t3 - t2;
     p.stepMs += t3 - t0;
+    return true;
+  }
+
+  /**
+   * Encodes one image or audio chunk of a prompt and decodes its embeddings into the request's sequence; the slot then
+   * holds its placeholders. A failure ends that request only.
+   */
+  private mediaStep(s: Session, job: Job, span: MediaSpan): boolean {
+    const n = span.end - span.start;
+    if (!fit(s, n, this.lost)) {
+      overflow(s, this.active, this.endOverflowed);
+      return true;
+    }
+    if (!this.active.includes(job)) return true;
+    const projector = s.projector!;
+    const t0 = now();
+    try {
+      const embd = s.llama.guard(() => projector.encode(s.ctx, span));
+      if (!embd) throw new EngineError(`the projector could not encode ${span.kind === 'image' ? 'an image' : 'an audio clip'} of this request`, 'media_encode_failed');
+      job.mediaMs += now() - t0;
+      const status = s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
+      if (status === 1) {
+        // No contiguous room: free or grow and try again (the encoder runs again), else overflow.
+        if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) overflow(s, this.active, this.endOverflowed);
+        return true;
+      }
+      if (status !== 0) throw new EngineError(`llama_decode failed with status ${status} on a media chunk`, 'decode_failed');
+    } catch (err) {
+      this.fail(job, err);
+      return true;
+    }
+    for (let k = span.start; k < span.end; k++) job.slot.tokens.push(job.tokens[k]!);
+    this.prefilled(s, job, -1);
     return true;
   }
 
