@@ -19,6 +19,8 @@ export interface RunResult {
   restoreMs?: number;
   restoreBytes?: number;
   text?: string;
+  /** Hearth only: time spent encoding images and audio (timings.media_ms). */
+  mediaMs?: number;
 }
 
 /** The decode benchmark measures prompt processing: nothing may come from a cache. */
@@ -38,10 +40,10 @@ async function modelBlob(url: string): Promise<Blob> {
 const bench = {
   // null stands for a default too: puppeteer (bench/scenarios/profile.ts) passes undefined arguments as null.
   async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions | null = NO_CACHE, nParallel?: number | null,
-    simd: SimdChoice = 'auto', assetsUrl?: string) {
+    simd: SimdChoice = 'auto', assetsUrl?: string | null, projector?: string | null) {
     hearths[simd]?.terminate();
-    hearth = hearths[simd] = await createEngine({ threads, cache: cache ?? NO_CACHE, simd, assetsUrl });
-    await hearth.load(await modelBlob(url), { nCtx, nParallel: nParallel ?? undefined });
+    hearth = hearths[simd] = await createEngine({ threads, cache: cache ?? NO_CACHE, simd, assetsUrl: assetsUrl ?? undefined });
+    await hearth.load(await modelBlob(url), { nCtx, nParallel: nParallel ?? undefined, projector: projector ?? undefined });
     return hearth.info();
   },
 
@@ -60,6 +62,7 @@ const bench = {
     let text = '';
     let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
     let source = 'none';
+    let mediaMs = 0;
     const stream = await hearth!.chat.completions.create({
       messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, conversation_id: conversationId,
       onProgress: (p) => {
@@ -74,13 +77,16 @@ const bench = {
       if (piece && !tFirst) tFirst = performance.now();
       text += piece ?? '';
       if (c.usage) usage = c.usage;
-      if (c.timings) source = c.timings.cache_source;
+      if (c.timings) {
+        source = c.timings.cache_source;
+        mediaMs = c.timings.media_ms ?? 0;
+      }
       tLast = performance.now();
     }
     return {
       promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst,
       cachedTokens: usage.prompt_tokens_details.cached_tokens, cacheSource: source,
-      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, restoreBytes, text,
+      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, restoreBytes, text, mediaMs,
     };
   },
 
@@ -178,6 +184,19 @@ const bench = {
     }
     await hearth.cache.flush();
     return { scriptMs, engineMs, loadedMs, firstMs, phases, text, usage: usage!, timings: timings!, info: await hearth.info() };
+  },
+
+  /** The browser's own image decoder on a PNG (base64): createImageBitmap, then its RGBA pixels off an OffscreenCanvas. */
+  async decodeImage(png: string): Promise<number> {
+    const blob = new Blob([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], { type: 'image/png' });
+    const t0 = performance.now();
+    const bitmap = await createImageBitmap(blob);
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const ctx = canvas.getContext('2d')!;
+    ctx.drawImage(bitmap, 0, 0);
+    ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+    bitmap.close();
+    return performance.now() - t0;
   },
 
   async unload() {

@@ -12,9 +12,10 @@ import { quants } from './scenarios/quants.ts';
 import { resume } from './scenarios/resume.ts';
 import { returnVisit } from './scenarios/return.ts';
 import { swa } from './scenarios/swa.ts';
+import { vision } from './scenarios/vision.ts';
 
 const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = {
-  decode, resume, return: returnVisit, kv, batch, quants, swa, grammar, profile, kernels,
+  decode, resume, return: returnVisit, kv, batch, quants, swa, grammar, profile, kernels, vision,
 };
 
 const args = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // store), an image sent as a File and as a data: URL, an audio clip as base64. The next turn reuses the media's KV
 // cells without encoding them, a page reload restores them from the real IndexedDB without encoding, and the answer
 // equals a cold engine's to the log-probability.
-import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
+import { answerDiff, COMPARABLE, MEDIA_LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
 import { testPng, testWav } from '../test/fixtures/media.ts';
 import { PROJECTORS, type ProjectorName } from '../test/fixtures/projectors.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
@@ -10,7 +10,8 @@ import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
 type Part = { type: 'text'; text: string } | { file: string; kind: 'image' | 'audio'; as: 'file' | 'data' };
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string | Part[] };
 
-async function start(harness: HarnessPage, name: ProjectorName, cache: Record<string, unknown> = {}) {
+// Conversations from 16 tokens are saved (the image test's is shorter than the default 100).
+async function start(harness: HarnessPage, name: ProjectorName, cache: Record<string, unknown> = { minTokens: 16 }) {
   await openEngine(harness, { cache });
   await harness.evaluate(({ model, mmproj }) => window.engine.load(model, { nCtx: 2048, projector: mmproj }),
     { model: `/test-models/${PROJECTORS[name].model}.gguf`, mmproj: `/test-models/${name}.mmproj.gguf` });
@@ -70,10 +71,11 @@ for (const [name, kind] of [['gemma3-vision', 'image'], ['qwen2a-audio', 'audio'
     expect(mediaMs(cold)).toBeGreaterThan(0);
     const diff = answerDiff(r3, cold);
     expect(diff.tokens[0]).toEqual(diff.tokens[1]);
-    expect(diff.logprobs).toBeLessThan(LOGPROB_TOLERANCE);
+    expect(diff.logprobs).toBeLessThan(MEDIA_LOGPROB_TOLERANCE);
     // Another image or clip in its place moves the answer: the comparison above could fail.
     const other = again.map((m, i): Msg => (i === 1 ? { ...m, content: [{ type: 'text', text: 'What is this?' }, { file: file(2), kind, as: 'data' }] } : m));
-    expect(answerDiff(await ask(harness, other), cold).logprobs).toBeGreaterThan(PROMPT_EFFECT);
+    const moved = answerDiff(await ask(harness, other), cold);
+    expect(moved.logprobs > PROMPT_EFFECT || moved.tokens[0].join('|') !== moved.tokens[1].join('|')).toBe(true);
   });
 }
 

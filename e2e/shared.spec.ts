@@ -3,6 +3,8 @@
 // are each answered by their own; when the running tab closes, the other takes the engine over, a request in flight
 // fails with a retryable error, and the conversation continues with its KV state from IndexedDB. Messages another
 // page of the site forges on the channel cannot take the tabs over. Chromium and Firefox.
+import { testPng } from '../test/fixtures/media.ts';
+import { PROJECTORS } from '../test/fixtures/projectors.ts';
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
@@ -204,4 +206,28 @@ test('messages forged on the channel by another page cannot stall or fool the ta
   await silent.close();
   await forger.close();
   await expect.poll(async () => (await ask(b, [{ role: 'user', content: 'Hi' }]).catch(() => ({ text: null }))).text).toBe('Hello, world!');
+});
+
+test('an image sent from a tab without the engine is read by the leader, and the follow-up from the other tab reuses it without encoding', async ({ site }) => {
+  const a = await openTab(site);
+  const b = await openTab(site);
+  const withProjector = (page: Page) => page.evaluate(async ({ model, mmproj }) => {
+    await window.engine.load(model, { nCtx: 2048, projector: mmproj });
+    return (await window.engine.info()).input;
+  }, { model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, mmproj: '/test-models/gemma3-vision.mmproj.gguf' });
+  expect(await withProjector(a)).toContain('image');
+  expect(await withProjector(b)).toContain('image');
+  const askImage = (page: Page, png: string, followUp: string | null) => page.evaluate(async ({ png, followUp }) => {
+    const file = new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'photo.png', { type: 'image/png' });
+    const messages: import('../src/types.ts').ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: file } }] }];
+    if (followUp) messages.push({ role: 'assistant', content: followUp }, { role: 'user', content: 'And?' });
+    const r = await window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 8, conversation_id: 'shared-image' });
+    return { text: r.choices[0]!.message.content!, mediaMs: r.timings!.media_ms ?? 0, source: r.timings!.cache_source };
+  }, { png, followUp });
+  const png = Buffer.from(testPng(96, 96, 9)).toString('base64');
+  const first = await askImage(b, png, null); // b has no engine: the File crosses the channel to a's worker
+  expect(first.mediaMs).toBeGreaterThan(0);
+  const next = await askImage(a, png, first.text);
+  expect(next.source).toBe('memory');
+  expect(next.mediaMs).toBe(0);
 });

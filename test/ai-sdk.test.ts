@@ -304,14 +304,20 @@ describe('abort, errors and warnings', () => {
     await expect(generateText({ ...probe(), abortSignal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
   });
 
-  it('an image in the prompt is a clear InvalidRequestError', async () => {
+  it('an image goes to the engine as an image_url part: a model without a projector refuses it clearly', async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     const call = generateText({
       model: createHearth(hello)(), maxRetries: 0,
       messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: png, mediaType: 'image/png' }] }],
     });
     await expect(call).rejects.toThrow(InvalidRequestError);
-    await expect(call).rejects.toThrow(/images and other files are not supported yet/);
+    await expect(call).rejects.toMatchObject({ code: 'images_not_supported' });
+    // Another kind of file is refused before anything runs.
+    const pdf = generateText({
+      model: createHearth(hello)(), maxRetries: 0,
+      messages: [{ role: 'user', content: [{ type: 'file', data: new TextEncoder().encode('%PDF-1.4 not an image'), mediaType: 'application/pdf' }] }],
+    });
+    await expect(pdf).rejects.toMatchObject({ code: 'unsupported_content' });
   });
 
   it('Hearth\'s request errors reach the caller', async () => {

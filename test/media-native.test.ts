@@ -17,8 +17,8 @@ import { modelsDir } from './fixtures/models.ts';
 import { ensureMultimodal, PROJECTORS, type ProjectorName } from './fixtures/projectors.ts';
 import { maxDiff, openLlama, scale } from './helpers.ts';
 
-/** Differences between the builds, relative to the largest value (measured: see the README's media section). */
-const TOLERANCE = 2e-3;
+/** Differences between the builds, relative to the largest value (measured up to 1.6e-3: README, "Images and audio"). */
+const TOLERANCE = 5e-3;
 
 interface Run {
   embd: Float32Array;

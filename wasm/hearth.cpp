@@ -154,7 +154,6 @@ struct hearth_context {
   ggml_threadpool * pool;
   llama_batch       batch;
   int               n_batch;
-  int               n_threads;
 };
 
 EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, int n_ctx, int n_batch, int n_ubatch,
@@ -185,7 +184,7 @@ EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, in
   }
   llama_attach_threadpool(ctx, pool, pool);
 
-  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch, n_threads};
+  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch};
   if (!h) {
     llama_free(ctx);
     ggml_threadpool_free(pool);
@@ -500,27 +499,15 @@ EMSCRIPTEN_KEEPALIVE const llama_token * hearth_chunk_text(const mtmd_input_chun
 }
 
 // Runs the encoder over a media chunk; its embeddings are then at hearth_media_embd (n_tokens * n_embd_inp floats).
-// The encoder computes on ggml's per-graph threads, which the pthread build's fixed pool can only start while the
-// context's own pool (holding every other thread) is let go: it is freed for the encode and made again after.
+// The encoder computes on the context's own thread pool (wasm/patches/0013): the pthread build's fixed pool of
+// workers is all held by it, and ggml's per-graph pool could not start its threads while this call blocks the worker.
 EMSCRIPTEN_KEEPALIVE int hearth_media_encode(hearth_context * h, mtmd_context * c, const mtmd_input_chunk * chunk) {
-  const bool swap = h->n_threads > 1;
-  if (swap) {
-    llama_detach_threadpool(h->ctx);
-    ggml_threadpool_free(h->pool);
-    h->pool = nullptr;
-  }
-  int status;
+  mtmd_set_threadpool(c, h->pool);
   try {
-    status = mtmd_encode_chunk(c, chunk);
+    return mtmd_encode_chunk(c, chunk);
   } catch (...) {
-    status = 1;
+    return 1;
   }
-  if (swap) {
-    ggml_threadpool_params tpp = ggml_threadpool_params_default(h->n_threads);
-    h->pool = ggml_threadpool_new(&tpp);
-    if (h->pool) llama_attach_threadpool(h->ctx, h->pool, h->pool);
-  }
-  return status;
 }
 EMSCRIPTEN_KEEPALIVE float * hearth_media_embd(mtmd_context * c) { return mtmd_get_output_embd(c); }
 EMSCRIPTEN_KEEPALIVE int hearth_model_n_embd_inp(const llama_model * m) { return llama_model_n_embd_inp(m); }

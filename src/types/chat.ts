@@ -140,6 +140,9 @@ export interface Timings {
   cache_n: number;
   /** 'remote': the cache of the server that answered (EngineOptions.backend / fallback { remote }). */
   cache_source: CacheSource | 'remote';
+  /** Time the projector spent encoding this request's images and audio (part of prompt_ms); set when the request has
+   * media, 0 when every one came from the cache. */
+  media_ms?: number;
 }
 
 export interface Usage {
