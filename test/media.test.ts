@@ -3,7 +3,7 @@
 // without encoding again, and whatever the cache supplies answers exactly as an engine that reads everything.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { NodeEngine } from '../src/node.ts';
+import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import type { ChatCompletion, ChatMessage, ContentPart } from '../src/types.ts';
 import { answerDiff, MEDIA_LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';
 import { testPng, testWav } from './fixtures/media.ts';
@@ -114,6 +114,21 @@ describe.each([
     expect(mediaMs(r2)).toBe(0);
     coversTurn(r2, r1);
     expectSameAnswer(r2, await ask(cold, second));
+  });
+});
+
+describe('the pthread build on 2 threads', () => {
+  it('encodes an image on the context\'s thread pool and answers as the single-thread build does', async () => {
+    const { model, mmproj } = await ensureMultimodal('gemma3-vision');
+    const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, image(11)] }];
+    const mt = await track(createNodeEngine({ variant: 'mt', threads: 2, cache: NO_CACHE }));
+    await mt.load({ path: model }, { projector: { path: mmproj }, nCtx: 2048 });
+    expect((await mt.info()).threads).toBe(2);
+    const a = await ask(mt, messages);
+    expect(mediaMs(a)).toBeGreaterThan(0);
+    expectSameAnswer(a, await ask(await mediaEngine('gemma3-vision', NO_CACHE), messages));
+    // A second image on the same engine (the pool is still the context's).
+    expect(mediaMs(await ask(mt, [{ role: 'user', content: [image(12)] }]))).toBeGreaterThan(0);
   });
 });
 
