@@ -1,8 +1,12 @@
 // The app as a user meets it: many conversations (new, rename, delete, search), edit and resend, regenerate,
 // settings kept, downloaded models listed and deleted; installed (manifest + service worker) and used offline, the
 // conversation continuing with its KV state from IndexedDB; a new version applied only when the visitor accepts it,
-// never mixed with the old. Chromium and Firefox. Screenshots for the README are taken here (docs/, Chromium).
+// never mixed with the old; images and audio (a file, the microphone) for a model loaded with its projector. Chromium
+// and Firefox. Screenshots for the README are taken here (docs/, Chromium).
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { testPng, testWav } from '../test/fixtures/media.ts';
+import { PROJECTORS } from '../test/fixtures/projectors.ts';
+import { APP_COMPOSER, b64, drawnThumbnails, loadWithProjector, putFiles, sendAndWait, storedClips, type TestFile } from './attach.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
 import { countWorkers, served, servedLog, type Site, type Tab, workersStarted } from './site.ts';
@@ -212,4 +216,69 @@ test('two tabs of the app share one engine: the second starts no worker, and cha
   expect(await two.texts('.msg.user')).toEqual(['Which flour for rye bread?', 'And for spelt?']);
   expect(await workersStarted(two)).toBeGreaterThan(0);
   await expect.poll(() => two.texts('#engine-status')).toEqual([expect.not.stringContaining('shared by')]);
+});
+
+// Images and audio: a model loaded with its projector (a URL beside the model's), the controls shown for what it reads.
+// The microphone's test is in microphone-app.spec.ts (it needs launch options of its own).
+const appPng = (name: string, seed: number): TestFile => ({ name, type: 'image/png', b64: b64(testPng(96, 96, seed)) });
+
+test('a model that reads images: attached, pasted and dropped, thumbnails in the conversation and after a reload; a file that is not an image refused', async ({ site }) => {
+  const tab = await site.tab('/');
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  expect(await tab.visible('#composer .attach')).toBe(false);
+  expect(await tab.visible('#record')).toBe(false);
+  await loadWithProjector(tab, `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, '/test-models/gemma3-vision.mmproj.gguf', 'images');
+  expect(await tab.visible('#composer .attach')).toBe(true);
+  expect(await tab.visible('#record')).toBe(false); // no audio for this model
+  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe('image/png,image/jpeg,image/gif,image/bmp');
+
+  await putFiles(tab, APP_COMPOSER, 'input', [appPng('loaf.png', 1)]);
+  await putFiles(tab, APP_COMPOSER, 'paste', [appPng('crumb.png', 2)]);
+  await putFiles(tab, APP_COMPOSER, 'drop', [appPng('rye.png', 3)]);
+  await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.pending .thumb')).toEqual([true, true, true]);
+  // Not images: refused with a message, whatever their name or type says.
+  await putFiles(tab, APP_COMPOSER, 'paste', [
+    { name: 'notes.txt', type: 'text/plain', b64: b64(new TextEncoder().encode('rye')) },
+    { name: 'logo.svg', type: 'image/svg+xml', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>')) },
+  ]);
+  await expect.poll(() => tab.texts('#attach-status')).toEqual(['Not attached: notes.txt is not a PNG, JPEG, GIF or BMP image; logo.svg is not a PNG, JPEG, GIF or BMP image.']);
+  await tab.click('.pending .attachment:nth-child(3) .remove');
+  await expect.poll(() => tab.count('.pending .thumb')).toBe(2);
+
+  await sendAndWait(tab, 'Which breads are these?');
+  expect(await tab.visible('.pending')).toBe(false);
+  expect(await tab.texts('.msg.user')).toEqual(['Which breads are these?']);
+  await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
+  expect(await tab.evaluate(() => [...document.querySelectorAll('.msg.user .thumb')].map((c) => c.getAttribute('aria-label')))).toEqual(['loaf.png', 'crumb.png']);
+  expect(await tab.count('#chat img')).toBe(0);
+  await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringContaining('tokens/s')]);
+
+  // Kept with the conversation: drawn again after a reload; edit and resend gives the text and the images back.
+  await tab.reload();
+  await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
+  expect(await tab.texts('.msg.user')).toEqual(['Which breads are these?']);
+  // (The engine's status line, once it starts, may take two lines and move the page: click after it.)
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await tab.click('.msg.user .edit');
+  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe('Which breads are these?');
+  await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.pending .thumb')).toEqual([true, true]);
+});
+
+test('a model that reads audio: an audio file attached, shown with its length, sent and kept as it was; an image refused', async ({ site }) => {
+  const tab = await site.tab('/');
+  await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  await loadWithProjector(tab, `/test-models/${PROJECTORS['qwen2a-audio'].model}.gguf`, '/test-models/qwen2a-audio.mmproj.gguf', 'audio');
+  expect(await tab.visible('#composer .attach')).toBe(true);
+  expect(await tab.visible('#record')).toBe(true);
+  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe('audio/wav,audio/mpeg,audio/flac');
+
+  await putFiles(tab, APP_COMPOSER, 'input', [{ name: 'note.wav', type: 'audio/wav', b64: b64(testWav(1.5, 16000, 1)) }]);
+  await expect.poll(() => tab.texts('.pending .chip')).toEqual(['♪ note.wav · 1.5 s']);
+  await putFiles(tab, APP_COMPOSER, 'drop', [appPng('loaf.png', 1)]);
+  await expect.poll(() => tab.texts('#attach-status')).toEqual(['Not attached: loaf.png is not WAV, MP3 or FLAC audio.']);
+  await sendAndWait(tab, 'What do you hear?');
+  expect(await tab.texts('.msg.user .chip')).toEqual(['♪ note.wav · 1.5 s']);
+  expect(await tab.evaluate(storedClips)).toEqual([
+    { name: 'note.wav', format: 'wav', riff: 'RIFFWAVE', channels: 1, rate: 16000, bits: 16, seconds: 1.5, sound: true },
+  ]);
 });

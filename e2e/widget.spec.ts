@@ -3,6 +3,9 @@
 // one script tag. Runs on the plain server, in Chromium and Firefox.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { testPng } from '../test/fixtures/media.ts';
+import { PROJECTORS } from '../test/fixtures/projectors.ts';
+import { b64, drawnThumbnails, putFiles, recordTimings, type TestFile, timings, WIDGET_COMPOSER } from './attach.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
 import { served, type Site, type Tab } from './site.ts';
@@ -398,4 +401,126 @@ test('the size check counts every script the widget loads: what the browser fetc
   const gzipped = fetched.reduce((n, f) => n + gzipSync(readFileSync(`dist/widget/${f}`), { level: 9 }).length, 0);
   expect(gzipped).toBe(report.gzip_bytes);
   expect(gzipped).toBeLessThanOrEqual(report.limit);
+});
+
+// Images: off unless the page asks (the images attribute), with the model's projector named beside it.
+const VISION = { model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, projector: '/test-models/gemma3-vision.mmproj.gguf', images: '', 'max-tokens': '16' };
+const png = (name: string, seed: number): TestFile => ({ name, type: 'image/png', b64: b64(testPng(96, 96, seed)) });
+const NOT_IMAGES: TestFile[] = [
+  { name: 'notes.txt', type: 'text/plain', b64: b64(new TextEncoder().encode('rye, spelt, wheat')) },
+  { name: 'logo.svg', type: 'image/svg+xml', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=1"><circle r="4"/></svg>')) },
+  // An SVG that calls itself a PNG: taken by its bytes, not its name or type.
+  { name: 'logo.png', type: 'image/png', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><circle r="4"/></svg>')) },
+];
+
+/** Gives the widget these attributes (prompt-state removed: it is the hello model's). */
+const imageAttrs = (tab: Tab, attrs: Record<string, string>) => tab.evaluate((a) => {
+  const widget = document.querySelector('hearth-chat')!;
+  widget.removeAttribute('prompt-state');
+  for (const [k, v] of Object.entries(a)) widget.setAttribute(k, v);
+}, attrs);
+
+/** The widget-host page with these attributes. */
+async function imageWidget(site: Site, attrs: Record<string, string>): Promise<Tab> {
+  const tab = await site.tab('/e2e/widget-host.html');
+  await imageAttrs(tab, attrs);
+  return tab;
+}
+
+test('images (the images attribute): attached, pasted and dropped, thumbnails in the log, an answer; after a reload the thumbnails again and the image not encoded again', async ({ site }) => {
+  watch(site);
+  const tab = await imageWidget(site, VISION);
+  await tab.click('.launcher');
+  await ready(tab);
+  expect(await events(tab, 'hearth-error')).toEqual([]);
+  expect(await tab.visible('form .attach')).toBe(true);
+
+  expect(await putFiles(tab, WIDGET_COMPOSER, 'input', [png('loaf.png', 1)])).toBe(true);
+  expect(await putFiles(tab, WIDGET_COMPOSER, 'paste', [png('crumb.png', 2)])).toBe(true);
+  expect(await putFiles(tab, WIDGET_COMPOSER, 'drop', [png('rye.png', 3)])).toBe(true);
+  await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.pending .thumb')).toEqual([true, true, true]);
+  // The × takes one back out.
+  await tab.click('.pending .attachment:nth-child(2) .remove');
+  await expect.poll(() => tab.count('.pending .thumb')).toBe(2);
+
+  await tab.fill('textarea', 'Which bread is this?');
+  await tab.press('textarea', 'Enter');
+  await expect.poll(() => tab.count('.msg.assistant')).toBe(2); // the welcome, the answer
+  await expect.poll(() => tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement).disabled)).toBe(false);
+  expect(await tab.count('.msg.error')).toBe(0);
+  expect(await tab.visible('.pending')).toBe(false);
+  expect(await tab.texts('.msg.user')).toEqual(['Which bread is this?']);
+  await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
+  expect(await tab.evaluate(() => document.querySelector('hearth-chat')!.shadowRoot!.querySelectorAll('img').length)).toBe(0);
+  await expect.poll(() => tab.evaluate(savedConversations)).toBe(1);
+
+  // The images were kept with the conversation (Blobs in IndexedDB): drawn again after a reload, before the model loads.
+  await tab.reload();
+  await imageAttrs(tab, VISION);
+  await tab.click('.launcher');
+  await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
+  await ready(tab);
+  expect(await events(tab, 'hearth-error')).toEqual([]);
+  await recordTimings(tab);
+  await send(tab, 'And what is it made of?');
+  // The same bytes, sent again: the KV state of the images came back from IndexedDB, nothing encoded.
+  const [last] = (await timings(tab)).slice(-1);
+  expect(last).toMatchObject({ cache_source: 'indexeddb' });
+  expect(last!.media_ms ?? 0).toBe(0);
+  await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('restored from IndexedDB')]);
+  expect(await tab.texts('.msg.user')).toEqual(['Which bread is this?', 'And what is it made of?']);
+  expect(await tab.evaluate(() => window.seen.violations)).toEqual([]);
+});
+
+test('images: a file that is not an image is refused with a message and never sent; a failed send gives the text and the images back (engine fed by the test)', async ({ site }) => {
+  watch(site);
+  const tab = await imageWidget(site, VISION);
+  await feed(tab, 'Noted.');
+  await tab.click('.launcher');
+  await expect.poll(() => tab.visible('form .attach')).toBe(true);
+  for (const how of ['paste', 'drop', 'input'] as const) {
+    await tab.evaluate(() => void (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.status')!.textContent = ''));
+    await putFiles(tab, WIDGET_COMPOSER, how, NOT_IMAGES);
+    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringMatching(/^Not attached: notes\.txt .*; logo\.svg .*; logo\.png is not a PNG, JPEG, GIF or BMP image\.$/)]);
+    expect(await tab.count('.pending .attachment')).toBe(0);
+  }
+  expect(await send(tab, 'Hi')).toBe('Noted.');
+  expect(await tab.evaluate(() => window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content))).toEqual(['Hi']);
+  expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
+
+  // A send that fails: the text and the image come back to the composer.
+  await tab.evaluate(() => {
+    (document.querySelector('hearth-chat') as Widget).engine = { chat: { completions: { create: async () => {
+      throw Object.assign(new Error('images are not read here'), { name: 'InvalidRequestError', code: 'images_not_supported' });
+    } } } };
+  });
+  await putFiles(tab, WIDGET_COMPOSER, 'paste', [png('loaf.png', 1)]);
+  await expect.poll(() => tab.count('.pending .thumb')).toBe(1);
+  await tab.fill('textarea', 'What is this?');
+  await tab.press('textarea', 'Enter');
+  await expect.poll(() => tab.texts('.msg.error')).toEqual(['images are not read here']);
+  expect(await tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value)).toBe('What is this?');
+  await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.pending .thumb')).toEqual([true]);
+  expect(await tab.texts('.msg.user')).toEqual(['Hi']);
+  // Sent again, the image goes with the text (the test's engine sees its part; the file itself does not survive JSON).
+  await feed(tab, 'A loaf.');
+  await tab.press('textarea', 'Enter');
+  await expect.poll(() => tab.evaluate(() => window.sentParams!.length)).toBe(1);
+  expect(await tab.evaluate(() => (window.sentParams![0]!.messages as Array<{ content: unknown }>).at(-1)!.content))
+    .toEqual([{ type: 'image_url', image_url: { url: {} } }, { type: 'text', text: 'What is this?' }]);
+  expect(await tab.count('.pending .attachment')).toBe(0);
+});
+
+test('without the images attribute: no attach button, and a pasted or dropped image is not attached', async ({ site }) => {
+  watch(site);
+  const tab = await site.tab('/e2e/widget-host.html');
+  await feed(tab, 'Noted.');
+  await tab.click('.launcher');
+  await expect.poll(() => tab.visible('textarea')).toBe(true);
+  expect(await tab.count('.attach, input[type=file], .pending')).toBe(0);
+  expect(await putFiles(tab, WIDGET_COMPOSER, 'paste', [png('loaf.png', 1)])).toBe(false);
+  expect(await putFiles(tab, WIDGET_COMPOSER, 'drop', [png('loaf.png', 1)])).toBe(false);
+  expect(await send(tab, 'Hi')).toBe('Noted.');
+  expect(await tab.evaluate(() => window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content))).toEqual(['Hi']);
+  expect(await tab.count('.thumb')).toBe(0);
 });

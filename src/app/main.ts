@@ -2,8 +2,12 @@
 // each kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
 // Installable: a manifest and a service worker (workers/sw.ts) that keeps the shell and the engine for offline use; models
 // come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown.
-import { createEngine, type EngineInfo, type HearthClient, type ModelSource, type Progress } from '../index.ts';
-import { conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
+// A model loaded with its projector reads images (attach, paste, drop) and audio (a file, or the microphone, asked
+// for only when Record is pressed); the controls show for what the loaded model reads.
+import { createEngine, type EngineInfo, type HearthClient, type LoadOptions, type ModelSource, type Progress } from '../index.ts';
+import { type Attachment, conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
+import { AttachmentTray, attachmentsOf, drawMedia, type MediaKind } from '../ui/attachments.ts';
+import { Recorder } from './record.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
 import { formatBytes } from '../bytes.ts';
 import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
@@ -23,7 +27,14 @@ const ui = {
   overflow: $<HTMLSelectElement>('overflow'), settings: $<HTMLDetailsElement>('settings'),
   stored: $<HTMLUListElement>('stored-models'), update: $('update'), updateReload: $<HTMLButtonElement>('update-reload'),
   fallbackUrl: $<HTMLInputElement>('fallback-url'), fallbackModel: $<HTMLInputElement>('fallback-model'),
+  projectorUrl: $<HTMLInputElement>('projector-url'), projectorFile: $<HTMLInputElement>('projector-file'),
+  record: $<HTMLButtonElement>('record'), attachStatus: $('attach-status'),
 };
+const tray = new AttachmentTray(document, { dropTarget: ui.composer, pasteTarget: ui.prompt, report: (m) => (ui.attachStatus.textContent = m) });
+ui.composer.before(tray.row);
+ui.record.before(tray.button, tray.input);
+tray.button.textContent = 'Attach';
+const recorder = new Recorder();
 
 const TEST_MODEL = '/test-models/qwen2-hello.gguf';
 const SAVED = 'hearth-demo';
@@ -45,20 +56,27 @@ const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputEle
 });
 
 function showKind() {
-  for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) el.hidden = el.dataset.kind !== ui.kind.value;
+  for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) el.hidden = !el.dataset.kind!.split(' ').includes(ui.kind.value);
 }
 
 function setBusy() {
   const busy = generating !== null;
   ui.prompt.disabled = !modelReady;
-  ui.send.disabled = !modelReady || busy;
+  ui.send.disabled = !modelReady || busy || recorder.recording;
   ui.stop.disabled = !busy;
   ui.regenerate.disabled = !modelReady || busy || conversation.messages.at(-1)?.role !== 'assistant';
   ui.load.textContent = loading ? 'Cancel' : 'Load';
 }
 
-function bubble(role: BubbleRole, text: string, index = -1): HTMLElement {
+/** Shows what the loaded model reads: the attach button (images, audio files), the record button (audio). */
+function showInputs(kinds: MediaKind[]) {
+  tray.setKinds(kinds);
+  ui.record.hidden = !kinds.includes('audio') && !recorder.recording;
+}
+
+function bubble(role: BubbleRole, text: string, index = -1, media: Attachment[] = []): HTMLElement {
   const el = drawBubble(ui.chat, role, text, renderMarkdown);
+  drawMedia(el, media);
   if (role === 'user' && index >= 0) {
     // Edit and resend: the conversation goes back to before this message, which returns to the composer.
     const edit = Object.assign(document.createElement('button'), { type: 'button', className: 'edit', title: 'Edit and resend' });
@@ -68,6 +86,7 @@ function bubble(role: BubbleRole, text: string, index = -1): HTMLElement {
       conversation.messages = conversation.messages.slice(0, index);
       showConversation();
       ui.prompt.value = text;
+      tray.restore(media);
       ui.prompt.focus();
     });
     el.append(edit);
@@ -85,7 +104,7 @@ function note(el: HTMLElement, text: string) {
 function showConversation() {
   ui.chat.replaceChildren();
   conversation.messages.forEach((m, i) => {
-    if (m.role === 'user' || m.role === 'assistant') bubble(m.role, messageText(m), i);
+    if (m.role === 'user' || m.role === 'assistant') bubble(m.role, messageText(m), i, attachmentsOf(m));
   });
   setBusy();
 }
@@ -108,7 +127,7 @@ function startNew() {
 
 /** Keeps the open conversation, the model choice (not a local file: it cannot be reopened) and the settings. */
 function save() {
-  const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value };
+  const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value, projector: ui.projectorUrl.value };
   const settings = {
     system: ui.system.value, temperature: ui.temperature.value, overflow: ui.overflow.value,
     fallbackUrl: ui.fallbackUrl.value, fallbackModel: ui.fallbackModel.value,
@@ -133,6 +152,7 @@ async function restore() {
   if (model.hfRepo) ui.hfRepo.value = model.hfRepo;
   if (model.hfFile) ui.hfFile.value = model.hfFile;
   if (model.url) ui.url.value = model.url;
+  if (model.projector) ui.projectorUrl.value = model.projector;
   const settings = saved.settings ?? {};
   if (settings.system !== undefined) ui.system.value = settings.system;
   if (settings.temperature) ui.temperature.value = settings.temperature;
@@ -157,6 +177,15 @@ function chosenSource(): ModelSource | null {
   }
 }
 
+/** The model's projector (an mmproj GGUF), so that it reads images or audio: a URL, or for a Hugging Face model a
+ * file in its repo; a local file beside a local model. None for the test model. */
+function chosenProjector(): LoadOptions['projector'] {
+  if (ui.kind.value === 'file') return ui.projectorFile.files?.[0];
+  const value = ui.projectorUrl.value.trim();
+  if (!value || ui.kind.value === 'test') return undefined;
+  return ui.kind.value === 'hf' && !/[:/]/.test(value) ? { hf: { repo: ui.hfRepo.value.trim(), file: value } } : value;
+}
+
 async function loadModel() {
   if (loading) return loading.abort();
   const source = chosenSource();
@@ -167,15 +196,20 @@ async function loadModel() {
   generating?.abort();
   loading = new AbortController();
   modelReady = false;
+  showInputs([]);
   setBusy();
   try {
     if (!engine || JSON.stringify(fallback()) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
-    const info = await engine!.load(source, { onProgress, signal: loading.signal });
+    const projector = chosenProjector();
+    const info = await engine!.load(source, { onProgress, signal: loading.signal, ...(projector ? { projector } : {}) });
     modelReady = true;
     const status = await engine!.info();
+    const kinds = (status.input ?? []).filter((k): k is MediaKind => k !== 'text');
+    showInputs(kinds);
+    const reads = kinds.length ? ` Reads ${kinds.map((k) => (k === 'image' ? 'images' : k)).join(' and ')}.` : '';
     readyText = status.remote
-      ? `Ready: ${info.name}, answered by the server at ${status.remote.baseURL}: this browser cannot run the model (${status.selection.reason}).`
-      : `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.`;
+      ? `Ready: ${info.name}, answered by the server at ${status.remote.baseURL}: this browser cannot run the model (${status.selection.reason}).${reads}`
+      : `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.${reads}`;
     showStatus(status);
     ui.loadStatus.textContent = readyText;
     if (ui.settings.open) void showStoredModels();
@@ -190,10 +224,14 @@ async function loadModel() {
   }
 }
 
-async function send(text: string) {
-  if (!engine || generating || !text.trim()) return;
-  bubble('user', text, conversation.messages.length);
+/** Sends the composer's text and attachments (`again`: a message's own, sent anew). */
+async function send(text: string, again?: Attachment[]) {
+  if (!engine || generating || recorder.recording) return;
+  const attachments = again ?? tray.take();
+  if (!text.trim() && !attachments.length) return;
+  bubble('user', text, conversation.messages.length, attachments);
   ui.prompt.value = '';
+  ui.attachStatus.textContent = '';
   const out = bubble('assistant', '');
   generating = new AbortController();
   setBusy();
@@ -201,7 +239,7 @@ async function send(text: string) {
   let ttft = 0;
   try {
     const temperature = Number(ui.temperature.value);
-    const { answer, stopped } = await sendMessage(conversation, engine, text, {
+    const { answer, stopped } = await sendMessage(conversation, engine, { text, attachments }, {
       signal: generating.signal, onProgress, system: ui.system.value.trim() || undefined,
       params: {
         temperature: Number.isFinite(temperature) ? temperature : undefined,
@@ -224,7 +262,8 @@ async function send(text: string) {
   } catch (err) {
     out.previousElementSibling?.remove(); // the user's message goes back to the composer
     out.remove();
-    ui.prompt.value = text; // nothing the user wrote is lost
+    ui.prompt.value = text; // nothing the user wrote or attached is lost
+    tray.restore(attachments);
     bubble('error', (err as Error).message);
   } finally {
     generating = null;
@@ -243,9 +282,10 @@ function regenerate() {
   const messages = conversation.messages;
   if (generating || messages.at(-1)?.role !== 'assistant' || messages.at(-2)?.role !== 'user') return;
   const text = messageText(messages.at(-2)!);
+  const media = attachmentsOf(messages.at(-2)!);
   conversation.messages = messages.slice(0, -2);
   showConversation();
-  void send(text);
+  void send(text, media);
 }
 
 ui.kind.addEventListener('change', showKind);
@@ -257,12 +297,34 @@ ui.composer.addEventListener('submit', (e) => {
 sendOnEnter(ui.prompt, () => void send(ui.prompt.value));
 ui.stop.addEventListener('click', () => generating?.abort());
 ui.regenerate.addEventListener('click', regenerate);
+ui.record.addEventListener('click', () => void record());
 ui.newChat.addEventListener('click', startNew);
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
 ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels()));
 document.addEventListener('visibilitychange', () => {
   if (engine && document.visibilityState === 'visible') void engine.info().then(showStatus, () => {});
 });
+
+/** Record, then Stop recording: the clip becomes an attachment. The microphone is asked for here, never before. */
+async function record() {
+  ui.record.disabled = true;
+  try {
+    if (!recorder.recording) {
+      await recorder.start();
+      ui.attachStatus.textContent = 'Recording… press Stop recording to attach the clip.';
+    } else {
+      ui.attachStatus.textContent = '';
+      await tray.add([await recorder.stop()]);
+    }
+  } catch (err) {
+    ui.attachStatus.textContent = `The microphone could not be used: ${(err as Error).message}`;
+  } finally {
+    ui.record.disabled = false;
+    ui.record.textContent = recorder.recording ? 'Stop recording' : 'Record';
+    ui.record.setAttribute('aria-pressed', String(recorder.recording));
+    setBusy();
+  }
+}
 
 /** The models in the model store, each with a Delete button (the space they take goes back to the visitor). */
 async function showStoredModels() {

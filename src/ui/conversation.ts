@@ -5,9 +5,12 @@
 // Several tabs may show one conversation. A send holds the conversation's Web Lock from reading the stored record to
 // saving the reply, and starts from what is stored (other tabs' turns included), so turns from two tabs interleave
 // and none overwrites another; the tabs hear of each change on a BroadcastChannel.
+//
+// A user message may hold images and audio clips: OpenAI content parts whose url/data is the file itself (a Blob),
+// stored as it is in IndexedDB. Sent again next turn, the same bytes let the engine reuse their cached encoding.
 import { createStore, del, entries, get, set } from 'idb-keyval';
 import { hashText } from '../engine/cache/hash.ts';
-import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, Progress, Timings } from '../types.ts';
+import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, ContentPart, Progress, Timings } from '../types.ts';
 import { contentText } from '../api/messages.ts';
 
 export interface SavedConversation {
@@ -21,6 +24,19 @@ export interface SavedConversation {
    * or a ContextFullError's count); null when unknown. */
   tokens: { count: number; end: number } | null;
   updatedAt: number;
+}
+
+/** An image or audio clip sent with a message: the file, and for audio its format (ui/attachments.ts sniffs both). */
+export interface Attachment {
+  kind: 'image' | 'audio';
+  blob: Blob;
+  format?: AudioFormat;
+}
+export type AudioFormat = 'wav' | 'mp3' | 'flac';
+/** What the user sends: text, and the files attached to it. */
+export interface Draft {
+  text: string;
+  attachments?: Attachment[];
 }
 
 /** What a chat UI needs of an engine: a streamed chat completion (a HearthClient, or any OpenAI-shaped client). */
@@ -60,20 +76,29 @@ const db = () => (store ??= createStore('hearth-chat', 'conversations'));
 let store: ReturnType<typeof createStore> | undefined;
 const ROLES = new Set(['system', 'user', 'assistant']);
 
+/** A stored content part is what this code writes: text, or media whose file is a Blob. */
+const validPart = (p: ContentPart) => p?.type === 'text' ? typeof p.text === 'string'
+  : p?.type === 'image_url' ? p.image_url?.url instanceof Blob
+  : p?.type === 'input_audio' && p.input_audio?.data instanceof Blob && ['wav', 'mp3', 'flac'].includes(p.input_audio.format);
+
+/** A stored message's content: text, or (a user's) parts; undefined when it is not what this code writes. */
+const validContent = (m: ChatMessage) => typeof m.content === 'string' ||
+  (m.role === 'user' && Array.isArray(m.content) && m.content.every(validPart)) ? m.content : undefined;
+
 /** A stored record as a conversation, or null when any part of it is not what this code writes. */
 export function validConversation(value: unknown, id?: string): SavedConversation | null {
   const c = value as Partial<SavedConversation> | null;
   if (!c || typeof c !== 'object' || typeof c.id !== 'string' || (id !== undefined && c.id !== id)) return null;
   if (typeof c.title !== 'string' || !Array.isArray(c.messages) || !Number.isFinite(c.updatedAt)) return null;
-  const messagesOk = c.messages.every((m) => m && typeof m === 'object' && ROLES.has(m.role) && typeof m.content === 'string');
-  if (!messagesOk) return null;
+  const messages = c.messages.map((m) => (m && typeof m === 'object' && ROLES.has(m.role) ? { role: m.role, content: validContent(m) } : {}));
+  if (!messages.every((m) => m.content !== undefined)) return null;
   // Records written before the history policy have neither field.
   const start = c.start ?? 0;
   const tokens = c.tokens ?? null;
   if (!Number.isInteger(start) || start < 0 || start > c.messages.length) return null;
   if (tokens !== null && !(typeof tokens === 'object' && Number.isInteger(tokens.count) && tokens.count >= 0 &&
     Number.isInteger(tokens.end) && tokens.end >= start && tokens.end <= c.messages.length)) return null;
-  return { id: c.id, title: c.title, messages: c.messages.map((m) => ({ role: m.role, content: m.content })), start, tokens, updatedAt: c.updatedAt! };
+  return { id: c.id, title: c.title, messages: messages as ChatMessage[], start, tokens, updatedAt: c.updatedAt! };
 }
 
 /** Drops a record that failed validation: it is not this code's, and keeping it would fail every later read. */
@@ -110,8 +135,17 @@ function newId(): string {
   return globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
+/** A message's text (its images and clips are drawn apart). */
 export function messageText(m: ChatMessage): string {
-  return contentText(m.content);
+  return contentText(Array.isArray(m.content) ? m.content.filter((p) => p.type === 'text') : m.content);
+}
+
+/** A user message's content: the text alone (as before media), or the media then the text as parts. */
+function userContent({ text, attachments = [] }: Draft): ChatMessage['content'] {
+  if (!attachments.length) return text;
+  const parts: ContentPart[] = attachments.map((a) => a.kind === 'image' ? { type: 'image_url', image_url: { url: a.blob } }
+    : { type: 'input_audio', input_audio: { data: a.blob, format: a.format ?? 'wav' } });
+  return text.trim() ? [...parts, { type: 'text', text }] : parts;
 }
 
 /** Tells the page when another tab changed a stored conversation (the widget shows the new turns). */
@@ -139,16 +173,18 @@ function locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Adds `text` as the user's message and streams the reply into the conversation, saving it as it ends. `c` is
- * brought up to date with what other tabs saved first. A stopped reply keeps what was said (and `stopped` is true); a
- * failed one takes the user's message back out and throws.
+ * Adds the user's message (text, or a Draft: text and attachments) and streams the reply into the conversation,
+ * saving it as it ends. `c` is brought up to date with what other tabs saved first. A stopped reply keeps what was
+ * said (and `stopped` is true); a failed one takes the user's message back out and throws.
  */
-export function send(c: SavedConversation, engine: StreamingChat, text: string, opts: SendOptions = {}): Promise<{ answer: string; stopped: boolean }> {
+export function send(c: SavedConversation, engine: StreamingChat, message: string | Draft, opts: SendOptions = {}): Promise<{ answer: string; stopped: boolean }> {
+  const draft = typeof message === 'string' ? { text: message } : message;
+  const text = draft.text;
   return locked(c.id, async () => {
     // Another tab's turns, saved since this tab last saved or loaded it (this tab's own edits since are kept).
     const stored = await conversations.get(c.id).catch(() => undefined);
     if (stored && stored.updatedAt > c.updatedAt) Object.assign(c, stored);
-    c.messages.push({ role: 'user', content: text });
+    c.messages.push({ role: 'user', content: userContent(draft) });
     if (!c.title) c.title = text.trim().split('\n')[0]!.slice(0, 60);
     let answer = '';
     let stopped = false;
@@ -200,6 +236,8 @@ async function create(c: SavedConversation, engine: StreamingChat, opts: SendOpt
 
 /** Tokens a message costs beyond its text: the chat template's role markers. */
 const PER_MESSAGE = 8;
+/** What an image or a clip is counted as, in characters of text (projectors give some tens to hundreds of tokens). */
+const PER_MEDIA = 512;
 
 /**
  * The widget's history policy. When the history the model reads, with the new message and a reply of `maxTokens`,
@@ -209,7 +247,7 @@ const PER_MESSAGE = 8;
  * usage (scaled by characters for the messages added or dropped since); `force` cuts now (a ContextFullError).
  */
 export function fitHistory(c: SavedConversation, system: string | undefined, contextTokens: number, maxTokens: number, force = false) {
-  const chars = (m: ChatMessage) => messageText(m).length;
+  const chars = (m: ChatMessage) => messageText(m).length + PER_MEDIA * (Array.isArray(m.content) ? m.content.filter((p) => p.type !== 'text').length : 0);
   const counted = c.tokens;
   const countedChars = (system?.length ?? 0) + c.messages.slice(c.start, counted?.end).reduce((n, m) => n + chars(m), 0);
   // Without a count, 2 characters a token: more than most text takes, so the first cut comes early rather than late.
@@ -230,7 +268,8 @@ export function fitHistory(c: SavedConversation, system: string | undefined, con
 async function save(c: SavedConversation) {
   c.updatedAt = Date.now();
   try {
-    await conversations.put(JSON.parse(JSON.stringify(c)) as SavedConversation);
+    // A copy as it is now (the put runs later); Blobs are kept as they are, which a JSON copy would lose.
+    await conversations.put(structuredClone(c));
     changed(c.id);
   } catch {
     // storage full or disabled: the chat goes on, it is just not kept

@@ -2,10 +2,12 @@
 // engine's worker and wasm start, the model downloads into the model store (once per site) with a progress bar,
 // and the conversation kept in IndexedDB comes back with its KV state. Model output is rendered as sanitised
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
-// by reference, never looked up in a tree that contains model output.
+// by reference, never looked up in a tree that contains model output. With the `images` attribute (and a model loaded
+// with its `projector`), a visitor attaches, pastes or drops images (widget/images.ts, loaded only then).
 import type { HearthClient } from '../backends/wasm/client.ts';
 import type { Backend, ModelSource, Progress, Timings } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
+import type { AttachmentTray } from '../ui/attachments.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
 import { WIDGET_CSS } from './style.ts';
@@ -25,10 +27,12 @@ const REUSED_FROM: Partial<Record<Timings['cache_source'], string>> = {
   indexeddb: ' (restored from IndexedDB)', 'prompt-state': ' (from the site\'s prompt state)', remote: ' (by the server)',
 };
 
-/** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it. */
-async function loadChat() {
-  const [markdown, conversation] = await Promise.all([import('../ui/markdown.ts'), import('../ui/conversation.ts')]);
-  return { ...conversation, renderMarkdown: markdown.renderMarkdown };
+/** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it (nor one
+ * without the `images` attribute for images). */
+async function loadChat(images: boolean) {
+  const [markdown, conversation, media] = await Promise.all([import('../ui/markdown.ts'), import('../ui/conversation.ts'),
+    images ? import('./images.ts') : null]);
+  return { ...conversation, renderMarkdown: markdown.renderMarkdown, media };
 }
 type Chat = Awaited<ReturnType<typeof loadChat>>;
 
@@ -86,6 +90,8 @@ export class HearthChatElement extends HTMLElement {
   /** Loaded on the first open (loadChat). */
   #chat: Chat | null = null;
   #unwatch: (() => void) | null = null;
+  /** The images attached to the message being written (the `images` attribute). */
+  #tray: AttachmentTray | null = null;
 
   constructor() {
     super();
@@ -154,8 +160,9 @@ export class HearthChatElement extends HTMLElement {
     this.#ui.panel.hidden = false;
     this.#ui.input.focus();
     if (!this.#chat) {
-      this.#chat = await loadChat();
-      if (this.isConnected) this.#watch(this.#chat);
+      const chat = this.#chat = await loadChat(this.hasAttribute('images'));
+      if (this.isConnected) this.#watch(chat);
+      this.#tray = chat.media?.mountImages(this.#root, this.#ui.form, this.#ui.input, (m) => this.#status(m)) ?? null;
     }
     await this.#ready().catch(() => {});
   }
@@ -165,17 +172,19 @@ export class HearthChatElement extends HTMLElement {
     this.#ui.launcher.hidden = false;
   }
 
-  /** Sends a message as the visitor would; resolves with the reply's text. */
+  /** Sends a message as the visitor would (with the images attached); resolves with the reply's text. */
   async send(text: string): Promise<string> {
-    if (!text.trim() || this.#generating) return '';
+    if ((!text.trim() && !this.#tray?.items.length) || this.#generating) return '';
     if (this.#ui.panel.hidden || !this.#chat) await this.open();
     const engine = await this.#ready();
     const chat = this.#chat!;
     const conversation = this.#conversation!;
     const ui = this.#ui;
     ui.input.value = '';
+    const attachments = this.#tray?.take() ?? [];
     const shown = conversation.messages.length;
-    this.#bubble('user', text);
+    const mine = this.#bubble('user', text);
+    chat.media?.drawMedia(mine, attachments);
     this.#emit('hearth-message', { role: 'user', content: text, conversationId: conversation.id });
     const out = this.#bubble('assistant', '');
     this.#generating = new AbortController();
@@ -187,7 +196,7 @@ export class HearthChatElement extends HTMLElement {
       pending = requestAnimationFrame(() => out.replaceChildren(chat.renderMarkdown(answer)));
     };
     try {
-      const { answer, stopped } = await chat.send(conversation, engine, text, {
+      const { answer, stopped } = await chat.send(conversation, engine, { text, attachments }, {
         system: this.getAttribute('system-prompt') ?? undefined, signal: this.#generating.signal, fit: await this.#fit(engine),
         onText: render, onProgress: (p) => this.#progress(p),
         onTimings: (t) => this.#status(t.cache_n ? `${t.cache_n} tokens reused${REUSED_FROM[t.cache_source] ?? ''}` : ''),
@@ -202,7 +211,8 @@ export class HearthChatElement extends HTMLElement {
     } catch (err) {
       cancelAnimationFrame(pending);
       this.#render();
-      ui.input.value = text; // nothing the visitor wrote is lost
+      ui.input.value = text; // nothing the visitor wrote or attached is lost
+      this.#tray?.restore(attachments);
       this.#bubble('error', (err as Error).message);
       this.#emit('hearth-error', { error: err });
       throw err;
@@ -275,9 +285,11 @@ export class HearthChatElement extends HTMLElement {
     const nCtx = positiveInt(this.getAttribute('context-size'));
     // The system prompt's state, computed by the site (npx hearth prompt-state): the first answer starts after it.
     const promptState = this.getAttribute('prompt-state')?.trim();
+    // The model's image encoder (an mmproj GGUF), for the images attribute.
+    const projector = this.getAttribute('projector')?.trim();
     try {
       await engine.load(parseModel(model), {
-        onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}),
+        onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}), ...(projector ? { projector: parseModel(projector) } : {}),
         ...(promptState ? { promptState: new URL(promptState, document.baseURI).href } : {}),
       });
     } catch (err) {
@@ -312,7 +324,10 @@ export class HearthChatElement extends HTMLElement {
     const chat = this.#chat;
     if (!chat || (this.#conversation && !reload)) return;
     const id = this.#conversationId(chat);
-    this.#conversation = (await chat.conversations.get(id).catch(() => undefined)) ?? this.#conversation ?? chat.newConversation(id);
+    const stored = await chat.conversations.get(id).catch(() => undefined);
+    // Nothing newer than what is shown (this tab's own save): the log stays as it is, an error shown in it too.
+    if (reload && !(stored && stored.updatedAt > this.#conversation!.updatedAt)) return;
+    this.#conversation = stored ?? this.#conversation ?? chat.newConversation(id);
     this.#render();
   }
 
@@ -326,7 +341,10 @@ export class HearthChatElement extends HTMLElement {
     if (welcome) this.#bubble('assistant', welcome);
     c?.messages.forEach((m, i) => {
       if (i === c.start && i > 0) this.#ui.log.append(h('div', { className: 'note', textContent: 'Earlier messages are no longer read by the model.' }));
-      if (m.role === 'user' || m.role === 'assistant') this.#bubble(m.role, chat.messageText(m));
+      if (m.role === 'user' || m.role === 'assistant') {
+        const el = this.#bubble(m.role, chat.messageText(m));
+        chat.media?.drawMedia(el, m);
+      }
     });
   }
 
