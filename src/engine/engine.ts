@@ -145,7 +145,8 @@ export class Engine implements EngineCore {
     const s = this.live;
     // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
     const p = s?.projector;
-    request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal: control.signal });
+    // (Without a model the scheduler answers no_model.)
+    if (s) request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal: control.signal });
     return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
   }
 

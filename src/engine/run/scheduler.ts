@@ -313,7 +313,8 @@ export class Scheduler {
       job.mediaMs += now() - t0;
       const status = s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
       if (status === 1) {
-        // No contiguous room: free or grow and try again (the encoder runs again), else overflow.
+        // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else overflow.
+        s.ctx.seqRm(job.slot.seq, span.start);
         if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) overflow(s, this.active, this.endOverflowed);
         return true;
       }
