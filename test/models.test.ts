@@ -240,3 +240,21 @@ describe('model store (Node: a folder)', () => {
     await expect(load(engine, { hf: { repo: 'no repo', file: 'x.gguf' } })).rejects.toMatchObject({ code: 'invalid_source' });
   });
 });
+
+describe('a { hf } model with projector: true', () => {
+  it('takes the repo\'s mmproj*.gguf (f16 first) through the model store, and says so when there is none', async () => {
+    const { ensureMultimodal } = await import('./fixtures/projectors.ts');
+    const { model, mmproj } = await ensureMultimodal('gemma3-vision');
+    server.addHub('test/vision', 'main', {
+      'model.gguf': { path: model }, 'mmproj-model-q8_0.gguf': { path: mmproj }, 'mmproj-model-f16.gguf': { path: mmproj },
+    });
+    const engine = await engineOver(newDir());
+    await engine.load({ hf: { repo: 'test/vision', file: 'model.gguf' } }, { nCtx: 512, projector: true });
+    expect((await engine.info()).input).toEqual(['text', 'image']);
+    expect(server.log.some((e) => e.path.endsWith('/mmproj-model-f16.gguf'))).toBe(true);
+    expect(server.log.some((e) => e.path.endsWith('/mmproj-model-q8_0.gguf'))).toBe(false);
+    server.addHub('test/plain', 'main', { 'model.gguf': { path: model } });
+    await expect(engine.load({ hf: { repo: 'test/plain', file: 'model.gguf' } }, { nCtx: 512, projector: true }))
+      .rejects.toMatchObject({ name: 'ModelLoadError', code: 'invalid_projector' });
+  });
+});
