@@ -1,6 +1,7 @@
 // Embeddings and rerank, the OpenAI (and Cohere/Jina rerank) shapes over the engine's two flat calls: requests checked
 // on the caller's side, vectors normalised (and shortened to `dimensions`) here, results sorted by score.
 import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, RerankResponse } from '../types.ts';
+import { bytesToBase64 } from '../bytes.ts';
 import type { EmbedResult, RankResult } from '../contract.ts';
 import { bad } from './request.ts';
 
@@ -41,9 +42,7 @@ function float32Base64(v: number[]): string {
   const bytes = new Uint8Array(v.length * 4);
   const view = new DataView(bytes.buffer);
   v.forEach((x, i) => view.setFloat32(i * 4, x, true));
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+  return bytesToBase64(bytes);
 }
 
 function normalise(v: number[]): number[] {

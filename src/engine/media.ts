@@ -6,6 +6,8 @@
 import type { CompletionRequest, RequestMedia } from '../contract.ts';
 import { AbortError, InvalidRequestError } from '../errors.ts';
 import type { ChatMessage, ContentPart } from '../types.ts';
+import { base64ToBytes } from '../bytes.ts';
+import { sha256InMemory } from './models/sha256.ts';
 
 /** Bounds on a request's media (README "Images and audio"). */
 export const MEDIA_LIMITS = {
@@ -96,9 +98,7 @@ async function readPart(part: ContentPart, at: string, opts: { fetch?: typeof fe
   }
   if (!bytes.length) throw invalid('the file is empty');
   if (kind === 'image') checkImage(bytes, invalid);
-  const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
-  const hash = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-  return { kind, bytes, hash };
+  return { kind, bytes, hash: await sha256InMemory(bytes) };
 }
 
 const isBlob = (v: unknown): v is Blob => typeof Blob !== 'undefined' && v instanceof Blob;
@@ -124,15 +124,11 @@ function dataUrlBytes(url: string, invalid: (why: string) => Error): Uint8Array 
 function base64Bytes(text: string, invalid: (why: string) => Error): Uint8Array {
   if (text.length > Math.ceil(MEDIA_LIMITS.bytes / 3) * 4 + 4) throw invalid(`the file is over ${MEDIA_LIMITS.bytes / 1048576} MiB`);
   if (text.startsWith(PREFIX)) throw invalid('a hearth-media: reference is not a file');
-  let binary: string;
   try {
-    binary = atob(text.replace(/\s+/g, ''));
+    return base64ToBytes(text.replace(/\s+/g, ''));
   } catch {
     throw invalid('the data is not valid base64');
   }
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
 }
 
 /** An http(s) image, read up to the size limit (the engine fetches it: the page's CSP connect-src applies). */

@@ -8,6 +8,7 @@ import type { ChatCompletionChunk, ChatMessage, ContentPart, EngineInfo, ModelIn
 import { responseError, serverError, unreachable } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
+import { bytesToBase64 } from '../../bytes.ts';
 
 /** How long a server may send nothing (before its first byte, or between two events of a stream). Generous: a big
  * prompt on a busy server takes a while before its first token. */
@@ -224,12 +225,7 @@ function ended(where: string, err: unknown): EngineError {
 
 /** Messages as JSON can carry them: an image or audio given as a Blob or File goes as base64 (a data: URL for images). */
 async function inlineFiles(messages: ChatMessage[]): Promise<ChatMessage[]> {
-  const base64 = async (blob: Blob) => {
-    const bytes = new Uint8Array(await blob.arrayBuffer());
-    let binary = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return btoa(binary);
-  };
+  const base64 = async (blob: Blob) => bytesToBase64(new Uint8Array(await blob.arrayBuffer()));
   return Promise.all(messages.map(async (m) => {
     if (!Array.isArray(m.content) || m.content.every((p) => p.type === 'text')) return m;
     const content = await Promise.all(m.content.map(async (p): Promise<ContentPart> => {

@@ -3,6 +3,7 @@
 import type { ModuleFactory, ModuleLoader } from '../../engine/llama/module.ts';
 import { scriptUrl } from '../../trusted-types.ts';
 import type { HostInit, StartStage } from './protocol.ts';
+import { base64ToBytes } from '../../bytes.ts';
 
 declare function importScripts(...urls: string[]): void;
 
@@ -41,6 +42,6 @@ function sameOriginWorker(url: string): string {
   const data = /^data:([^,]*?)(;base64)?,/.exec(url);
   if (!data || !/javascript/.test(data[1]!)) return url;
   const body = url.slice(data[0].length);
-  const bytes = data[2] ? Uint8Array.from(atob(body), (c) => c.charCodeAt(0)) : new TextEncoder().encode(decodeURIComponent(body));
+  const bytes = data[2] ? base64ToBytes(body) : new TextEncoder().encode(decodeURIComponent(body));
   return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
 }

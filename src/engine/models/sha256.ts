@@ -19,8 +19,9 @@ export async function sha256Hex(part: ModelPart, onBytes: (n: number) => void, s
   return hash.digest('hex');
 }
 
-export function sha256Text(text: string): Promise<string> {
-  return sha256(text);
+/** The sha256 (hex) of a short text, or of bytes already in memory (an image of a request). */
+export function sha256InMemory(data: string | Uint8Array): Promise<string> {
+  return sha256(data);
 }
 
 /** The identity of a model whose files have these sha256s (in order: a split model's parts). */

@@ -10,7 +10,7 @@ import { notGgufStart } from '../gguf/reader.ts';
 import type { ModelFile } from './file.ts';
 import { downloaded, downloadParts, type FileWriter, newPartState, partComplete, type PartState } from './download.ts';
 import { type FetchOptions, fileName, type RemoteFile, remoteModel, remoteUrls, type RemoteSource } from './remote.ts';
-import { modelIdentity, sha256Hex, sha256Text } from './sha256.ts';
+import { modelIdentity, sha256Hex, sha256InMemory } from './sha256.ts';
 import { formatBytes } from '../../bytes.ts';
 
 /** Bump when the record changes: records of another version are not this code's, and their folders are deleted. */
@@ -283,7 +283,7 @@ export class ModelStore implements ModelStoreApi {
 }
 
 /** Folder name of a model: the sha256 of its id (a URL, which folder names cannot hold); its record says the id. */
-const storeKey = async (id: string) => `s-${await sha256Text(id)}`;
+const storeKey = async (id: string) => `s-${await sha256InMemory(id)}`;
 const STORE_KEY = /^s-[0-9a-f]{64}$/;
 
 /** A writer that stops the download as soon as the file's first bytes show it is not of its kind. */
