@@ -4,7 +4,7 @@
 // model.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { blobReader, readPromptStateHeader } from '../src/engine/cache/prompt-state.ts';
+import { blobReader, readPromptStateHeader } from '../src/backends/llamacpp/cache/prompt-state.ts';
 import { systemPromptOf } from '../test/fixtures/prompt-states.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';

@@ -35,7 +35,7 @@ test('chooses the build the page and the browser allow and says why, and where m
   }
 });
 
-// Firefox sometimes never returns from creating the pthread workers on a reload (src/backends/wasm/client.ts); the glue
+// Firefox sometimes never returns from creating the pthread workers on a reload (src/backends/llamacpp/worker/client.ts); the glue
 // served here for the first start blocks the same way, at the same point.
 test('an engine whose worker stalls while starting gets a new worker (the stall simulated by a blocking glue script)', async ({ harness, isolated, baseURL }) => {
   test.skip(!harness.serve, 'the stall is served in the test\'s place, which WebKit\'s plain WebDriver cannot do');

@@ -17,7 +17,7 @@ type Hearth = typeof import('../src/index.ts');
 declare global {
   interface Window {
     hearth: Hearth;
-    hearthWire: typeof import('../src/shared/wire.ts');
+    hearthWire: typeof import('../src/api/shared/wire.ts');
     hearthReady: boolean;
     engine: import('../src/index.ts').HearthClient;
   }

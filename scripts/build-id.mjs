@@ -1,5 +1,5 @@
 // The build's identity: a hash of the package version and every source file. Builds put it in the code
-// (__HEARTH_BUILD__): tabs that share an engine talk only to tabs of the same build (src/shared/wire.ts), and the
+// (__HEARTH_BUILD__): tabs that share an engine talk only to tabs of the same build (src/api/shared/wire.ts), and the
 // service worker's cache changes with it.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

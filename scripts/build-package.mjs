@@ -20,7 +20,7 @@ export const stageDir = join(root, '.cache', 'package');
 const dev = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 export const tarballPath = join(root, '.cache', `${PACKAGE_NAME}-${dev.version}.tgz`);
 
-// The engine's files, from public/hearth (npm run build:wasm, build:worker): src/backends/wasm/assets.ts's ASSET_FILES
+// The engine's files, from public/hearth (npm run build:wasm, build:worker): src/core/assets.ts's ASSET_FILES
 // (this script runs in plain Node, which cannot import it; test/package.test.ts checks the two agree) and
 // build-info.json. Not the worker's source map (1 MB).
 const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-st-relaxed.wasm', 'hearth-mt.js', 'hearth-mt.wasm',
@@ -38,7 +38,7 @@ async function buildLibrary(outDir) {
     // null: a bundled widget finds the engine's files as the library does (packaged-assets.js).
     define: { ...buildDefine(), __HEARTH_WIDGET_ASSETS__: 'null' },
     plugins: [{
-      // src/packaged-assets.ts (null in this repository) becomes lib/packaged-assets.js, written below.
+      // src/core/packaged-assets.ts (null in this repository) becomes lib/packaged-assets.js, written below.
       name: 'hearth-packaged-assets',
       enforce: 'pre',
       resolveId: (id) => (/\/packaged-assets\.ts$/.test(id) ? { id: './packaged-assets.js', external: true } : null),

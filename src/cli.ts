@@ -4,8 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { formatBytes } from './bytes.ts';
-import { blobReader, readPromptStateHeader } from './engine/cache/prompt-state.ts';
+import { formatBytes } from './core/bytes.ts';
+import { blobReader, readPromptStateHeader } from './backends/llamacpp/cache/prompt-state.ts';
 import { createNodeEngine } from './node.ts';
 import type { GgmlType, Progress, Tool } from './types.ts';
 

@@ -32,7 +32,7 @@ export interface LocalEngine {
 
 /**
  * What a backend answers: a model loaded into it, and requests on that model. The wasm engine is one (it is also the
- * whole EngineCore), wllama another; the router (backends/router.ts) sends each call to the backend that holds the
+ * whole EngineCore), wllama another; the router (api/router.ts) sends each call to the backend that holds the
  * model, after checking the call against what that backend supports (backends/supports.ts). Each call takes at most
  * one argument that can be copied to a worker (structured clone) and a CallControl.
  */
@@ -105,7 +105,7 @@ export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string }
 /** A chat.completions request as the caller wrote it, without what cannot leave the page (signal, onProgress). */
 export type ChatRequestBody = Omit<ChatCompletionCreateParams, 'signal' | 'onProgress'>;
 
-/** A chat.completions request checked and with its defaults (api/request.ts resolveRequest): the one resolve step
+/** A chat.completions request checked and with its defaults (core/request.ts resolveRequest): the one resolve step
  * every backend shares. A backend that speaks OpenAI's API itself (a server) takes `original`. */
 export interface ResolvedRequest {
   original: ChatRequestBody;
@@ -129,7 +129,7 @@ export interface ResolvedRequest {
   /** null: the system prompt. */
   nKeep: number | null;
   onProgress: ((p: Progress) => void) | undefined;
-  /** The request's images and audio in message order, read by the engine (engine/media.ts); its parts then name
+  /** The request's images and audio in message order, read by the engine (backends/llamacpp/media.ts); its parts then name
    * them by hash. Absent before that, and for requests without media. */
   media?: RequestMedia[];
 }

@@ -6,21 +6,21 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineApi } from './api/engine-api.ts';
-import { Engine, type EngineConfig } from './engine/engine.ts';
-import type { ModuleFactory, ModuleLoader } from './engine/llama/module.ts';
-import { diskFiles, folderBackend } from './engine/models/node-dir.ts';
-import { splitNames } from './engine/models/remote.ts';
-import { ModelStore } from './engine/models/store.ts';
-import type { ModelFile } from './engine/models/file.ts';
+import { Engine, type EngineConfig } from './backends/llamacpp/engine.ts';
+import type { ModuleFactory, ModuleLoader } from './backends/llamacpp/binding/module.ts';
+import { diskFiles, folderBackend } from './core/models/node-dir.ts';
+import { splitNames } from './core/models/remote.ts';
+import { ModelStore } from './core/models/store.ts';
+import type { ModelFile } from './core/models/file.ts';
 import type { BuildVariant } from './types.ts';
-import packaged from './packaged-assets.ts';
+import packaged from './core/packaged-assets.ts';
 
 /** The wasm builds: in the npm package, its widget/ folder (packaged-assets); in this repository, public/hearth. */
 export const defaultWasmDir = packaged
   ? dirname(fileURLToPath(packaged['hearth-st.js']!))
   : join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
 
-/** Loads the wasm build in Node (the browser's loader is backends/wasm/load-module.ts). */
+/** Loads the wasm build in Node (the browser's loader is backends/llamacpp/worker/load-module.ts). */
 export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {
   const dir = opts.dir ?? defaultWasmDir;
   const variant = opts.variant ?? 'st';

@@ -2,7 +2,7 @@
 // happens when a reply fills the context. Real wasm, real llama.cpp; greedy decoding compared with the same
 // requests run one at a time.
 import { describe, expect, it } from 'vitest';
-import { resolveRequest } from '../src/api/request.ts';
+import { resolveRequest } from '../src/core/request.ts';
 import { ContextFullError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage } from '../src/types.ts';

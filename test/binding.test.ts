@@ -1,11 +1,11 @@
 // The low-level binding the caches and the scheduler build on: batched decode with positions and sequence ids,
 // KV memory operations, and sequence state export/import.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schemaGrammar } from '../src/engine/chat/json-schema.ts';
-import type { Llama } from '../src/engine/llama/llama.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
-import { LlamaContext } from '../src/engine/llama/context.ts';
-import { Sampler } from '../src/engine/llama/sampler.ts';
+import { schemaGrammar } from '../src/core/chat/json-schema.ts';
+import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
+import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
+import { Sampler } from '../src/backends/llamacpp/binding/sampler.ts';
 import { argmax, maxDiff, openLlama } from './helpers.ts';
 
 let llama: Llama;

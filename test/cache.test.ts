@@ -1,9 +1,9 @@
 // The KV cache in memory: multi-turn conversations prefill only what is new, the system prompt is decoded once,
 // and whatever the cache supplies gives the same answer as decoding everything.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PromptCache } from '../src/engine/cache/prompt-cache.ts';
-import { LlamaContext } from '../src/engine/llama/context.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
+import { PromptCache } from '../src/backends/llamacpp/cache/prompt-cache.ts';
+import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { AbortError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage } from '../src/types.ts';

@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CompletionAssembler, chunk } from '../src/api/completion.ts';
-import { detectFormat, forPrompt } from '../src/engine/chat/formats.ts';
-import { parseOutput, type OutputFormat } from '../src/engine/chat/output.ts';
-import { OutputStream } from '../src/engine/chat/stream.ts';
+import { CompletionAssembler, chunk } from '../src/core/completion.ts';
+import { detectFormat, forPrompt } from '../src/core/chat/formats.ts';
+import { parseOutput, type OutputFormat } from '../src/core/chat/output.ts';
+import { OutputStream } from '../src/core/chat/stream.ts';
 import type { Tool } from '../src/types.ts';
 import { llamaSource } from '../scripts/llama-source.mjs';
 

@@ -3,11 +3,11 @@
 import { join } from 'node:path';
 import { createStore, type UseStore } from 'idb-keyval';
 import { afterAll, expect } from 'vitest';
-import { KvStore } from '../src/engine/cache/store.ts';
-import { Llama } from '../src/engine/llama/llama.ts';
-import { LlamaContext } from '../src/engine/llama/context.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
-import { N_BATCH } from '../src/engine/limits.ts';
+import { KvStore } from '../src/backends/llamacpp/cache/store.ts';
+import { Llama } from '../src/backends/llamacpp/binding/llama.ts';
+import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
+import { N_BATCH } from '../src/backends/llamacpp/limits.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
 import type { CacheOptions, ChatCompletion, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions } from '../src/types.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';

@@ -2,15 +2,15 @@
 // and the page's RPC client. Typed errors arrive as themselves, an abort stops the call, chunks are acknowledged by
 // the page under the one flow-control rule (rpc/flow.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveRequest } from '../src/api/request.ts';
-import { Engine } from '../src/engine/engine.ts';
+import { resolveRequest } from '../src/core/request.ts';
+import { Engine } from '../src/backends/llamacpp/engine.ts';
 import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
-import { assetsIn } from '../src/backends/wasm/assets.ts';
-import { EngineHost } from '../src/backends/wasm/host.ts';
-import { WINDOW } from '../src/rpc/flow.ts';
-import { RpcClient, type RpcMessage } from '../src/rpc/rpc.ts';
+import { assetsIn } from '../src/core/assets.ts';
+import { EngineHost } from '../src/backends/llamacpp/worker/host.ts';
+import { WINDOW } from '../src/core/rpc/flow.ts';
+import { RpcClient, type RpcMessage } from '../src/core/rpc/rpc.ts';
 import { modelPath } from './helpers.ts';
 
 let rpc: RpcClient;

@@ -10,9 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDir } from '../scripts/llama-source.mjs';
-import type { Llama } from '../src/engine/llama/llama.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
-import { LlamaContext } from '../src/engine/llama/context.ts';
+import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
+import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
 import { openLlama, relDiff, testEngine } from './helpers.ts';
 
 let llama: Llama;

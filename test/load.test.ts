@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from '../wasm/simd-check.mjs';
-import { GgufValueType } from '../src/engine/gguf/reader.ts';
+import { GgufValueType } from '../src/core/gguf/reader.ts';
 import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
 import { createNodeEngine, defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import { writeGguf } from './fixtures/gguf-writer.ts';

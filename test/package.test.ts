@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ASSET_FILES } from '../src/backends/wasm/assets.ts';
+import { ASSET_FILES } from '../src/core/assets.ts';
 import { defaultWasmDir } from '../src/node.ts';
 import { modelPath, SYSTEM } from './helpers.ts';
 import { freshProject, PACKAGE_NAME, stageDir, tarball } from './package-project.ts';

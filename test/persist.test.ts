@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FORMAT_VERSION } from '../src/engine/cache/identity.ts';
-import type { RecordMeta } from '../src/engine/cache/store.ts';
+import { FORMAT_VERSION } from '../src/backends/llamacpp/cache/identity.ts';
+import type { RecordMeta } from '../src/backends/llamacpp/cache/store.ts';
 import type { ChatMessage } from '../src/types.ts';
 import {
   ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, modelPath, newDb, next, promptTokens,

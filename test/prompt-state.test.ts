@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobReader, LLAMA_STATE_SEQ_VERSION, readPromptStateHeader, writePromptState } from '../src/engine/cache/prompt-state.ts';
+import { blobReader, LLAMA_STATE_SEQ_VERSION, readPromptStateHeader, writePromptState } from '../src/backends/llamacpp/cache/prompt-state.ts';
 import { createNodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { llamaSource } from '../scripts/llama-source.mjs';

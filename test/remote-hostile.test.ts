@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineApi } from '../src/api/engine-api.ts';
 import type { EngineCore } from '../src/contract.ts';
-import { BackendRouter } from '../src/backends/router.ts';
+import { BackendRouter } from '../src/api/router.ts';
 import { ServerBackend } from '../src/backends/server/server.ts';
 import { checkRemote } from '../src/backends/server/options.ts';
 

@@ -2,8 +2,8 @@
 // command line with the plain and the relaxed single-thread build and prints, as JSON, how many of its tensors each
 // build repacked and into which layouts. Loading computes nothing, so Node 20's faulty relaxed dot product is not
 // involved.
-import { Llama } from '../src/engine/llama/llama.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
+import { Llama } from '../src/backends/llamacpp/binding/llama.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { nodeModuleLoader } from '../src/node.ts';
 import { modelsDir } from './fixtures/models.ts';
 

@@ -1,9 +1,9 @@
-// The backend router (src/backends/router.ts) with the real wasm engine as home and as the fallback. The other
+// The backend router (src/api/router.ts) with the real wasm engine as home and as the fallback. The other
 // backend is a stand-in for wllama on a GPU (simulated: no GPU runs here), which records what reaches it: the router
 // must refuse what a backend does not support before the backend sees it, and under 'auto' hand the model to the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, LoadRequest } from '../src/contract.ts';
-import { BackendRouter, wasmBackend } from '../src/backends/router.ts';
+import { BackendRouter, wasmBackend } from '../src/api/router.ts';
 import { EngineApi } from '../src/api/engine-api.ts';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import type { BackendSelection } from '../src/types.ts';

@@ -1,10 +1,10 @@
-// The model gate of a shared engine (src/shared/gate.ts): which model runs when tabs want different ones. The
+// The model gate of a shared engine (src/api/shared/gate.ts): which model runs when tabs want different ones. The
 // engine is replaced by a load function that records what it loaded; the e2e test (e2e/shared.spec.ts) runs the
 // real engine across real tabs.
 import { describe, expect, it } from 'vitest';
 import type { LoadRequest } from '../src/contract.ts';
 import { AbortError } from '../src/errors.ts';
-import { ModelGate } from '../src/shared/gate.ts';
+import { ModelGate } from '../src/api/shared/gate.ts';
 import type { ModelInfo, Progress } from '../src/types.ts';
 
 const model = (key: string) => ({ key, request: { source: key, options: {} } });

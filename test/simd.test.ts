@@ -1,9 +1,9 @@
-// Which wasm build a page gets (src/backends/wasm/simd.ts). Node 20 has relaxed SIMD off, like WebKit: the probe
+// Which wasm build a page gets (src/backends/llamacpp/worker/simd.ts). Node 20 has relaxed SIMD off, like WebKit: the probe
 // fails, and 'auto' picks the plain builds; with V8's flag on, the same probe passes. (Chromium and Firefox picking
 // the relaxed builds is checked in their e2e projects: e2e/engine.spec.ts.)
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { chooseBuild, hasRelaxedSimd } from '../src/backends/wasm/simd.ts';
+import { chooseBuild, hasRelaxedSimd } from '../src/backends/llamacpp/worker/simd.ts';
 import { RELAXED_PROBE } from '../wasm/simd-check.mjs';
 
 // Node 20's V8 has relaxed SIMD behind a flag; later ones have it on.

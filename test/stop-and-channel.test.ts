@@ -2,7 +2,7 @@
 // (back-pressure, early exit, errors before the first chunk).
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../src/api/channel.ts';
-import { StopMatcher } from '../src/engine/stop.ts';
+import { StopMatcher } from '../src/core/chat/stop.ts';
 
 function feed(stops: string[], pieces: string[]) {
   const m = new StopMatcher(stops);

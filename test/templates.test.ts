@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { llamaSource, root } from '../scripts/llama-source.mjs';
-import { ChatTemplate } from '../src/engine/chat/template.ts';
+import { ChatTemplate } from '../src/core/chat/template.ts';
 import type { ChatMessage, Tool } from '../src/types.ts';
 
 const NOW = [2026, 11, 22, 10, 30] as const; // Python's datetime(...) arguments; month from 1

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaSource } from '../scripts/llama-source.mjs';
-import { Detokenizer } from '../src/engine/detokenizer.ts';
-import type { Llama } from '../src/engine/llama/llama.ts';
-import { LlamaModel } from '../src/engine/llama/model.ts';
+import { Detokenizer } from '../src/backends/llamacpp/detokenizer.ts';
+import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
+import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { openLlama } from './helpers.ts';
 
 const vocabDir = join(llamaSource().dir, 'models');

@@ -2,7 +2,7 @@
 //   hearth-st.{js,wasm}            single thread, SIMD128: works on any page
 //   hearth-mt.{js,wasm}            pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
 //   hearth-{st,mt}-relaxed.wasm    the same with relaxed SIMD in ggml-cpu's kernels (an 8-bit dot product), for the
-//                                  browsers that validate it (src/backends/wasm/simd.ts); they share the plain glue
+//                                  browsers that validate it (src/backends/llamacpp/worker/simd.ts); they share the plain glue
 // With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
 // only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
 // Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed] builds one variant;

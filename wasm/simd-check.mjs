@@ -40,7 +40,7 @@ function codeSection(wasm) {
 }
 
 // A module with one function that returns the relaxed dot product of three zero vectors: whether this JavaScript
-// engine has relaxed SIMD on. The build asks it of Node; the page (src/backends/wasm/simd.ts) of the browser.
+// engine has relaxed SIMD on. The build asks it of Node; the page (src/backends/llamacpp/worker/simd.ts) of the browser.
 const v128Zero = [0xfd, 0x0c, ...new Array(16).fill(0)];
 const body = [0x00, ...v128Zero, ...v128Zero, ...v128Zero, 0xfd, 0x93, 0x02, 0x0b];
 export const RELAXED_PROBE = new Uint8Array([

@@ -5,8 +5,8 @@
 // - raw llama_decode costs in one context: one token vs one token in each of 4 sequences, with and without logits
 //   (the output layer, 151,936 x 896 here, is computed once per sequence that samples), and the per-token cost of
 //   a 124-token prompt batch (the batched-compute ceiling: one output row for the whole batch).
-import { LlamaContext } from '../../src/engine/llama/context.ts';
-import { LlamaModel } from '../../src/engine/llama/model.ts';
+import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
+import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import { modelsDir } from '../../test/fixtures/models.ts';
 import { NO_CACHE, openLlama } from '../../test/helpers.ts';

@@ -2,7 +2,7 @@
 // Prefill and decode speed of Hearth vs @wllama/wllama 3.8.1 (CPU) vs native llama.cpp (node-llama-cpp), on the
 // benchmark-size model (Qwen2.5-0.5B shapes, Q8_0), same prompt (~128 tokens), 64 generated tokens, same threads.
 // Engines run in rotating order, repeated; each figure is the median over the repetitions.
-import { ChatTemplate } from '../../src/engine/chat/template.ts';
+import { ChatTemplate } from '../../src/core/chat/template.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { type BenchBrowser, openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';

@@ -2,8 +2,8 @@
 // Why Hearth's KV cache defaults to f32 without flash attention: the time to decode 48 new prompt tokens, and one
 // more token, after 124 / 1,200 / 2,300 tokens already in the cache, for each KV type and attention kernel. Node,
 // single-thread build, the benchmark-size model; median of --reps.
-import { LlamaContext } from '../../src/engine/llama/context.ts';
-import { LlamaModel } from '../../src/engine/llama/model.ts';
+import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
+import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openLlama } from '../../test/helpers.ts';
 import type { GgmlType } from '../../src/types.ts';

@@ -7,8 +7,8 @@
 //   question (the whole conversation reused either way), a regenerated answer (back one token), and an edited last
 //   question (back into it). Median of --reps; the JSON's last line compares the two.
 import { basename } from 'node:path';
-import { LlamaContext } from '../../src/engine/llama/context.ts';
-import { LlamaModel } from '../../src/engine/llama/model.ts';
+import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
+import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { ensureModel } from '../../test/fixtures/models.ts';

@@ -1,9 +1,9 @@
 // Embeddings and rerank, the OpenAI (and Cohere/Jina rerank) shapes over the engine's two flat calls: requests checked
 // on the caller's side, vectors normalised (and shortened to `dimensions`) here, results sorted by score.
 import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, RerankResponse } from '../types.ts';
-import { bytesToBase64 } from '../bytes.ts';
+import { bytesToBase64 } from '../core/bytes.ts';
 import type { EmbedResult, RankResult } from '../contract.ts';
-import { bad } from './request.ts';
+import { bad } from '../core/request.ts';
 
 export interface EmbedRequest {
   inputs: string[];

@@ -1,6 +1,6 @@
 // The public engine interface (HearthEngine), built once over the flat calls an engine answers (EngineCore). The
-// page client hands EngineApi a core whose calls cross to the worker (backends/wasm/client.ts); the engine in the worker and
-// in Node is such a core itself (engine/engine.ts). So request validation and defaults, the create() overloads,
+// page client hands EngineApi a core whose calls cross to the worker (backends/llamacpp/worker/client.ts); the engine in the worker and
+// in Node is such a core itself (backends/llamacpp/engine.ts). So request validation and defaults, the create() overloads,
 // streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
 import type {
   ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams, Embeddings,
@@ -8,11 +8,11 @@ import type {
   StoredModelRef,
 } from '../types.ts';
 import type { EngineCore } from '../contract.ts';
-import { WINDOW } from '../rpc/flow.ts';
+import { WINDOW } from '../core/rpc/flow.ts';
 import { Channel } from './channel.ts';
-import { CompletionAssembler, publicChunks } from './completion.ts';
+import { CompletionAssembler, publicChunks } from '../core/completion.ts';
 import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
-import { resolveRequest } from './request.ts';
+import { resolveRequest } from '../core/request.ts';
 
 export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };

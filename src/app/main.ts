@@ -9,7 +9,7 @@ import { type Attachment, conversations, messageText, newConversation, send as s
 import { AttachmentTray, attachmentsOf, drawMedia, type MediaKind } from '../ui/attachments.ts';
 import { Recorder } from './record.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
-import { formatBytes } from '../bytes.ts';
+import { formatBytes } from '../core/bytes.ts';
 import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';

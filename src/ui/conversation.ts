@@ -9,9 +9,9 @@
 // A user message may hold images and audio clips: OpenAI content parts whose url/data is the file itself (a Blob),
 // stored as it is in IndexedDB. Sent again next turn, the same bytes let the engine reuse their cached encoding.
 import { createStore, del, entries, get, set } from 'idb-keyval';
-import { hashText } from '../engine/cache/hash.ts';
+import { hashText } from '../core/hash.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, ContentPart, Progress, Timings } from '../types.ts';
-import { contentText } from '../api/messages.ts';
+import { contentText } from '../core/chat/messages.ts';
 
 export interface SavedConversation {
   id: string;

@@ -5,7 +5,7 @@
 // no dialog, form or popover. DOMPurify parses into an inert document, where nothing loads either.
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
-import { hearthPolicy } from '../trusted-types.ts';
+import { hearthPolicy } from '../core/trusted-types.ts';
 
 const marked = new Marked({
   gfm: true,

@@ -1,5 +1,5 @@
 // Progress as the app and the widget show it: a bar and a line of text.
-import { formatBytes } from '../bytes.ts';
+import { formatBytes } from '../core/bytes.ts';
 import type { Progress } from '../types.ts';
 
 const WHAT: Record<Progress['phase'], string> = {

@@ -1,14 +1,14 @@
 // An OpenAI-compatible server as a backend (EngineOptions.backend / fallback { remote }): the same calls as the wasm
 // engine, answered by llama-server, vLLM, Ollama, SGLang or OpenAI over HTTP from the page. A completion always
 // streams from the server (with include_usage), so non-streamed calls, aborts and the final chunk's usage and timings
-// take one path, the one the wasm engine's chunks take (api/completion.ts assembles them).
+// take one path, the one the wasm engine's chunks take (core/completion.ts assembles them).
 import type { Backend, CallControl, CompletionRequest, EmbedResult, EngineCore, RankResult, Supports } from '../../contract.ts';
 import { AbortError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChatMessage, ContentPart, EngineInfo, ModelInfo, RemoteOptions } from '../../types.ts';
 import { responseError, serverError, unreachable } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
-import { bytesToBase64 } from '../../bytes.ts';
+import { bytesToBase64 } from '../../core/bytes.ts';
 
 /** How long a server may send nothing (before its first byte, or between two events of a stream). Generous: a big
  * prompt on a busy server takes a while before its first token. */

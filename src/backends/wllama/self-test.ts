@@ -2,7 +2,7 @@
 // results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
 // (probe-model.ts); their next-token log-probabilities must agree.
 import type { EngineCore } from '../../contract.ts';
-import { resolveRequest } from '../../api/request.ts';
+import { resolveRequest } from '../../core/request.ts';
 import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../../types.ts';
 import { probeModel, PROBE_PROMPT } from './probe-model.ts';
 import type { WllamaBackend } from './wllama.ts';

@@ -10,19 +10,19 @@
 // TypeScript sources; webpack finds nothing).
 import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type { Backend, CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult, Supports } from '../../contract.ts';
-import { newCompletionMeta } from '../../api/completion.ts';
-import { ReplyPlanner } from '../../engine/chat/plan.ts';
-import { ReplyWriter } from '../../engine/chat/reply.ts';
-import { ChatTemplate } from '../../engine/chat/template.ts';
-import { checkModelFile } from '../../engine/gguf/check.ts';
-import { type GgufHeader, readGgufHeader, tensorBytes } from '../../engine/gguf/reader.ts';
-import { blobFile } from '../../engine/models/file.ts';
-import { formatBytes } from '../../bytes.ts';
+import { newCompletionMeta } from '../../core/completion.ts';
+import { ReplyPlanner } from '../../core/chat/plan.ts';
+import { ReplyWriter } from '../../core/chat/reply.ts';
+import { ChatTemplate } from '../../core/chat/template.ts';
+import { checkModelFile } from '../../core/models/check.ts';
+import { type GgufHeader, readGgufHeader, tensorBytes } from '../../core/gguf/reader.ts';
+import { blobFile } from '../../core/models/file.ts';
+import { formatBytes } from '../../core/bytes.ts';
 import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../../errors.ts';
 import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
 import { checkCall } from '../supports.ts';
-import { VERSION } from '../../build.ts';
-import type { ModelBlobs } from './files.ts';
+import { VERSION } from '../../core/build.ts';
+import type { ModelBlobs } from '../../core/models/page-files.ts';
 
 export interface WllamaOptions {
   /** URL of wllama.wasm (served with Hearth's assets; never a CDN). */
@@ -31,7 +31,7 @@ export interface WllamaOptions {
   maxModelBytes: number;
   /** The adapter's largest storage buffer binding: a larger tensor does not fit. null: no adapter (CPU build). */
   bufferLimit: number | null;
-  /** The model's files on this page (files.ts). */
+  /** The model's files on this page (core/models/page-files.ts). */
   files: (request: LoadRequest, control: CallControl) => Promise<ModelBlobs>;
 }
 

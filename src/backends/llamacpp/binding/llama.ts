@@ -1,0 +1,136 @@
+// Typed binding over wasm/hearth.cpp: the module (heap, calls guarded against traps, strings in and out, the
+// quantizer). Every pointer it allocates is freed on every path (try/finally); the objects that own native memory
+// (model.ts, context.ts, sampler.ts) free it in free(), which is safe to call twice.
+import { EngineError } from '../../../errors.ts';
+import { LogTail } from './log.ts';
+import type { HearthModule } from './module.ts';
+
+/** llama_ftype values of the quantizations Llama.quantize makes (the names are llama-quantize's). */
+const QUANT_FTYPES = { q4_0: 2, q5_0: 8, q5_1: 9, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_nl: 25, iq3_s: 26, iq4_xs: 30 } as const;
+export type QuantType = keyof typeof QUANT_FTYPES;
+
+export class Llama {
+  readonly mod: HearthModule;
+  readonly log = new LogTail();
+  /** Set when a call trapped (see guard): nothing may call into this module again. */
+  crashed = false;
+  private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
+
+  constructor(mod: HearthModule) {
+    this.mod = mod;
+    mod.hearthLog = (level, text) => this.log.push(level, text);
+    mod._hearth_init();
+  }
+
+  /** Typed views on the wasm heap, rebuilt when it has grown (in the pthreads build another thread may grow it). */
+  heap() {
+    const buffer = this.mod.wasmMemory?.buffer ?? this.mod.HEAPU8.buffer;
+    if (!this.views || this.views.buffer !== buffer) {
+      this.views = { buffer, u8: new Uint8Array(buffer), i32: new Int32Array(buffer), f32: new Float32Array(buffer) };
+    }
+    return this.views;
+  }
+
+  /**
+   * Runs a call into wasm. A trap (out of memory, a llama.cpp abort) leaves the module unusable: it is marked
+   * crashed, so the engine creates a fresh one for the next load, and reported as a typed error.
+   */
+  guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError || (err as Error)?.name === 'RuntimeError') {
+        this.crashed = true;
+        // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last lines.
+        const stack = String((err as Error).stack ?? '').split('\n').slice(0, 12).join('\n');
+        throw new EngineError(`llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`, 'wasm_crash',
+          { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) });
+      }
+      throw err;
+    }
+  }
+
+  get llamaBuild(): string {
+    return this.mod.UTF8ToString(this.mod._hearth_llama_build());
+  }
+
+  get wasmSimd(): boolean {
+    return this.mod._hearth_has_wasm_simd() === 1;
+  }
+
+  /**
+   * How a relaxed build runs its 8-bit dot products on this CPU (ggml-cpu's arch/wasm/relaxed.h): 'int16' where the
+   * browser turns relaxed SIMD's dot product into x86's pmaddubsw sequence (products then add up in int16 before
+   * widening), 'int32' where it is one instruction (ARM's sdot, x86's vpdpbusd); null in a plain build.
+   */
+  get simdDot(): 'int16' | 'int32' | null {
+    const mode = this.mod._hearth_simd_dot16();
+    return mode < 0 ? null : mode ? 'int16' : 'int32';
+  }
+
+  /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
+  get heapInUse(): number {
+    return this.mod._hearth_heap_in_use();
+  }
+
+  malloc(size: number): number {
+    const p = this.mod._malloc(Math.max(1, size));
+    if (!p) throw new RangeError(`wasm heap exhausted allocating ${size} bytes`);
+    return p;
+  }
+
+  free(ptr: number) {
+    if (ptr) this.mod._free(ptr);
+  }
+
+  /** Runs fn with `bytes` copied into the heap, then frees them. */
+  withBytes<T>(bytes: Uint8Array, fn: (ptr: number, len: number) => T): T {
+    const ptr = this.malloc(bytes.length + 1);
+    try {
+      const u8 = this.heap().u8;
+      u8.set(bytes, ptr);
+      u8[ptr + bytes.length] = 0;
+      return fn(ptr, bytes.length);
+    } finally {
+      this.free(ptr);
+    }
+  }
+
+  withCString<T>(s: string, fn: (ptr: number, len: number) => T): T {
+    return this.withBytes(new TextEncoder().encode(s), fn);
+  }
+
+  /** Runs fn with a scratch buffer of `size` bytes, then frees it. */
+  withBuffer<T>(size: number, fn: (ptr: number) => T): T {
+    const ptr = this.malloc(size);
+    try {
+      return fn(ptr);
+    } finally {
+      this.free(ptr);
+    }
+  }
+
+  /** Reads a string that a C function writes into a caller buffer and whose length it returns (snprintf style). */
+  readString(write: (buf: number, len: number) => number, initial = 256): string {
+    let size = initial;
+    for (;;) {
+      const got = this.withBuffer(size, (buf) => {
+        const n = write(buf, size);
+        return n < 0 ? null : n < size ? this.mod.UTF8ToString(buf, n) : -n;
+      });
+      if (typeof got === 'string') return got;
+      if (got === null) return '';
+      size = -got + 1;
+    }
+  }
+
+  /**
+   * Writes the model at `input` quantized to `type` at `output` (paths in the module's filesystem) with llama.cpp's
+   * quantizer. Throws with llama.cpp's complaint when it fails.
+   */
+  quantize(input: string, output: string, type: QuantType): void {
+    const mark = this.log.mark();
+    const status = this.withCString(input, (i) => this.withCString(output, (o) => this.mod._hearth_quantize(i, o, QUANT_FTYPES[type], 1)));
+    if (status !== 0) throw new Error(`llama.cpp could not quantize ${input} to ${type}: ${this.log.since(mark).slice(-3).join(' ')}`);
+  }
+}

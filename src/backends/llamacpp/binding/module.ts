@@ -1,0 +1,142 @@
+// The raw emscripten module built from wasm/hearth.cpp, and how each environment gets one.
+// Builds: 'mt' (pthreads + SIMD, needs SharedArrayBuffer) and 'st' (SIMD only), each also with relaxed SIMD.
+import type { BuildVariant } from '../../../types.ts';
+
+type Ptr = number;
+
+/** The exports of wasm/hearth.cpp plus the emscripten runtime pieces the binding uses. */
+export interface HearthModule {
+  HEAPU8: Uint8Array;
+  wasmMemory?: WebAssembly.Memory;
+  FS: EmscriptenFS;
+  WORKERFS: unknown;
+  NODEFS: unknown;
+  UTF8ToString(ptr: Ptr, maxBytes?: number): string;
+  hearthLog?: (level: number, text: string) => void;
+  hearthProgress?: (progress: number) => boolean;
+
+  _malloc(size: number): Ptr;
+  _free(ptr: Ptr): void;
+
+  _hearth_init(): void;
+  _hearth_llama_build(): Ptr;
+  _hearth_has_wasm_simd(): number;
+  _hearth_simd_dot16(): number;
+  _hearth_heap_in_use(): number;
+
+  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number): Ptr;
+  _hearth_model_free(model: Ptr): void;
+  _hearth_model_n_ctx_train(model: Ptr): number;
+  _hearth_model_n_embd(model: Ptr): number;
+  _hearth_model_n_layer(model: Ptr): number;
+  _hearth_model_n_head(model: Ptr): number;
+  _hearth_model_n_head_kv(model: Ptr): number;
+  _hearth_model_memory(model: Ptr): number;
+  _hearth_quantize(input: Ptr, output: Ptr, ftype: number, nthread: number): number;
+  _hearth_model_n_swa(model: Ptr): number;
+  _hearth_model_n_params(model: Ptr): number;
+  _hearth_model_size(model: Ptr): number;
+  _hearth_model_desc(model: Ptr, buf: Ptr, len: number): number;
+  _hearth_model_chat_template(model: Ptr): Ptr;
+  _hearth_model_named_template(model: Ptr, name: Ptr): Ptr;
+  _hearth_model_meta_count(model: Ptr): number;
+  _hearth_model_meta_key(model: Ptr, i: number, buf: Ptr, len: number): number;
+  _hearth_model_meta_val(model: Ptr, i: number, buf: Ptr, len: number): number;
+
+  _hearth_vocab_n_tokens(model: Ptr): number;
+  _hearth_vocab_bos(model: Ptr): number;
+  _hearth_vocab_eos(model: Ptr): number;
+  _hearth_vocab_add_bos(model: Ptr): number;
+  _hearth_vocab_sep(model: Ptr): number;
+  _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
+  _hearth_tokenize(model: Ptr, text: Ptr, len: number, out: Ptr, max: number, addSpecial: number, parseSpecial: number): number;
+  _hearth_token_to_piece(model: Ptr, token: number, buf: Ptr, len: number, special: number): number;
+
+  _hearth_context_new(model: Ptr, nCtx: number, nBatch: number, nUbatch: number, nSeqMax: number, nThreads: number,
+    typeK: number, typeV: number, flashAttn: number, swaFull: number): Ptr;
+  _hearth_context_free(ctx: Ptr): void;
+  _hearth_context_n_ctx(ctx: Ptr): number;
+  _hearth_decode(ctx: Ptr, tokens: Ptr, pos: Ptr, seq: Ptr, logits: Ptr, n: number): number;
+  _hearth_logits(ctx: Ptr, i: number): Ptr;
+
+  _hearth_memory_clear(ctx: Ptr): void;
+  _hearth_seq_rm(ctx: Ptr, seq: number, p0: number, p1: number): number;
+  _hearth_seq_cp(ctx: Ptr, src: number, dst: number, p0: number, p1: number): void;
+  _hearth_seq_keep(ctx: Ptr, seq: number): void;
+  _hearth_seq_add(ctx: Ptr, seq: number, p0: number, p1: number, delta: number): void;
+  _hearth_seq_pos_min(ctx: Ptr, seq: number): number;
+  _hearth_seq_pos_max(ctx: Ptr, seq: number): number;
+
+  _hearth_state_seq_size(ctx: Ptr, seq: number, flags: number): number;
+  _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): number;
+  _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): number;
+
+  _hearth_sampler_new(model: Ptr, temp: number, topK: number, topP: number, minP: number, lastN: number,
+    repeat: number, freq: number, presence: number, seed: number, grammar: Ptr): Ptr;
+  _hearth_sampler_sample(sampler: Ptr, ctx: Ptr, i: number): number;
+  _hearth_sampler_accept(sampler: Ptr, token: number): void;
+  _hearth_sampler_grammar_check(sampler: Ptr, tokens: Ptr, n: number, out: Ptr, accept: number): number;
+  _hearth_sampler_free(sampler: Ptr): void;
+  _hearth_logprobs(ctx: Ptr, i: number, token: number, nTop: number, topIds: Ptr, topLogprobs: Ptr): number;
+
+  _hearth_set_embeddings(ctx: Ptr, on: number): void;
+  _hearth_pooling_type(ctx: Ptr): number;
+  _hearth_embeddings_seq(ctx: Ptr, seq: number): Ptr;
+  _hearth_model_n_cls_out(model: Ptr): number;
+
+  _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr): Ptr;
+  _hearth_mtmd_free(mtmd: Ptr): void;
+  _hearth_mtmd_caps(mtmd: Ptr): number;
+  _hearth_mtmd_audio_rate(mtmd: Ptr): number;
+  _hearth_mtmd_marker(mtmd: Ptr): Ptr;
+  _hearth_bitmap_from_file(mtmd: Ptr, buf: Ptr, len: number): Ptr;
+  _hearth_bitmap_from_rgb(nx: number, ny: number, rgb: Ptr): Ptr;
+  _hearth_bitmap_info(bitmap: Ptr, out: Ptr): void;
+  _hearth_bitmap_set_id(bitmap: Ptr, id: Ptr): void;
+  _hearth_bitmap_free(bitmap: Ptr): void;
+  _hearth_mtmd_tokenize(mtmd: Ptr, text: Ptr, len: number, addSpecial: number, bitmaps: Ptr, n: number, status: Ptr): Ptr;
+  _hearth_chunks_size(chunks: Ptr): number;
+  _hearth_chunks_free(chunks: Ptr): void;
+  _hearth_chunk_copy(chunks: Ptr, i: number): Ptr;
+  _hearth_chunk_free(chunk: Ptr): void;
+  _hearth_chunk_type(chunk: Ptr): number;
+  _hearth_chunk_n_tokens(chunk: Ptr): number;
+  _hearth_chunk_n_pos(chunk: Ptr): number;
+  _hearth_chunk_id(chunk: Ptr): Ptr;
+  _hearth_chunk_text(chunk: Ptr): Ptr;
+  _hearth_media_encode(ctx: Ptr, mtmd: Ptr, chunk: Ptr): number;
+  _hearth_media_embd(mtmd: Ptr): Ptr;
+  _hearth_model_n_embd_inp(model: Ptr): number;
+  _hearth_media_decode(ctx: Ptr, mtmd: Ptr, chunk: Ptr, embd: Ptr, nPast: number, seq: number): number;
+}
+
+export interface EmscriptenFS {
+  mkdir(path: string): void;
+  mount(type: unknown, opts: Record<string, unknown>, path: string): void;
+  unmount(path: string): void;
+  rmdir(path: string): void;
+}
+
+/** What the emscripten factory accepts (besides our own hooks). */
+export interface ModuleOverrides {
+  locateFile?: (file: string) => string;
+  wasmBinary?: Uint8Array;
+  mainScriptUrlOrBlob?: string;
+  /** pthread workers created up front: threads - 1 (see wasm/build.mjs). */
+  hearthPoolSize?: number;
+  /** Called with the count of pending run dependencies; the first call comes once the pthread workers exist. */
+  monitorRunDependencies?: (pending: number) => void;
+  print?: (text: string) => void;
+  printErr?: (text: string) => void;
+}
+
+export type ModuleFactory = (overrides: ModuleOverrides) => Promise<HearthModule>;
+
+/** Creates a fresh module instance; the engine calls it again after a fatal wasm error. */
+export interface ModuleLoader {
+  variant: BuildVariant;
+  /** Why this build was picked (engine.info().buildReason). */
+  reason: string;
+  threads: number;
+  load(): Promise<HearthModule>;
+}

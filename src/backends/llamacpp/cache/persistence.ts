@@ -1,0 +1,240 @@
+// The KV cache's side in IndexedDB: which saved conversation a request can resume and restoring it into a slot,
+// saved system prompt states, and saving. After each turn a slot's new cells are exported at once (a copy, a few ms,
+// before the next request changes the slot) and written in the background, one queue per record.
+import type { CacheStats, ChatMessage, Progress, Tool } from '../../../types.ts';
+import { now } from '../clock.ts';
+import { hashBytes } from '../../../core/hash.ts';
+import { conversationKey, FORMAT_VERSION, isNamedConversation, namedConversationId } from './identity.ts';
+import { exportCells } from './kv-io.ts';
+import { commonPrefix, hashMessages } from './prefix.ts';
+import { SaveQueue } from './save-queue.ts';
+import type { Slot, Slots } from './slots.ts';
+import { type ChunkMeta, type KvStore, newChunkId, type RecordMeta, storedStats } from './store.ts';
+import type { SystemState } from './system-states.ts';
+
+/** What a request offers for matching a saved conversation. */
+export interface RecordQuery {
+  conversationId: string | undefined;
+  messages: ChatMessage[];
+  tools: Tool[] | undefined;
+  tokens: Int32Array;
+}
+
+export interface FoundRecord {
+  meta: RecordMeta;
+  /** Prompt tokens the record can supply. */
+  lcp: number;
+  /** Found by conversation_id or message hash: it continues that conversation (else it only shares tokens). */
+  byHash: boolean;
+}
+
+export class Persistence {
+  private readonly saves = new SaveQueue();
+  /** Conversation records as the saves queued so far will leave them (null: start the record over). */
+  private readonly planned = new Map<string, RecordMeta | null>();
+  private broken = false;
+
+  constructor(
+    private readonly store: KvStore | null,
+    private readonly layout: string,
+    private readonly slots: Slots,
+    private readonly minTokens: number,
+  ) {}
+
+  /** Whether states are saved: a store was given (cache.persistent) and IndexedDB works. */
+  get enabled(): boolean {
+    return this.store !== null && !this.broken;
+  }
+
+  /** Reads the index of saved records (once), so that saving after a turn never waits for IndexedDB. */
+  async init(): Promise<void> {
+    if (!this.store) return;
+    try {
+      await this.store.records();
+    } catch (err) {
+      // Private browsing modes and blocked storage: chat works, only without persistence.
+      console.warn(`[hearth] IndexedDB is not usable (${(err as Error).message}); the KV cache stays in memory`);
+      this.broken = true;
+    }
+  }
+
+  /** The saved conversation that shares the longest prefix with this request: by id, by message hash, by tokens. */
+  async findConversation(req: RecordQuery, usable: (n: number) => number): Promise<FoundRecord | null> {
+    if (!this.enabled) return null;
+    const store = this.store!;
+    const records = await store.records();
+    // Written by another model, llama.cpp build or KV layout: never restored, but kept (that model may come back;
+    // the budget's LRU eviction removes what is no longer used).
+    const check = (meta: RecordMeta | undefined) => !!meta && meta.kind === 'conversation' && meta.layout === this.layout &&
+      meta.tokens.length < this.slots.ctx.nCtx; // else kept for a larger context
+    const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canCutRestored);
+    if (req.conversationId !== undefined) {
+      const meta = records.get(conversationKey(req.conversationId, this.layout));
+      if (!check(meta)) return null;
+      return { meta: meta!, lcp: reuse(meta!), byHash: true };
+    }
+    let best: FoundRecord | null = null;
+    for (const meta of [...records.values()]) {
+      if (meta.kind !== 'conversation' || isNamedConversation(meta.key) || meta.msgCount > req.messages.length) continue;
+      if (this.slots.all.some((s) => s.key === meta.key)) continue; // already in memory
+      const lcp = reuse(meta);
+      const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
+      if (!byHash && lcp < this.minTokens) continue;
+      if (best && (best.byHash && !byHash || best.lcp >= lcp)) continue;
+      if (check(meta)) best = { meta, lcp, byHash };
+    }
+    return best;
+  }
+
+  /**
+   * Rebuilds a saved conversation's cells in `slot`, at least its first `n` tokens (findConversation's lcp): for
+   * memory that cannot roll back, exactly the chunks up to `n`. False (and the record deleted) when it is damaged or
+   * refused.
+   */
+  async restoreConversation(slot: Slot, meta: RecordMeta, n: number, onProgress?: (p: Progress) => void): Promise<boolean> {
+    const store = this.store!;
+    const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
+    const total = used.reduce((sum, c) => sum + c.bytes, 0);
+    onProgress?.({ phase: 'restore', loaded: 0, total });
+    const chunks = await store.read({ ...meta, chunks: used });
+    if (!chunks) return false; // damaged: read() deleted it
+    const cells = chunks.map((data, i) => ({ data, end: used[i]!.end }));
+    const end = used.at(-1)?.end ?? 0;
+    if (!this.slots.restore(slot, cells, meta.tokens.subarray(0, end))) {
+      await store.remove(meta.key);
+      return false;
+    }
+    onProgress?.({ phase: 'restore', loaded: total, total });
+    void store.touch(meta.key);
+    return true;
+  }
+
+  /** A system prompt's state saved under `key`, or null; a record of another layout is deleted. */
+  async loadSystem(key: string, onProgress?: (p: Progress) => void): Promise<SystemState | null> {
+    if (!this.enabled) return null;
+    const store = this.store!;
+    const meta = (await store.records()).get(key);
+    if (!meta) return null;
+    if (meta.layout !== this.layout || meta.chunks.length !== 1) {
+      await store.remove(meta.key);
+      return null;
+    }
+    onProgress?.({ phase: 'restore', loaded: 0, total: meta.bytes });
+    const chunks = await store.read(meta);
+    if (!chunks) return null;
+    onProgress?.({ phase: 'restore', loaded: meta.bytes, total: meta.bytes });
+    void store.touch(meta.key);
+    return { tokens: meta.tokens, data: chunks[0]! };
+  }
+
+  /** Saves a system prompt's state (exported in `exportMs`) in the background. */
+  saveSystem(key: string, state: SystemState, exportMs: number): void {
+    if (!this.enabled) return;
+    const { tokens, data } = state;
+    this.saves.add(key, async () => {
+      const chunk = { id: newChunkId(), start: 0, end: tokens.length, bytes: data.length, sum: hashBytes(data) };
+      const meta: RecordMeta = {
+        v: FORMAT_VERSION, key, kind: 'system', layout: this.layout, tokens, chunks: [chunk], msgHash: null, msgCount: 0,
+        bytes: data.length, lastUsed: Date.now(),
+      };
+      const t1 = now();
+      if (await this.store!.write(meta, [{ chunk, data }], [])) this.saves.count(data.length, exportMs + now() - t1);
+    });
+  }
+
+  /**
+   * After a completed turn: exports the slot's cells past what its record already holds and saves them. `promptEnd`:
+   * where the turn's prompt ended. A sliding-window model's record can be restored only to a chunk's end (see
+   * restorable), and the next turn usually parts from this one inside the reply (the template renders it back in
+   * other tokens): its new cells are saved as two chunks, split before the prompt's last token, the point the next
+   * turn can go back to.
+   */
+  saveConversation(slot: Slot, promptEnd = 0): void {
+    if (!this.enabled || slot.tokens.length < this.minTokens) return;
+    const store = this.store!;
+    slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
+    const key = slot.key;
+    const tokens = Int32Array.from(slot.tokens);
+    // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
+    const base = this.planned.has(key) ? this.planned.get(key)! : store.loaded().get(key) ?? null;
+    const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
+    const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
+    // Keep the saved chunks below the divergence point (cutting the one it falls in; for memory that cannot roll
+    // back only whole ones, see restorable); export from there on, now, before the next request changes the slot.
+    const kept = (same?.chunks ?? [])
+      .filter((c) => (this.slots.canCutRestored ? c.start < lcp : c.end <= lcp))
+      .map((c) => ({ ...c, end: Math.min(c.end, lcp) }));
+    const from = kept.at(-1)?.end ?? 0;
+    const t0 = now();
+    const cut = this.slots.canRollBack && !this.slots.canCutRestored ? promptEnd - 1 : -1;
+    const ends = from < cut && cut < tokens.length ? [cut, tokens.length] : from < tokens.length ? [tokens.length] : [];
+    const fresh = ends.map((end, i) => {
+      const start = i ? ends[i - 1]! : from;
+      const data = exportCells(this.slots.ctx, slot.seq, this.slots.scratch, start, end === tokens.length ? -1 : end);
+      return { chunk: { id: newChunkId(), start, end, bytes: data.length, sum: '' } as ChunkMeta, data };
+    });
+    const exportMs = now() - t0;
+    const chunks = [...kept, ...fresh.map((f) => f.chunk)];
+    const next: RecordMeta = {
+      v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash: slot.msgHash,
+      msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
+    };
+    this.planned.set(key, next);
+    this.saves.add(key, async () => {
+      const current = store.loaded().get(key);
+      if (same && chunkIds(current) !== chunkIds(same)) {
+        // The save this one extends did not happen (storage refused it, or the record was evicted): the chunk
+        // exported here is not enough on its own. The next turn saves the whole conversation again.
+        this.planned.set(key, null);
+        return;
+      }
+      for (const f of fresh) f.chunk.sum = hashBytes(f.data);
+      const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
+      const t1 = now();
+      if (await store.write(next, fresh, dropped)) {
+        this.saves.count(fresh.reduce((n, f) => n + f.data.length, 0), exportMs + now() - t1);
+        if (this.planned.get(key) === next) this.planned.delete(key);
+      } else {
+        this.planned.set(key, null);
+      }
+    });
+  }
+
+  /** Resolves when every save queued so far is written. */
+  flush(): Promise<void> {
+    return this.saves.flush();
+  }
+
+  /** The stored side of engine.cache.stats(). */
+  async stats(): Promise<Omit<CacheStats, 'memory' | 'hits'>> {
+    const store = this.enabled ? this.store : null;
+    await store?.records();
+    return { ...storedStats(store), saves: { ...this.saves.totals, ms: Math.round(this.saves.totals.ms * 100) / 100 } };
+  }
+
+  /** Forgets one conversation's records, or all (after the saves queued so far). */
+  async clear(conversationId?: string): Promise<void> {
+    await this.flush();
+    for (const key of [...this.planned.keys()]) {
+      if (conversationId === undefined || namedConversationId(key) === conversationId) this.planned.delete(key);
+    }
+    if (!this.enabled) return;
+    if (conversationId === undefined) await this.store!.clear();
+    else await this.store!.removeConversation(conversationId);
+  }
+}
+
+/**
+ * Prompt tokens a record can supply, of the `n` it shares with a prompt. A chunk holds the cells of its tokens and,
+ * for a recurrent or hybrid model, the recurrent state after its last token (exportCells copies the whole state):
+ * such a record can be restored exactly up to a chunk's end only, the end of a saved turn. So can a sliding-window
+ * model's, whose restored state keeps only the window's last cells (slots.ts).
+ */
+function restorable(meta: RecordMeta, n: number, canRollBack: boolean): number {
+  if (canRollBack) return n;
+  let end = 0;
+  for (const c of meta.chunks) if (c.end <= n) end = c.end;
+  return end;
+}
+
+const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');

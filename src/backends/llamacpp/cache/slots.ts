@@ -1,0 +1,248 @@
+// The context's sequences as slots: each slot is one llama.cpp sequence whose cells hold exactly `slot.tokens`
+// (prompt and generated tokens, at positions 0..n-1). Running requests and the conversations kept between requests
+// share the context's cells; this table frees them (least recently used first) and carries them into a new context
+// when it grows. It asks its holder for the context every time: the context is replaced when it grows.
+//
+// A recurrent or hybrid model's state cannot be rolled back to an earlier token (seq_rm refuses a partial removal).
+// For those, a slot keeps checkpoints: the non-rollable part of its state (llama_state_seq_get_data_ext with
+// LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) at a few token counts. Trimming restores the last one at or before the cut and
+// drops the attention cells after it; with none, the slot starts over.
+//
+// A sliding-window model's state, once written out and read back (a record from IndexedDB, a system prompt's state,
+// a context that grew), holds only the window's last cells in its sliding-window layers, even with a full-size cache
+// (llama.cpp drops the older ones on import). Such a slot can go back only to its restored end (`floor`), and a
+// record is restored only to a chunk's end, as for recurrent state.
+import type { LlamaContext } from '../binding/context.ts';
+import { importCells, type CellChunk } from './kv-io.ts';
+
+export interface Slot {
+  readonly seq: number;
+  /** Exactly the tokens whose cells the sequence holds, at positions 0..n-1. */
+  tokens: number[];
+  /** The conversation record this slot saves to. */
+  key: string | null;
+  conversationId: string | null;
+  /** Hash of the first msgCount messages (with the generated reply) that `tokens` render. */
+  msgHash: string | null;
+  msgCount: number;
+  lastUsed: number;
+  /** Set while a request builds on the slot: no other request may take it. */
+  pending: boolean;
+  /** For memory that cannot roll back: states to go back to, by token count, ascending. */
+  checkpoints: Checkpoint[];
+  /** Trimming below this many tokens loses cells (a sliding-window state read back: see above); 0 otherwise. */
+  floor: number;
+}
+
+export interface Checkpoint {
+  /** The slot held its first `n` tokens when this was taken. */
+  n: number;
+  /** The part of the state that cannot be rolled back (stateGet with partial). */
+  data: Uint8Array;
+}
+
+// Checkpoints a slot keeps: the oldest after the first (the system prompt's end) goes first. A recurrent state is a
+// few MB for small models, so a handful per slot stays well inside the worker's memory.
+const MAX_CHECKPOINTS = 4;
+
+/** Whoever owns the context (backends/llamacpp/run/session.ts). */
+export interface ContextHolder {
+  readonly ctx: LlamaContext;
+  /** Whether seq_rm can cut a sequence anywhere (attention caches); false for recurrent and hybrid models. */
+  readonly canRollBack: boolean;
+  /** Whether a state read back into a sequence keeps only the sliding window's last cells (sliding-window models). */
+  readonly windowedState: boolean;
+}
+
+export class Slots {
+  readonly all: Slot[];
+  /** Sequence used to carve position ranges out of a slot and to stage imported chunks. */
+  readonly scratch: number;
+
+  constructor(private readonly holder: ContextHolder, n: number) {
+    this.all = Array.from({ length: n }, (_, seq) => emptySlot(seq));
+    this.scratch = n;
+  }
+
+  /** Sequences a context needs for `n` slots (n_seq_max). */
+  static sequencesNeeded(n: number): number {
+    return n + 1;
+  }
+
+  get ctx(): LlamaContext {
+    return this.holder.ctx;
+  }
+
+  get canRollBack(): boolean {
+    return this.holder.canRollBack;
+  }
+
+  /** Whether a state read back from bytes can be cut anywhere (see the header). */
+  get canCutRestored(): boolean {
+    return this.holder.canRollBack && !this.holder.windowedState;
+  }
+
+  /** KV cells the slots hold (cells shared by a copied prefix count once per slot: an upper bound). */
+  used(): number {
+    return this.all.reduce((sum, s) => sum + s.tokens.length, 0);
+  }
+
+  /**
+   * Frees KV cells for `n` more tokens by emptying least recently used idle slots other than `keep`. False when
+   * they still do not fit.
+   */
+  makeRoom(n: number, keep?: Slot): boolean {
+    while (this.used() + n > this.ctx.nCtx) {
+      if (!this.evictOne(keep)) return false;
+    }
+    return true;
+  }
+
+  /** Empties the least recently used idle slot other than `keep`. False when there is none. */
+  evictOne(keep?: Slot): boolean {
+    const victims = this.all.filter((s) => s !== keep && !s.pending && s.tokens.length > 0);
+    if (!victims.length) return false;
+    this.evict(lru(victims));
+    return true;
+  }
+
+  /** Forgets what an idle slot holds (its conversation stays saved in IndexedDB). */
+  evict(slot: Slot): void {
+    this.reset(slot);
+    slot.key = null;
+    slot.conversationId = null;
+  }
+
+  /**
+   * Keeps the first `n` tokens of a slot, or fewer when the memory cannot roll back that far: as many as the last
+   * checkpoint at or before `n` holds, else none. Returns how many it kept.
+   */
+  trim(slot: Slot, n: number): number {
+    if (slot.tokens.length <= n) return slot.tokens.length;
+    if (n < slot.floor) {
+      this.reset(slot);
+      return 0;
+    }
+    if (!this.ctx.seqRm(slot.seq, n)) {
+      const cp = checkpointAt(slot, n);
+      if (!cp || !this.ctx.stateSet(cp.data, slot.seq, true) || !this.ctx.seqRm(slot.seq, cp.n)) {
+        this.reset(slot);
+        return 0;
+      }
+      n = cp.n;
+    }
+    slot.tokens.length = n;
+    slot.checkpoints = slot.checkpoints.filter((c) => c.n <= n);
+    return n;
+  }
+
+  /** How many of a slot's first `n` tokens trim() would keep (see there). */
+  reachable(slot: Slot, n: number): number {
+    if (n < slot.floor && n < slot.tokens.length) return 0;
+    if (this.canRollBack || n >= slot.tokens.length) return Math.min(n, slot.tokens.length);
+    return checkpointAt(slot, n)?.n ?? 0;
+  }
+
+  /** For memory that cannot roll back: keeps the slot's state as it is now, to come back to (see trim). */
+  checkpoint(slot: Slot): void {
+    if (this.canRollBack || slot.checkpoints.at(-1)?.n === slot.tokens.length) return;
+    slot.checkpoints.push({ n: slot.tokens.length, data: this.ctx.stateGet(slot.seq, true) });
+    if (slot.checkpoints.length > MAX_CHECKPOINTS) slot.checkpoints.splice(1, 1);
+  }
+
+  /**
+   * Fills the empty `slot` with the first `n` tokens of `donor` and returns how many it got (fewer when the memory
+   * cannot roll back: see trim). The KV cache is unified: the copy shares the donor's cells, it does not duplicate them.
+   */
+  copyPrefix(donor: Slot, slot: Slot, n: number): number {
+    const whole = !this.canRollBack;
+    this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : n);
+    slot.tokens = donor.tokens.slice(0, whole ? donor.tokens.length : n);
+    slot.checkpoints = [...donor.checkpoints];
+    slot.floor = donor.floor;
+    return this.trim(slot, n);
+  }
+
+  /** Empties a slot's cells and what it knew about its messages (it keeps its conversation). */
+  reset(slot: Slot): void {
+    if (!this.ctx.seqRm(slot.seq)) throw new Error(`llama.cpp could not empty sequence ${slot.seq}`);
+    slot.tokens = [];
+    slot.checkpoints = [];
+    slot.floor = 0;
+    slot.msgHash = null;
+    slot.msgCount = 0;
+  }
+
+  /** An empty unassigned slot among `free`, else the least recently used one that is not `avoid`. */
+  take(free: Slot[], avoid: Slot | null): Slot {
+    const empty = free.find((s) => s.tokens.length === 0 && s.key === null);
+    if (empty) return empty;
+    const candidates = free.filter((s) => s !== avoid);
+    return lru(candidates.length ? candidates : free);
+  }
+
+  /**
+   * Imports saved cells into `slot`. llama.cpp needs a contiguous run of free cells for each chunk: when the other
+   * conversations in memory leave none, they are dropped and it tries once more.
+   */
+  importInto(slot: Slot, cells: CellChunk[], n: number): boolean {
+    this.makeRoom(n, slot);
+    if (importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
+    let evicted = false;
+    while (this.evictOne(slot)) evicted = true;
+    return evicted && importCells(this.ctx, slot.seq, this.scratch, cells);
+  }
+
+  /** Imports the saved cells of exactly `tokens` into `slot` (importInto), which then holds them, with a checkpoint
+   * there. False when llama.cpp refuses them. */
+  restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): boolean {
+    if (!this.importInto(slot, cells, tokens.length)) return false;
+    slot.tokens = Array.from(tokens);
+    slot.floor = this.holder.windowedState ? Math.max(0, tokens.length - 1) : 0;
+    this.checkpoint(slot);
+    return true;
+  }
+
+  /** Every slot's cells as state, to carry them into a new context (see importAll). */
+  exportAll(): Map<number, Uint8Array> {
+    const states = new Map<number, Uint8Array>();
+    for (const s of this.all) if (s.tokens.length) states.set(s.seq, this.ctx.stateGet(s.seq));
+    return states;
+  }
+
+  /**
+   * Imports the states from exportAll into the (new) context. A slot whose state is missing or refused is emptied;
+   * returns the busy ones among them (their requests cannot go on).
+   */
+  importAll(states: Map<number, Uint8Array>): Slot[] {
+    const lost: Slot[] = [];
+    for (const s of this.all) {
+      const data = states.get(s.seq);
+      if (data && importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) {
+        if (this.holder.windowedState) s.floor = Math.max(0, s.tokens.length - 1);
+        continue;
+      }
+      if (s.tokens.length && s.pending) lost.push(s);
+      this.evict(s);
+    }
+    return lost;
+  }
+}
+
+function emptySlot(seq: number): Slot {
+  return {
+    seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false, checkpoints: [],
+    floor: 0,
+  };
+}
+
+/** The slot's last checkpoint at or before token count `n`. */
+function checkpointAt(slot: Slot, n: number): Checkpoint | undefined {
+  let found: Checkpoint | undefined;
+  for (const c of slot.checkpoints) if (c.n <= n) found = c;
+  return found;
+}
+
+export function lru(slots: Slot[]): Slot {
+  return slots.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+}

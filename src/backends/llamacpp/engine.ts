@@ -1,0 +1,278 @@
+// The engine: llama.cpp's wasm build and the model loaded into it, answering the EngineCore calls. It runs wherever
+// the wasm runs — in the browser's Web Worker (backends/llamacpp/worker/host.ts forwards the page's calls to it) and in Node (src/node.ts
+// wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
+import type { CallControl, CompletionRequest, EmbedResult, EngineCore, ExportPromptRequest, LoadRequest, RankResult } from '../../contract.ts';
+import { InvalidRequestError } from '../../errors.ts';
+import type {
+  CacheOptions, CacheStats, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
+  StoredModelRef,
+} from '../../types.ts';
+import type { CacheConfig } from './cache/prompt-cache.ts';
+import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
+import { pooledOutputs, rerankTokens } from './embed.ts';
+import { EngineInspector } from './inspect.ts';
+import { Job } from './run/job.ts';
+import { Llama } from './binding/llama.ts';
+import type { ModuleLoader } from './binding/module.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from './limits.ts';
+import { loadSession, openModelFile } from './load.ts';
+import { openPromptState } from './prompt-state-file.ts';
+import { writePromptState } from './cache/prompt-state.ts';
+import { prefillState } from './run/prefill-state.ts';
+import { resolveRequest } from '../../core/request.ts';
+import { Scheduler } from './run/scheduler.ts';
+import type { Session } from './run/session.ts';
+import type { ModelStore } from '../../core/models/store.ts';
+import type { ModelFile } from '../../core/models/file.ts';
+import { isRemoteSource } from '../../core/models/remote.ts';
+import { openProjector } from '../../core/models/projector.ts';
+import { resolveMedia } from './media.ts';
+import { VERSION } from '../../core/build.ts';
+
+export interface EngineConfig {
+  loader: ModuleLoader;
+  /** Model files larger than this are refused before loading (wasm32 heap: 4 GiB, minus KV cache and buffers). */
+  maxModelBytes?: number;
+  openPath?: (path: string) => Promise<ModelFile>;
+  fetch?: typeof fetch;
+  /** Where URL and { hf } models are kept (OPFS, a folder in Node); null: downloaded into memory each time. */
+  models?: ModelStore | null;
+  /** Where { hf } sources are fetched from. Default https://huggingface.co. */
+  hfEndpoint?: string;
+  cache?: CacheOptions;
+  /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it. */
+  kvStore?: KvStore | null;
+}
+
+const MAX_PARALLEL = 16;
+
+/** What engine.info().buildReason adds about a relaxed build's dot products on this CPU (Llama.simdDot). */
+function dotReason(dot: 'int16' | 'int32' | null): string {
+  if (dot === 'int16') return '; its 8-bit dot products run as x86 pmaddubsw, with products summed in int16';
+  if (dot === 'int32') return '; its 8-bit dot products run as one instruction each';
+  return '';
+}
+
+export class Engine implements EngineCore {
+  private llama: Llama | null = null;
+  private session: Session | null = null;
+  private readonly scheduler = new Scheduler(() => this.requireSession());
+  /** Seams for tests and benchmarks (inspect.ts). */
+  readonly inspect = new EngineInspector(this.scheduler, () => this.requireSession());
+  private store: Promise<KvStore | null> | null = null;
+  private readonly cacheConfig: CacheConfig & { persistent: boolean };
+
+  constructor(private readonly config: EngineConfig) {
+    const c = config.cache ?? {};
+    this.cacheConfig = {
+      persistent: c.persistent ?? true, systemPrompt: c.systemPrompt ?? true, conversations: c.conversations ?? true,
+      minTokens: Math.max(1, Math.floor(c.minTokens ?? 100)),
+    };
+  }
+
+  /** Instantiates the wasm module (also done lazily by load). */
+  async init(): Promise<void> {
+    await this.getLlama();
+  }
+
+  /** A module to load into: a new one after a crash (a wasm trap leaves a module unusable). */
+  private async getLlama(): Promise<Llama> {
+    if (!this.llama || this.llama.crashed) this.llama = new Llama(await this.config.loader.load());
+    return this.llama;
+  }
+
+  private get maxBytes(): number {
+    return this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
+  }
+
+  /** Saved KV state, opened once; null when cache.persistent is off or the platform has no IndexedDB. */
+  private getStore(): Promise<KvStore | null> {
+    this.store ??= (async () => {
+      if (!this.cacheConfig.persistent) return null;
+      if (this.config.kvStore !== undefined) return this.config.kvStore;
+      return KvStore.open(this.config.cache?.budgetBytes ?? await defaultBudget());
+    })();
+    return this.store;
+  }
+
+  /** The loaded model, unless its module crashed. */
+  private get live(): Session | null {
+    return this.session && !this.session.llama.crashed ? this.session : null;
+  }
+
+  private requireSession(): Session {
+    const s = this.live;
+    if (!s) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
+    return s;
+  }
+
+  load({ source, options }: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+    const n = options.nParallel;
+    if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL)) {
+      return Promise.reject(new InvalidRequestError(`nParallel: expected an integer from 1 to ${MAX_PARALLEL}, got ${JSON.stringify(n)}`,
+        'invalid_parameter', { param: 'nParallel' }));
+    }
+    const state = options.promptState;
+    if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
+      return Promise.reject(new InvalidRequestError('promptState: expected the URL of a prompt state file, or the file as a Blob',
+        'invalid_parameter', { param: 'promptState' }));
+    }
+    const { signal, onProgress } = control;
+    return this.scheduler.exclusive(signal, async () => {
+      this.unloadNow();
+      const opened = {
+        signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
+        store: options.store === false ? null : this.config.models, allowUnverified: options.allowUnverified,
+      };
+      const file = await openModelFile(source, this.maxBytes, { ...opened, allowScalarKernels: options.allowScalarKernels });
+      // After the model, not while its bytes are checked: in Chromium, opening an OPFS file to write while the store
+      // reads another was seen to wait for ever (a first visit stuck after "Checking the download").
+      const projector = options.projector === undefined ? null : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
+      const promptState = state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
+      this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
+        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState, projector,
+      });
+      return this.session.info;
+    });
+  }
+
+  /**
+   * Generates one completion, handing every chunk to control.onChunk (awaited: a slow consumer slows generation).
+   * Resolves after the final chunk; rejects with AbortError, ContextFullError (before any chunk) or another
+   * HearthError.
+   */
+  async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
+    const s = this.live;
+    // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
+    const p = s?.projector;
+    // (Without a model the scheduler answers no_model.)
+    if (s) request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal: control.signal });
+    return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
+  }
+
+  /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
+  embed({ inputs }: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const texts = inputs.map((t) => s.llama.guard(() => s.model.tokenize(t, true, false)));
+      const { vectors, tokens } = pooledOutputs(s, texts, 'embed');
+      return { vectors: vectors.map((v) => Array.from(v)), tokens, model: s.info.name };
+    });
+  }
+
+  /** A reranker's score of each document against the query (the first classifier output). */
+  rank({ query, documents }: { query: string; documents: string[] }, control: CallControl = {}): Promise<RankResult> {
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const { vectors, tokens } = pooledOutputs(s, documents.map((d) => rerankTokens(s, query, d)), 'rank');
+      return { scores: vectors.map((v) => v[0]!), tokens, model: s.info.name };
+    });
+  }
+
+  async unload(): Promise<void> {
+    await this.scheduler.exclusive(undefined, async () => this.unloadNow());
+  }
+
+  private unloadNow() {
+    this.session?.free();
+    this.session = null;
+  }
+
+  async info(): Promise<EngineInfo> {
+    const llama = await this.getLlama();
+    const s = this.live;
+    const ctx = s?.ctx;
+    return {
+      backend: 'wasm', remote: null, input: s?.info.input ?? ['text'],
+      selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
+      build: this.config.loader.variant,
+      buildReason: this.config.loader.reason + dotReason(llama.simdDot),
+      threads: this.config.loader.threads,
+      version: VERSION,
+      llamaBuild: llama.llamaBuild,
+      wasmSimd: llama.wasmSimd,
+      model: s?.info ?? null,
+      nCtx: ctx?.nCtx ?? 0,
+      context: s && ctx ? {
+        nCtx: ctx.nCtx, maxCtx: s.plan.maxCtx, dynamic: s.plan.dynamic, nParallel: s.nParallel,
+        kvBytesPerToken: s.plan.kvBytesPerToken, budgetBytes: s.plan.budgetBytes,
+      } : null,
+      kvCache: ctx ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 } : null,
+      capabilities: {
+        persistentKv: (await this.getStore()) !== null, batching: true, embeddings: true, contextShift: true,
+        webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
+        threads: this.config.loader.variant.startsWith('mt'),
+      },
+      shared: null, // a page's client says when tabs share this engine (shared/tab.ts)
+      storage: this.config.models?.kind ?? null,
+    };
+  }
+
+  /** The cache's figures; without a model, what IndexedDB holds. */
+  async cacheStats(): Promise<CacheStats> {
+    if (this.live) return this.live.cache.stats();
+    const store = await this.getStore();
+    if (store) await store.records().catch(() => {});
+    return {
+      ...storedStats(store), memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
+      saves: { count: 0, bytes: 0, ms: 0 },
+    };
+  }
+
+  async cacheClear({ conversation_id: id }: { conversation_id?: string }): Promise<void> {
+    if (this.live) return this.live.cache.clear(id);
+    const store = await this.getStore();
+    if (store) await (id === undefined ? store.clear() : store.removeConversation(id));
+  }
+
+  async cacheFlush(): Promise<void> {
+    await this.live?.cache.flush();
+  }
+
+  /** A prompt state file of the loaded model: the state of the prompt every conversation starting with `messages` shares. */
+  cacheExport(request: ExportPromptRequest, control: CallControl = {}): Promise<Blob> {
+    if (!Array.isArray(request?.messages) || !request.messages.length) {
+      return Promise.reject(new InvalidRequestError('exportPrompt: messages must hold the messages every conversation starts with (a system message)',
+        'invalid_parameter', { param: 'messages' }));
+    }
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const { messages, tools, templateKwargs } = resolveRequest({ messages: request.messages, tools: request.tools,
+        chat_template_kwargs: request.chat_template_kwargs });
+      const tokens = s.llama.guard(() => s.prompts.sharedPrefix(messages, tools, templateKwargs));
+      if (!tokens.length) throw new InvalidRequestError('exportPrompt: these messages render no tokens every conversation shares', 'invalid_parameter', { param: 'messages' });
+      const data = await prefillState(s, tokens, control);
+      const kv = s.ctx.params;
+      return writePromptState({
+        model: s.identity, llama: s.llama.llamaBuild, typeK: kv.typeK, typeV: kv.typeV, flashAttn: kv.flashAttn,
+        memory: s.info.memory.kind, tokens: Array.from(tokens),
+      }, data);
+    });
+  }
+
+  async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {
+    if (!this.config.models || options.store === false || !isRemoteSource(source)) {
+      throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
+    }
+    return this.config.models.ensure(source, {
+      signal: control.signal, onProgress: control.onProgress, fetch: this.config.fetch, hfEndpoint: this.config.hfEndpoint,
+      maxBytes: this.maxBytes, allowUnverified: options.allowUnverified,
+    });
+  }
+
+  async modelsList(): Promise<StoredModel[]> {
+    return this.config.models ? this.config.models.list() : [];
+  }
+
+  async modelsDelete({ id }: { id: StoredModelRef }): Promise<boolean> {
+    const hf = typeof id === 'object' && id !== null && 'hf' in id ? id.hf : null;
+    if (typeof id !== 'string' && !(hf && typeof hf.repo === 'string' && typeof hf.file === 'string')) {
+      throw new InvalidRequestError('models.delete(id): id must be an id models.list() gives, or the URL or { hf } source the model was loaded from', 'invalid_parameter');
+    }
+    return this.config.models ? this.config.models.delete(id, this.config.hfEndpoint) : false;
+  }
+
+  async modelsUsage(): Promise<ModelStoreUsage> {
+    return this.config.models ? this.config.models.usage() : { models: 0, used: null, quota: null, persisted: null };
+  }
+}

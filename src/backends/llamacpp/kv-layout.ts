@@ -1,0 +1,107 @@
+// The KV cache's element types, attention kernel and size for a model.
+import { ModelLoadError } from '../../errors.ts';
+import type { GgmlType, LoadOptions } from '../../types.ts';
+import { formatBytes } from '../../core/bytes.ts';
+
+/** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
+const F32_KV_LIMIT = 512 * 1024 ** 2;
+/** The longest context worth keeping f32 K/V for: models whose f32 cache cannot reach it within the limit get f16. */
+const F32_MIN_CONTEXT = 8192;
+/** Context sizes are multiples of this (the dynamic sizing plan's rounding). */
+const CTX_STEP = 1024;
+/** Reply tokens a request without max_tokens is sized for. */
+export const DEFAULT_REPLY_BUDGET = 1024;
+/** Room in the 4 GiB wasm heap for what is neither model nor KV cache: the compute buffer (~300 MiB with a
+ * 150k vocabulary at n_batch 512, measured), decode I/O, state copies while the context grows. */
+const HEAP = 4 * 1024 ** 3;
+const HEAP_RESERVE = 768 * 1024 ** 2;
+const DEFAULT_KV_BUDGET = 1024 ** 3;
+
+interface Shape { nLayer: number; nEmbd: number; nHead: number; nHeadKv: number; nCtxTrain: number }
+
+const ELEMENT_BYTES: Record<GgmlType, number> = { f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
+
+/** `t` as a KV cache type, when it is one (a prompt state file's header names its types as text). */
+export const kvType = (t: string): GgmlType | undefined => (Object.hasOwn(ELEMENT_BYTES, t) ? t as GgmlType : undefined);
+
+/** KV cache bytes one token takes in every layer (K and V). */
+export function kvBytesPerToken(shape: Shape, typeK: GgmlType, typeV: GgmlType): number {
+  const perType = shape.nLayer * (shape.nEmbd / Math.max(1, shape.nHead)) * shape.nHeadKv;
+  return Math.ceil(perType * (ELEMENT_BYTES[typeK] + ELEMENT_BYTES[typeV]));
+}
+
+export interface ContextPlan {
+  typeK: GgmlType;
+  typeV: GgmlType;
+  flashAttn: 0 | 1;
+  /** The context the engine starts with (dynamic) or keeps (explicit nCtx). */
+  initialCtx: number;
+  /** The largest context it will grow to: the training context, the memory budget, an explicit nCtx. */
+  maxCtx: number;
+  /** True when the context grows with demand; false when the caller fixed nCtx. */
+  dynamic: boolean;
+  kvBytesPerToken: number;
+  /** Bytes the KV cache may take at most. */
+  budgetBytes: number;
+}
+
+/**
+ * Picks the KV layout and context limits for a model. Without nCtx the context is sized from demand: it starts at
+ * CTX_STEP and grows to fit (prompt + reply budget, rounded up to CTX_STEP) up to maxCtx = min(training context,
+ * budget / bytes per token). f32 K/V are used (fastest in wasm, see below) when they reach F32_MIN_CONTEXT tokens
+ * within F32_KV_LIMIT, else f16; explicit cacheTypeK/V win.
+ *
+ * Why f32 and plain attention: on wasm, llama.cpp's flash-attention kernel is far slower than its plain attention
+ * (matrix products), and f32 K/V avoid converting every cached value from f16 on each step. Measured on the
+ * benchmark model (Qwen2.5-0.5B shapes, 1 thread), 48 prompt tokens after 1,200 / 2,300 cached ones: f16 + flash
+ * attention 6.9 / 12.1 s, f16 plain 3.6 / 5.5 s, f32 plain 2.0 / 2.5 s; one decode step at 2,300: 281 ms vs 71 ms.
+ * Quantized caches need flash attention (llama.cpp's rule).
+ */
+export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptions, deviceBytes?: number): ContextPlan {
+  const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
+  const room = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
+  const budgetBytes = Math.max(0, Math.floor(options.kvBudgetBytes ?? Math.min(
+    DEFAULT_KV_BUDGET, room, deviceBytes ? deviceBytes / 4 : Infinity)));
+  const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
+
+  let typeK = options.cacheTypeK ?? options.cacheTypeV;
+  if (!typeK) {
+    if (options.nCtx !== undefined) {
+      typeK = Math.min(options.nCtx, train) * kvBytesPerToken(shape, 'f32', 'f32') <= F32_KV_LIMIT ? 'f32' : 'f16';
+    } else {
+      const f32Ctx = fits(kvBytesPerToken(shape, 'f32', 'f32'), Math.min(budgetBytes, F32_KV_LIMIT));
+      typeK = f32Ctx >= Math.min(train, F32_MIN_CONTEXT) ? 'f32' : 'f16';
+    }
+  }
+  const typeV = options.cacheTypeV ?? typeK;
+  const quantized = (t: string) => t !== 'f32' && t !== 'f16';
+  const flashAttn = quantized(typeK) || quantized(typeV) ? 1 : 0;
+  const perToken = kvBytesPerToken(shape, typeK, typeV);
+
+  if (options.nCtx !== undefined) {
+    const nCtx = Math.max(16, Math.min(Math.floor(options.nCtx), train));
+    if (nCtx * perToken > room) {
+      throw new ModelLoadError(`nCtx ${nCtx} needs ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
+        `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
+        'a quantized cache (cacheTypeK/V), or a smaller model.', 'kv_too_large', { nCtx, kvBytesPerToken: perToken, roomBytes: room });
+    }
+    return { typeK, typeV, flashAttn, initialCtx: nCtx, maxCtx: nCtx, dynamic: false, kvBytesPerToken: perToken, budgetBytes: nCtx * perToken };
+  }
+  const limit = typeK === 'f32' && typeV === 'f32' ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
+  const maxCtx = fits(perToken, limit);
+  if (maxCtx < Math.min(train, CTX_STEP)) {
+    throw new ModelLoadError(`the KV cache budget (${formatBytes(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
+      `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
+      'KV cache share the 4 GiB wasm heap).', 'kv_too_large', { budgetBytes, kvBytesPerToken: perToken });
+  }
+  return {
+    typeK, typeV, flashAttn, initialCtx: Math.min(CTX_STEP, maxCtx), maxCtx, dynamic: true, kvBytesPerToken: perToken,
+    budgetBytes: limit,
+  };
+}
+
+/** The context size for `tokens` cells: rounded up to CTX_STEP, at most maxCtx. */
+export function contextFor(tokens: number, plan: ContextPlan): number {
+  return Math.min(plan.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
+}
+

@@ -1,0 +1,420 @@
+// Runs chat completions together (continuous batching), and loads and unloads in order with them. Up to nParallel
+// requests hold a slot — one sequence of the context's unified KV cache — and every step decodes, in one
+// llama_decode, the next token of each generating request plus prompt chunks of those still reading their prompt.
+// Between steps the worker's event loop runs, so new requests, aborts and the consumers of the streams get in.
+// Requests beyond nParallel, or beyond what the context can hold next to the running ones, wait in FIFO order.
+// Loads and unloads wait in the same queue (exclusive): one runs once every request before it has ended, and the
+// requests after it start after it.
+//
+// The context grows with demand (growth.ts). When it cannot grow further and a reply fills it, the request's
+// context_overflow policy applies (overflow.ts).
+import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../../../errors.ts';
+import type { ChatMessage } from '../../../types.ts';
+import type { Slot } from '../cache/slots.ts';
+import { now } from '../clock.ts';
+import { fit, grow, resize } from './growth.ts';
+import { Job } from './job.ts';
+import { contextFor, DEFAULT_REPLY_BUDGET } from '../kv-layout.ts';
+import { GrammarError, logprobs, Sampler } from '../binding/sampler.ts';
+import { overflow } from './overflow.ts';
+import type { Session } from './session.ts';
+import { N_BATCH } from '../limits.ts';
+import { yieldToEventLoop } from '../yield.ts';
+import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/media.ts';
+
+
+/** A load or unload waiting for its turn. */
+interface Exclusive {
+  run(): Promise<void>;
+}
+
+/** One llama_decode's inputs, and which job each output belongs to. */
+class Batch {
+  tokens: number[] = [];
+  pos: number[] = [];
+  seq: number[] = [];
+  out: boolean[] = [];
+  parts: Array<{ job: Job; tokens: ArrayLike<number>; logits: number }> = [];
+
+  get size() {
+    return this.tokens.length;
+  }
+
+  add(job: Job, part: ArrayLike<number>, logitsLast: boolean) {
+    const start = job.slot.tokens.length;
+    for (let k = 0; k < part.length; k++) {
+      this.tokens.push(part[k]!);
+      this.pos.push(start + k);
+      this.seq.push(job.slot.seq);
+      this.out.push(logitsLast && k === part.length - 1);
+    }
+    this.parts.push({ job, tokens: part, logits: logitsLast ? this.size - 1 : -1 });
+  }
+}
+
+export class Scheduler {
+  private readonly waiting: Array<Job | Exclusive> = [];
+  private readonly active: Job[] = [];
+  private running = false;
+  private wakeUp: (() => void) | null = null;
+  /** Decode steps and the time they took (for the batch benchmark's profile). */
+  readonly profile = { steps: 0, decodeMs: 0, sampleMs: 0, stepMs: 0 };
+
+  /** `session()` is the loaded model; it throws when none is loaded. */
+  constructor(private readonly session: () => Session) {}
+
+  /** Queues a job; it settles through job.done. */
+  submit(job: Job): Promise<void> {
+    const reason = job.stopReason();
+    if (reason) {
+      job.end(reason);
+      return job.done;
+    }
+    this.waiting.push(job);
+    job.signal?.addEventListener('abort', () => {
+      if (this.dequeue(job)) job.end(new AbortError());
+      this.wake();
+    }, { once: true });
+    this.kick();
+    return job.done;
+  }
+
+  /**
+   * Runs `fn` (a load or unload) once every request and load queued before it has ended; requests queued after it
+   * start after it. An abort while it waits rejects at once, and it never runs.
+   */
+  exclusive<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new AbortError());
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.dequeue(turn)) reject(new AbortError());
+      };
+      const turn: Exclusive = {
+        run: () => {
+          signal?.removeEventListener('abort', onAbort);
+          return fn().then(resolve, reject);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(turn);
+      this.kick();
+    });
+  }
+
+  private dequeue(item: Job | Exclusive): boolean {
+    const i = this.waiting.indexOf(item);
+    if (i >= 0) this.waiting.splice(i, 1);
+    return i >= 0;
+  }
+
+  private wake() {
+    this.wakeUp?.();
+    this.wakeUp = null;
+  }
+
+  private kick() {
+    this.wake();
+    if (this.running) return;
+    this.running = true;
+    void this.loop().finally(() => {
+      this.running = false;
+      if (this.waiting.length) this.kick();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      for (const job of [...this.active]) {
+        const reason = job.stopReason();
+        if (reason) this.finish(this.loaded(), job, reason);
+      }
+      await this.admit();
+      if (!this.active.length) return;
+      let progressed = false;
+      try {
+        progressed = this.step(this.session());
+      } catch (err) {
+        // llama.cpp failed (or trapped): every running request gets the error, the engine stays usable.
+        for (const job of [...this.active]) this.fail(job, err);
+      }
+      if (progressed) await yieldToEventLoop();
+      else await this.idle();
+    }
+  }
+
+  /** Waits for a consumer to take its chunks, an abort or a new request. */
+  private idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wakeUp = resolve;
+      for (const job of this.active) job.settled().then(() => this.wake());
+    });
+  }
+
+  /**
+   * Starts waiting requests while there is a free slot and room for them next to the running ones, and a load or
+   * unload at the head of the queue once nothing runs.
+   */
+  private async admit() {
+    while (this.waiting.length) {
+      const next = this.waiting[0]!;
+      if (!(next instanceof Job)) {
+        if (this.active.length) return;
+        this.waiting.shift();
+        await next.run();
+        continue;
+      }
+      if (this.active.length >= this.maxActive()) return;
+      let s: Session;
+      try {
+        s = this.session();
+        if (!next.prompt) this.measure(s, next); // once: a request that waits for room keeps its prompt
+      } catch (err) {
+        this.waiting.shift();
+        next.end(err);
+        continue;
+      }
+      const running = this.active.reduce((n, j) => n + Math.max(j.demand, j.slot.tokens.length), 0);
+      // Wait for running requests to end when this one does not fit next to them (it fits alone: measure()).
+      if (this.active.length && running + next.demand > s.plan.maxCtx) return;
+      this.waiting.shift();
+      await this.start(s, next, running);
+    }
+  }
+
+  private maxActive(): number {
+    return this.loaded()?.nParallel ?? 1; // no model: admit() hands out the error
+  }
+
+  /** Renders and tokenizes the prompt, and checks that it can fit the context at all. */
+  private measure(s: Session, job: Job) {
+    try {
+      job.prompt = s.prompts.prepare(job.req);
+    } catch (err) {
+      if (!(err instanceof MediaDecodeError)) throw err;
+      const kind = job.req.media?.[err.index]?.kind ?? 'image';
+      throw new InvalidRequestError(`messages: ${err.message}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', { param: 'messages' });
+    }
+    const n = job.tokens.length;
+    const spans = job.prompt.media?.spans ?? [];
+    if (spans.length && spans[spans.length - 1]!.end === n) {
+      throw new InvalidRequestError('messages: the prompt ends with an image or audio clip; the chat template must put text after it', 'invalid_parameter', { param: 'messages' });
+    }
+    const limit = s.plan.maxCtx;
+    if (n + 1 > limit) {
+      throw new ContextFullError(
+        `the prompt is ${n} tokens but the context holds at most ${limit}: shorten the conversation` +
+        (s.plan.dynamic ? ' or raise kvBudgetBytes' : ' or load the model with a larger nCtx'),
+        { promptTokens: n, nCtx: limit });
+    }
+    job.demand = Math.min(limit, n + (job.req.maxTokens ?? DEFAULT_REPLY_BUDGET));
+  }
+
+  private async start(s: Session, job: Job, running: number) {
+    job.tStart = now();
+    try {
+      if (s.plan.dynamic) {
+        const want = contextFor(running + job.demand, s.plan);
+        if (want > s.ctx.nCtx) resize(s, want, job.tokens.length, this.lost);
+      }
+      job.prep = await s.cache.prepare(job.prompt!);
+      // Cells end inside an image only if two images' placeholders began alike: read that image again.
+      const cut = job.prompt!.media?.spans.find((m) => m.start < job.prep.cached && job.prep.cached < m.end);
+      if (cut) job.prep.cached = s.cache.slots.trim(job.slot, cut.start);
+      if (job.prep.warning) job.warnings.push(job.prep.warning);
+    } catch (err) {
+      job.end(err);
+      return;
+    }
+    job.phase = 'prefill';
+    this.active.push(job);
+    try {
+      if (job.stopReason()) return; // aborted while the cache was read: the next step ends it
+      s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
+      if (job.logitsOnly) return;
+      job.sampler = s.llama.guard(() => newSampler(s, job));
+      // Penalties look back over the prompt too (as llama.cpp's own tools do); media placeholders are no tokens.
+      for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) if (!isPlaceholder(t)) job.sampler.accept(t);
+    } catch (err) {
+      this.fail(job, err);
+    }
+  }
+
+  /** One decode step. Returns false when there was nothing to decode (every running request waits for its consumer). */
+  private step(s: Session): boolean {
+    // An image or audio clip next in a prompt is encoded and decoded on its own (seconds of work, one request at a time).
+    for (const job of this.active) {
+      const span = job.phase === 'prefill' ? job.prompt!.media?.spans.find((m) => m.start === job.slot.tokens.length) : undefined;
+      if (span) return this.mediaStep(s, job, span);
+    }
+    const t0 = now();
+    const batch = new Batch();
+    for (const job of this.active) {
+      if (job.phase === 'generate' && !job.blocked) batch.add(job, [job.next], true);
+    }
+    for (const job of this.active) {
+      const room = N_BATCH - batch.size;
+      if (job.phase !== 'prefill' || room <= 0) continue;
+      const from = job.slot.tokens.length;
+      let end = Math.min(from + room, job.tokens.length);
+      // A chunk ends where a state is to be kept as decoded (the slot must hold exactly those tokens then), and where
+      // media begins.
+      for (const cut of checkpointsAt(s, job)) if (from < cut && cut < end) end = cut;
+      for (const m of job.prompt!.media?.spans ?? []) if (from < m.start && m.start < end) end = m.start;
+      batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length);
+    }
+    if (!batch.size) return false;
+    if (!fit(s, batch.size, this.lost)) {
+      overflow(s, this.active, this.endOverflowed);
+      return true;
+    }
+    // Growing the context can fail a request whose cells did not move: build the batch again without it.
+    if (batch.parts.some((p) => !this.active.includes(p.job))) return true;
+    const t1 = now();
+    const status = s.llama.guard(() => s.ctx.decode(batch.tokens, batch.pos, batch.seq, batch.out));
+    const t2 = now();
+    if (status === 1) {
+      // No contiguous room although the count fits (cells are fragmented): free or grow, else overflow.
+      if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + 1, this.lost)) overflow(s, this.active, this.endOverflowed);
+      return true;
+    }
+    if (status !== 0) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
+    for (const { job, tokens } of batch.parts) {
+      for (let k = 0; k < tokens.length; k++) job.slot.tokens.push(tokens[k]!);
+    }
+    for (const { job, logits } of batch.parts) {
+      if (job.phase === 'prefill') this.prefilled(s, job, logits);
+      else this.sample(s, job, logits);
+    }
+    const t3 = now();
+    const p = this.profile;
+    p.steps++;
+    p.decodeMs += t2 - t1;
+    p.sampleMs += t3 - t2;
+    p.stepMs += t3 - t0;
+    return true;
+  }
+
+  /**
+   * Encodes one image or audio chunk of a prompt and decodes its embeddings into the request's sequence; the slot then
+   * holds its placeholders. A failure ends that request only.
+   */
+  private mediaStep(s: Session, job: Job, span: MediaSpan): boolean {
+    const n = span.end - span.start;
+    if (!fit(s, n, this.lost)) {
+      overflow(s, this.active, this.endOverflowed);
+      return true;
+    }
+    if (!this.active.includes(job)) return true;
+    const projector = s.projector!;
+    const t0 = now();
+    try {
+      const embd = s.llama.guard(() => projector.encode(s.ctx, span));
+      if (!embd) throw new EngineError(`the projector could not encode ${span.kind === 'image' ? 'an image' : 'an audio clip'} of this request`, 'media_encode_failed');
+      job.mediaMs += now() - t0;
+      const status = s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
+      if (status === 1) {
+        // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else overflow.
+        s.ctx.seqRm(job.slot.seq, span.start);
+        if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) overflow(s, this.active, this.endOverflowed);
+        return true;
+      }
+      if (status !== 0) throw new EngineError(`llama_decode failed with status ${status} on a media chunk`, 'decode_failed');
+    } catch (err) {
+      this.fail(job, err);
+      return true;
+    }
+    for (let k = span.start; k < span.end; k++) job.slot.tokens.push(job.tokens[k]!);
+    this.prefilled(s, job, -1);
+    return true;
+  }
+
+  /** After a prompt chunk: progress, the system prompt's state, and at the prompt's end the first token. */
+  private prefilled(s: Session, job: Job, logits: number) {
+    const pos = job.slot.tokens.length;
+    const build = job.prep.buildSystem;
+    if (build && pos === build.tokens.length) s.cache.captureSystem(job.slot, build);
+    if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) s.cache.checkpoint(job.slot);
+    job.req.onProgress?.({ phase: 'prefill', loaded: pos - job.prep.cached, total: job.tokens.length - job.prep.cached });
+    if (logits < 0) return;
+    if (job.logitsOnly) {
+      job.promptLogits = s.ctx.logits(logits);
+      this.finish(s, job);
+      return;
+    }
+    job.startReply(s.model);
+    this.sample(s, job, logits);
+  }
+
+  private sample(s: Session, job: Job, logits: number) {
+    const trace = job.trace ? s.ctx.logits(logits) : null;
+    const token = s.llama.guard(() => job.sampler!.sample(s.ctx, logits));
+    if (trace) job.trace!({ token, logits: trace });
+    const lp = job.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, job.req.logprobs!)) : undefined;
+    if (job.take(token, s.model.eogTokens.has(token), lp)) this.finish(s, job);
+  }
+
+  /** Running requests whose cells llama.cpp refused to take into a resized context cannot go on. */
+  private readonly lost = (slots: Slot[]) => {
+    for (const job of this.active.filter((j) => slots.includes(j.slot))) {
+      this.fail(job, new EngineError('the KV cells of this request could not be moved into the resized context',
+        'context_resize_failed', { nCtx: this.session().ctx.nCtx }));
+    }
+  };
+
+  /** A reply the full context ended (overflow.ts): with its error, or with finish_reason 'length'. */
+  private readonly endOverflowed = (job: Job, error?: unknown) => {
+    if (error !== undefined) return this.fail(job, error);
+    job.finish = 'length';
+    this.finish(this.session(), job);
+  };
+
+  private fail(job: Job, err: unknown) {
+    this.finish(this.loaded(), job, err);
+  }
+
+  /** The loaded model, or null (none, or its module crashed). */
+  private loaded(): Session | null {
+    try {
+      return this.session();
+    } catch {
+      return null;
+    }
+  }
+
+  /** Ends a running request: the final chunk (when it completed), its sampler, its slot back to the cache. */
+  private finish(s: Session | null, job: Job, err?: unknown) {
+    const i = this.active.indexOf(job);
+    if (i >= 0) this.active.splice(i, 1);
+    let reply: ChatMessage | null = null;
+    if (err === undefined && !job.logitsOnly) reply = job.complete();
+    if (s) {
+      job.sampler?.free();
+      s.cache.release(job.slot, job.prompt!, { reply, error: err, shiftedAt: job.shiftedAt });
+    }
+    job.sampler = null;
+    job.end(err);
+  }
+}
+
+/** The request's sampler, with its grammar; a grammar llama.cpp refuses fails the request before it generates. */
+function newSampler(s: Session, job: Job): Sampler {
+  const grammar = job.prompt!.output.grammar;
+  try {
+    return new Sampler(s.model, job.req.sampler, grammar);
+  } catch (err) {
+    if (!(err instanceof GrammarError)) throw err;
+    const param = job.req.grammar === grammar ? 'grammar' : 'tools';
+    throw new InvalidRequestError(`${param}: ${err.message}`, 'invalid_grammar', { param });
+  }
+}
+
+/**
+ * Token counts where a prompt's state is kept: the end of a system prompt to cache; for memory that cannot roll back
+ * also the end of the system prefix and the token before the prompt's last (a regenerated answer goes back there:
+ * the last prompt token is always decoded again).
+ */
+function checkpointsAt(s: Session, job: Job): number[] {
+  const at = [job.prep.buildSystem?.tokens.length ?? -1];
+  if (!s.canRollBack) at.push(job.prompt!.system?.tokens.length ?? -1, job.tokens.length - 1);
+  return at;
+}

@@ -1,0 +1,96 @@
+// One loaded model and what is built on it: its context, the plan that sizes the context, the KV cache and the prompt
+// preparation. The session owns the context: growth (growth.ts) replaces it through resizeContext, and the cache and
+// the scheduler ask for `ctx` whenever they use it, so nobody holds a context that is gone.
+import type { ModelInfo } from '../../../types.ts';
+import type { PromptCache } from '../cache/prompt-cache.ts';
+import type { ContextHolder } from '../cache/slots.ts';
+import type { ContextPlan } from '../kv-layout.ts';
+import type { Llama } from '../binding/llama.ts';
+import type { LlamaProjector } from '../binding/media.ts';
+import type { LlamaModel } from '../binding/model.ts';
+import { LlamaContext } from '../binding/context.ts';
+import type { Prompts } from '../prompt.ts';
+
+export interface SessionParts {
+  llama: Llama;
+  model: LlamaModel;
+  ctx: LlamaContext;
+  plan: ContextPlan;
+  /** Requests decoded together at most. */
+  nParallel: number;
+  info: ModelInfo;
+  prompts: Prompts;
+  /** The model file's identity (cache/identity.ts fileIdentity). */
+  identity: string;
+  /** The image/audio encoder loaded with the model (LoadOptions.projector), or null. */
+  projector: LlamaProjector | null;
+}
+
+export class Session implements ContextHolder {
+  readonly llama: Llama;
+  readonly model: LlamaModel;
+  readonly plan: ContextPlan;
+  readonly nParallel: number;
+  readonly info: ModelInfo;
+  readonly prompts: Prompts;
+  readonly identity: string;
+  readonly projector: LlamaProjector | null;
+  readonly cache: PromptCache;
+  private context: LlamaContext;
+
+  /** `cache` builds the KV cache over this session's context. */
+  constructor(parts: SessionParts, cache: (holder: ContextHolder) => PromptCache) {
+    this.llama = parts.llama;
+    this.model = parts.model;
+    this.plan = parts.plan;
+    this.nParallel = parts.nParallel;
+    this.info = parts.info;
+    this.prompts = parts.prompts;
+    this.identity = parts.identity;
+    this.projector = parts.projector;
+    this.context = parts.ctx;
+    this.cache = cache(this);
+  }
+
+  get ctx(): LlamaContext {
+    return this.context;
+  }
+
+  get canRollBack(): boolean {
+    // A full-size SWA cache (swa_full) keeps every token, so it rolls back like attention; a window-sized one has
+    // dropped the tokens that slid out of the window, and goes back only to its checkpoints, like recurrent state.
+    const kind = this.info.memory.kind;
+    return kind === 'attention' || (kind === 'swa' && this.context.params.swaFull !== false);
+  }
+
+  /** A state read back keeps only the sliding window's last cells in those layers (cache/slots.ts). */
+  get windowedState(): boolean {
+    return this.info.memory.kind === 'swa';
+  }
+
+  /**
+   * Recreates the context with `nCtx` cells; what the old one held is gone (growth.ts carries it over). The old one
+   * is freed first: both may not fit the heap. When llama.cpp cannot make the new one (no memory), a context of the
+   * old size is made again, that size becomes the limit, and the reason is returned.
+   */
+  resizeContext(nCtx: number): Error | null {
+    const params = this.context.params;
+    this.context.free();
+    try {
+      this.context = this.llama.guard(() => new LlamaContext(this.model, { ...params, nCtx }));
+      return null;
+    } catch (err) {
+      this.context = this.llama.guard(() => new LlamaContext(this.model, params));
+      this.plan.maxCtx = params.nCtx;
+      return err as Error;
+    }
+  }
+
+  /** Frees the context and the model (not after a crash: the module is gone). */
+  free(): void {
+    if (this.llama.crashed) return;
+    this.context.free();
+    this.projector?.free();
+    this.model.free();
+  }
+}
