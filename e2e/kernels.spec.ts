@@ -51,7 +51,7 @@ test('the relaxed and the plain build give the same answer, to the log-probabili
   await harness.goto('/e2e/harness.html');
   await harness.waitForFunction(() => window.hearthReady);
   const answers = await harness.evaluate(async ({ files, comparable }) => {
-    const out: Record<string, { build: string; answer: unknown }> = {};
+    const out: Record<string, { build: string | null; answer: unknown }> = {};
     for (const simd of ['auto', 'plain'] as const) {
       const engine = await window.hearth.createEngine({ simd });
       for (const file of files) {

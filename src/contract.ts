@@ -1,13 +1,14 @@
-// The contract between the API and the backends that answer it: the calls a backend answers (EngineCore), how a call
-// is controlled (CallControl), and the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only
-// the public types, so the engine, the binding, the workers and the shared tabs all import it downward.
+// The contract between the API and the backends that answer it: the calls a backend answers (BackendCalls, Backend),
+// the services only some engines have (KvStateService, ModelStoreService), how a call is controlled (CallControl), and
+// the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only the public types, so the core,
+// every backend, the API and the shared tabs import it downward.
 import type {
   CacheStats, ExportPromptParams, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
   ModelInfo, ModelSource, ModelStoreUsage, Progress, StoredModel, StoredModelRef, Tool,
 } from './types.ts';
 
-/** The callbacks and the abort signal of one call. Across the worker boundary the callbacks travel as proxies and an
- * abort as a message of its own (worker/protocol.ts). */
+/** The callbacks and the abort signal of one call. Across a worker's or a tab's boundary the callbacks' calls and
+ * an abort travel as messages (core/rpc/rpc.ts). */
 export interface CallControl {
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
@@ -24,40 +25,45 @@ export interface LoadRequest {
   options: Omit<LoadOptions, 'signal' | 'onProgress'>;
 }
 
-/** An engine this tab runs (a worker, or the shared engine another tab runs for it): its core and how to stop it. */
-export interface LocalEngine {
-  core: EngineCore;
-  terminate(): void;
-}
-
 /**
- * What a backend answers: a model loaded into it, and requests on that model. The wasm engine is one (it is also the
- * whole EngineCore), wllama another; the router (api/router.ts) sends each call to the backend that holds the
- * model, after checking the call against what that backend supports (backends/supports.ts). Each call takes at most
- * one argument that can be copied to a worker (structured clone) and a CallControl.
+ * The calls a backend answers: a model loaded into it, and requests on that model. Hearth's llama.cpp engine is one
+ * (backends/llamacpp/), wllama another, an OpenAI-compatible server a third. Each call takes at most one argument
+ * that can be copied to a worker (structured clone) and a CallControl, so a backend can run in a worker, or in another
+ * tab (api/shared/), behind the RPC layer (core/rpc/rpc.ts).
  */
-export interface Backend {
-  /** What it is (engine.info().backend while it holds the model). */
-  readonly kind: EngineInfo['backend'];
-  /** The load options and requests it honours; anything else is refused before the call. */
-  readonly supports: Supports;
-  /** Takes only the loads the other backends failed because the model cannot run on this device (router.ts). */
-  readonly fallback?: boolean;
+export interface BackendCalls {
   load(request: LoadRequest, control?: CallControl): Promise<ModelInfo>;
-  /**
-   * Whether it can take this model, decided before loading it (wllama: the adapter's buffer limits). The router asks
-   * when another backend could take the model instead. `request`: the same load for that backend, with the model's
-   * bytes where this one has already read them, so they are not read (or downloaded) twice.
-   */
-  fit?(request: LoadRequest, control?: CallControl): Promise<{ refusal: string | null; request: LoadRequest }>;
   /** Generates one completion, handing every chunk to control.onChunk; resolves after the final chunk. */
   complete(request: CompletionRequest, control?: CallControl): Promise<void>;
   /** The pooled embeddings of the texts (raw: normalised by the caller). Only where supports.embeddings. */
   embed(request: { inputs: string[] }, control?: CallControl): Promise<EmbedResult>;
   /** A reranker's score of each document against the query. Only where supports.rerank. */
   rank(request: { query: string; documents: string[] }, control?: CallControl): Promise<RankResult>;
-  info(): Promise<EngineInfo>;
+  info(): Promise<BackendInfo>;
   unload(): Promise<void>;
+}
+
+/** What a backend says of itself in engine.info(); the router adds why it was chosen (selection), a shared engine its
+ * tabs (shared). */
+export type BackendInfo = Omit<EngineInfo, 'selection' | 'shared'>;
+
+/**
+ * A backend as the router (api/router.ts) sees it: its calls, what it supports (checked by backends/supports.ts
+ * before each call), and whether it only takes models the others cannot run (a fallback server).
+ */
+export interface Backend extends BackendCalls {
+  /** What it is (engine.info().backend while it holds the model). */
+  readonly kind: EngineInfo['backend'];
+  /** The load options and requests it honours; anything else is refused before the call. */
+  readonly supports: Supports;
+  /** Takes only the loads the other backends failed because the model cannot run on this device (router.ts). */
+  readonly fallback?: boolean;
+  /**
+   * Whether it can take this model, decided before loading it (wllama: the adapter's buffer limits). The router asks
+   * when another backend could take the model instead. `request`: the same load for that backend, with the model's
+   * bytes where this one has already read them, so they are not read (or downloaded) twice.
+   */
+  fit?(request: LoadRequest, control?: CallControl): Promise<{ refusal: string | null; request: LoadRequest }>;
 }
 
 /** What a backend honours. The router refuses the rest with InvalidRequestError 'unsupported_by_backend'. */
@@ -67,23 +73,44 @@ export interface Supports {
   contextOverflow: ReadonlyArray<ResolvedRequest['contextOverflow']>;
   embeddings: boolean;
   rerank: boolean;
-  /** Image and audio content parts (the wasm engine reads them with a projector; a server with its own). */
+  /** Image and audio content parts (the llama.cpp engine reads them with a projector; a server with its own). */
   media: boolean;
 }
 
-/** The calls an engine answers: a backend's, and the KV cache and the model store, which the wasm engine keeps. */
-export interface EngineCore extends Omit<Backend, 'kind' | 'supports' | 'fit' | 'fallback'> {
+/** The KV state an engine keeps across requests and reloads (engine.cache): only Hearth's llama.cpp engine has one. */
+export interface KvStateService {
   cacheStats(): Promise<CacheStats>;
   cacheClear(options: { conversation_id?: string }): Promise<void>;
   cacheFlush(): Promise<void>;
   /** A prompt state file of the loaded model (EngineCache.exportPrompt). */
   cacheExport(request: ExportPromptRequest, control?: CallControl): Promise<Blob>;
-  /** Downloads a URL or { hf } model into the model store (if missing); where its files are there. For a page-side
-   * backend (wllama) that reads them from OPFS itself. */
+}
+
+/** The downloaded models kept for the next load (engine.models): the llama.cpp engine's worker keeps the store. */
+export interface ModelStoreService {
+  /** Downloads a URL or { hf } model into the model store (if missing); where its files are there, for a page-side
+   * backend (wllama) that reads them from the store itself (core/models/page-files.ts). */
   modelsFetch(request: LoadRequest, control?: CallControl): Promise<{ id: string; folder: string; files: string[] }>;
   modelsList(): Promise<StoredModel[]>;
   modelsDelete(request: { id: StoredModelRef }): Promise<boolean>;
   modelsUsage(): Promise<ModelStoreUsage>;
+}
+
+/** Every call an engine serves, as one flat set that crosses a boundary (the worker's port: core/rpc/rpc.ts): a
+ * backend's and the services'. The llama.cpp engine in its worker serves these. */
+export type ServedCalls = BackendCalls & KvStateService & ModelStoreService;
+
+/** What the page's API (api/engine-api.ts) sits on, and what the shared tabs pass around: the router over the
+ * backends, with the services (none: api/services.ts). Its info() is engine.info(). */
+export interface EngineCalls extends Omit<ServedCalls, 'info'> {
+  info(): Promise<EngineInfo>;
+}
+
+/** An engine this tab runs (its backends and services, or the shared engine another tab runs for it), and how to
+ * stop it. */
+export interface LocalEngine {
+  calls: EngineCalls;
+  terminate(): void;
 }
 
 /** The sampler chain's settings (wasm/hearth.cpp builds llama.cpp's chain from them). */
@@ -105,7 +132,7 @@ export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string }
 /** A chat.completions request as the caller wrote it, without what cannot leave the page (signal, onProgress). */
 export type ChatRequestBody = Omit<ChatCompletionCreateParams, 'signal' | 'onProgress'>;
 
-/** A chat.completions request checked and with its defaults (core/request.ts resolveRequest): the one resolve step
+/** A chat.completions request checked and with its defaults (core/chat/request.ts resolveRequest): the one resolve step
  * every backend shares. A backend that speaks OpenAI's API itself (a server) takes `original`. */
 export interface ResolvedRequest {
   original: ChatRequestBody;
@@ -129,7 +156,7 @@ export interface ResolvedRequest {
   /** null: the system prompt. */
   nKeep: number | null;
   onProgress: ((p: Progress) => void) | undefined;
-  /** The request's images and audio in message order, read by the engine (backends/llamacpp/media.ts); its parts then name
+  /** The request's images and audio in message order, read by the engine (core/chat/media.ts); its parts then name
    * them by hash. Absent before that, and for requests without media. */
   media?: RequestMedia[];
 }

@@ -1,10 +1,62 @@
-// Every error Hearth throws, in one place. Each has a stable `name` and `code`, and survives the trip from the
-// worker to the page (toWire/fromWire), so `err instanceof ModelLoadError` and `err.code` work on either side.
+// Every error Hearth throws, in one place. Each has a stable `name` and a `code` from its class's union (below, as
+// llama.h lists its enums), and survives the trip from the worker to the page and between tabs (toWire/fromWire), so
+// `err instanceof ModelLoadError` and `switch (err.code)` work on either side and TypeScript checks every case.
+
+/** ModelLoadError: the model (or its projector, or a prompt state file) could not be fetched or loaded. */
+export const MODEL_LOAD_CODES = [
+  // the source
+  'invalid_source', 'unsupported_source', 'not_found', 'http_error', 'network_error',
+  // the file
+  'not_gguf', 'truncated', 'invalid_file', 'too_large', 'size_mismatch', 'checksum_mismatch', 'checksum_unavailable', 'quota_exceeded',
+  // llama.cpp
+  'unsupported', 'unsupported_architecture', 'unsupported_quantization', 'invalid_projector', 'unsupported_projector',
+  'kv_too_large', 'context_failed',
+] as const;
+export type ModelLoadErrorCode = (typeof MODEL_LOAD_CODES)[number];
+
+/** InvalidRequestError: the call itself is wrong; the message says what to change (details.param names the option). */
+export const INVALID_REQUEST_CODES = [
+  'invalid_request', 'invalid_parameter', 'no_model', 'no_store', 'model_not_found', 'no_such_model', 'unsupported_by_backend',
+  'unsupported_content', 'invalid_schema', 'invalid_grammar', 'template_error', 'input_too_long',
+  'not_an_embedding_model', 'not_a_reranker', 'images_not_supported', 'audio_not_supported', 'invalid_image',
+  'invalid_audio', 'media_too_large', 'too_many_media', 'remote_invalid_request',
+] as const;
+export type InvalidRequestErrorCode = (typeof INVALID_REQUEST_CODES)[number];
+
+/** EngineError: the engine, its worker, the shared engine or a server failed (details.retryable where a retry may work). */
+export const ENGINE_CODES = [
+  'engine_error', 'decode_failed', 'wasm_crash', 'context_resize_failed', 'media_encode_failed', 'backend_error',
+  // starting the engine
+  'not_initialised', 'worker_failed', 'worker_stalled', 'start_timeout', 'terminated', 'csp_blocked',
+  'trusted_types_blocked',
+  // the shared engine
+  'leader_gone', 'leader_timeout',
+  // a server (EngineOptions.backend / fallback { remote })
+  'remote_unreachable', 'remote_unauthorized', 'remote_rate_limited', 'remote_error', 'remote_timeout',
+  'remote_bad_response', 'remote_stream_ended',
+] as const;
+export type EngineErrorCode = (typeof ENGINE_CODES)[number];
+
+/** CacheError: the KV cache store failed (only cache.* calls see it; chats never fail because of it). */
+export const CACHE_CODES = ['cache_error'] as const;
+export type CacheErrorCode = (typeof CACHE_CODES)[number];
+
+export type ContextFullErrorCode = 'context_full';
+export type AbortErrorCode = 'aborted';
+
+/** Every code, of every class. */
+export type ErrorCode =
+  | ModelLoadErrorCode
+  | InvalidRequestErrorCode
+  | EngineErrorCode
+  | CacheErrorCode
+  | ContextFullErrorCode
+  | AbortErrorCode;
 
 export class HearthError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
-  constructor(message: string, code = 'hearth_error', details: Record<string, unknown> = {}) {
+  constructor(message: string, code: ErrorCode = 'engine_error', details: Record<string, unknown> = {}) {
     super(message);
     this.name = 'HearthError';
     this.code = code;
@@ -12,9 +64,10 @@ export class HearthError extends Error {
   }
 }
 
-/** The model could not be fetched or loaded. `code` says why: http_error, not_gguf, truncated, too_large, unsupported, no_model. */
+/** The model could not be fetched or loaded; `code` says why (MODEL_LOAD_CODES). */
 export class ModelLoadError extends HearthError {
-  constructor(message: string, code: string, details: Record<string, unknown> = {}) {
+  declare readonly code: ModelLoadErrorCode;
+  constructor(message: string, code: ModelLoadErrorCode, details: Record<string, unknown> = {}) {
     super(message, code, details);
     this.name = 'ModelLoadError';
   }
@@ -22,6 +75,7 @@ export class ModelLoadError extends HearthError {
 
 /** The prompt does not fit the context window. Raised before the first token is streamed. */
 export class ContextFullError extends HearthError {
+  declare readonly code: ContextFullErrorCode;
   constructor(message: string, details: { promptTokens: number; nCtx: number }) {
     super(message, 'context_full', details);
     this.name = 'ContextFullError';
@@ -30,6 +84,7 @@ export class ContextFullError extends HearthError {
 
 /** The caller aborted (AbortSignal) the load or the request. */
 export class AbortError extends HearthError {
+  declare readonly code: AbortErrorCode;
   constructor(message = 'The operation was aborted.') {
     super(message, 'aborted');
     this.name = 'AbortError';
@@ -38,7 +93,8 @@ export class AbortError extends HearthError {
 
 /** The request itself is wrong (bad parameter, no model loaded); the message says what to change. */
 export class InvalidRequestError extends HearthError {
-  constructor(message: string, code = 'invalid_request', details: Record<string, unknown> = {}) {
+  declare readonly code: InvalidRequestErrorCode;
+  constructor(message: string, code: InvalidRequestErrorCode = 'invalid_request', details: Record<string, unknown> = {}) {
     super(message, code, details);
     this.name = 'InvalidRequestError';
   }
@@ -46,18 +102,26 @@ export class InvalidRequestError extends HearthError {
 
 /** The KV cache store failed. Chats never fail because of it; this reaches only cache.* calls. */
 export class CacheError extends HearthError {
-  constructor(message: string, code = 'cache_error', details: Record<string, unknown> = {}) {
+  declare readonly code: CacheErrorCode;
+  constructor(message: string, code: CacheErrorCode = 'cache_error', details: Record<string, unknown> = {}) {
     super(message, code, details);
     this.name = 'CacheError';
   }
 }
 
-/** llama.cpp failed in a way the engine could not recover from in place (the wasm module is reloaded). */
+/** llama.cpp, the engine's worker or a server failed in a way the call could not recover from. */
 export class EngineError extends HearthError {
-  constructor(message: string, code = 'engine_error', details: Record<string, unknown> = {}) {
+  declare readonly code: EngineErrorCode;
+  constructor(message: string, code: EngineErrorCode = 'engine_error', details: Record<string, unknown> = {}) {
     super(message, code, details);
     this.name = 'EngineError';
   }
+}
+
+/** The InvalidRequestError of a parameter or option that makes no sense: it names it (details.param) and says what it
+ * takes. */
+export function invalidParameter(param: string, message: string): never {
+  throw new InvalidRequestError(`${param}: ${message}`, 'invalid_parameter', { param });
 }
 
 export interface WireError {
@@ -67,13 +131,19 @@ export interface WireError {
   details: Record<string, unknown>;
 }
 
+/** `code` when it is one of `codes`, else `otherwise`: a wire error comes from another worker or tab, and a code
+ * outside the union would break every `switch (err.code)` that TypeScript called complete. */
+function known<C extends string>(codes: readonly C[], code: string, otherwise: C): C {
+  return (codes as readonly string[]).includes(code) ? (code as C) : otherwise;
+}
+
 const revive: Record<string, (w: WireError) => HearthError> = {
-  ModelLoadError: (w) => new ModelLoadError(w.message, w.code, w.details),
+  ModelLoadError: (w) => new ModelLoadError(w.message, known(MODEL_LOAD_CODES, w.code, 'unsupported'), w.details),
   ContextFullError: (w) => new ContextFullError(w.message, w.details as { promptTokens: number; nCtx: number }),
   AbortError: (w) => new AbortError(w.message),
-  InvalidRequestError: (w) => new InvalidRequestError(w.message, w.code, w.details),
-  CacheError: (w) => new CacheError(w.message, w.code, w.details),
-  EngineError: (w) => new EngineError(w.message, w.code, w.details),
+  InvalidRequestError: (w) => new InvalidRequestError(w.message, known(INVALID_REQUEST_CODES, w.code, 'invalid_request'), w.details),
+  CacheError: (w) => new CacheError(w.message, known(CACHE_CODES, w.code, 'cache_error'), w.details),
+  EngineError: (w) => new EngineError(w.message, known(ENGINE_CODES, w.code, 'engine_error'), w.details),
 };
 
 export function toWire(err: unknown): WireError {
@@ -85,5 +155,5 @@ export function toWire(err: unknown): WireError {
 }
 
 export function fromWire(w: WireError): HearthError {
-  return revive[w.name]?.(w) ?? new HearthError(w.message, w.code, w.details);
+  return Object.hasOwn(revive, w.name) ? revive[w.name]!(w) : new EngineError(w.message, known(ENGINE_CODES, w.code, 'engine_error'), w.details);
 }

@@ -6,10 +6,14 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineApi } from './api/engine-api.ts';
+import { BackendRouter } from './api/router.ts';
+import { engineCalls } from './api/services.ts';
+import { llamacppBackend } from './backends/llamacpp/backend.ts';
+import { checkThreads } from './core/options.ts';
 import { Engine, type EngineConfig } from './backends/llamacpp/engine.ts';
 import type { ModuleFactory, ModuleLoader } from './backends/llamacpp/binding/module.ts';
 import { diskFiles, folderBackend } from './core/models/node-dir.ts';
-import { splitNames } from './core/models/remote.ts';
+import { splitNames } from './core/models/web-source.ts';
 import { ModelStore } from './core/models/store.ts';
 import type { ModelFile } from './core/models/file.ts';
 import type { BuildVariant } from './types.ts';
@@ -47,10 +51,14 @@ export async function openPath(path: string): Promise<ModelFile> {
   return diskFiles(dirname(path), names.length > 1 ? names : [basename(path)]);
 }
 
-/** The public API over an engine in this process; `core` is the engine itself (seams for tests and benchmarks). */
+/** The public API over the llama.cpp engine in this process, through the router as on a page (so its load options
+ * are checked and its info() reads the same). `engine`: the engine itself. */
 export class NodeEngine extends EngineApi {
-  constructor(override readonly core: Engine) {
-    super(core);
+  constructor(readonly engine: Engine) {
+    const router = new BackendRouter([llamacppBackend(engine)], {
+      requested: 'wasm', reason: 'Node runs the WebAssembly engine', adapter: null, selfTest: null,
+    });
+    super(engineCalls(router, engine));
   }
 }
 
@@ -65,6 +73,7 @@ export interface NodeEngineOptions extends Partial<Omit<EngineConfig, 'loader' |
 export const defaultModelsDir = () => join(homedir(), '.cache', 'hearth', 'models');
 
 export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<NodeEngine> {
+  checkThreads(opts.threads);
   const loader = nodeModuleLoader({ dir: opts.wasmDir, variant: opts.variant, threads: opts.threads });
   const modelsDir = opts.modelsDir === undefined ? defaultModelsDir() : opts.modelsDir;
   const models = modelsDir === null ? null : new ModelStore(folderBackend(modelsDir));

@@ -8,7 +8,7 @@ import { createHearth } from '../src/ai-sdk.ts';
 import { InvalidRequestError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
-import { SYSTEM, testEngine } from './helpers.ts';
+import { inspect, SYSTEM, testEngine } from './helpers.ts';
 
 // The SDK logs warnings to the console; the tests read them from the results instead.
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -282,7 +282,7 @@ describe('abort, errors and warnings', () => {
       parts.push(p);
       if (p.type === 'text-delta' && ++deltas === 5) controller.abort();
     }
-    const steps = tiny.core.inspect.profile.steps;
+    const steps = inspect(tiny).profile.steps;
     expect(parts.at(-1)!.type).toBe('abort');
     expect(parts.some((p) => p.type === 'finish' || p.type === 'error')).toBe(false);
     expect(deltas).toBeLessThan(50);
@@ -290,7 +290,7 @@ describe('abort, errors and warnings', () => {
     const after = await next();
     expect(after.text).toBe(before.text);
     expect(after.usage.outputTokens).toBe(8);
-    expect(tiny.core.inspect.profile.steps - steps).toBeLessThan(30);
+    expect(inspect(tiny).profile.steps - steps).toBeLessThan(30);
   });
 
   it('an abort during generateText rejects it with an AbortError, and the generation stops', async () => {
@@ -298,9 +298,9 @@ describe('abort, errors and warnings', () => {
     const call = generateText({ model: createHearth(tiny)(), ...story, abortSignal: controller.signal, maxRetries: 0 });
     setTimeout(() => controller.abort(), 100);
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
-    const steps = tiny.core.inspect.profile.steps;
+    const steps = inspect(tiny).profile.steps;
     expect((await next()).usage.outputTokens).toBe(8);
-    expect(tiny.core.inspect.profile.steps - steps).toBeLessThan(30);
+    expect(inspect(tiny).profile.steps - steps).toBeLessThan(30);
     await expect(generateText({ ...probe(), abortSignal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
   });
 

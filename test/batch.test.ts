@@ -2,12 +2,12 @@
 // happens when a reply fills the context. Real wasm, real llama.cpp; greedy decoding compared with the same
 // requests run one at a time.
 import { describe, expect, it } from 'vitest';
-import { resolveRequest } from '../src/core/request.ts';
+import { resolveRequest } from '../src/core/chat/request.ts';
 import { ContextFullError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import {
+import { inspect, 
   collect, maxDiff, modelPath, promptTokens, scale, SYSTEM, systemPrefixLength, testEngine, type TestEngineOptions, top2,
   trackEngines,
 } from './helpers.ts';
@@ -30,7 +30,7 @@ async function traced(engine: NodeEngine, messages: ChatMessage[], maxTokens: nu
   opts: { signal?: AbortSignal; onChunk?: (n: number) => unknown; onToken?: () => void; extra?: Partial<ChatCompletionCreateParams> } = {}): Promise<Run> {
   const run: Run = { tokens: [], logits: [], text: '', chunks: [] };
   const { onProgress, ...request } = resolveRequest({ messages, temperature: 0, max_tokens: maxTokens, ...opts.extra });
-  await engine.core.inspect.complete(request, {
+  await inspect(engine).complete(request, {
     signal: opts.signal,
     onProgress,
     onChunk: async (c) => {
@@ -101,7 +101,7 @@ describe('continuous batching', () => {
 
   it('shares decode steps between concurrent requests', async () => {
     const engine = await plainEngine('qwen2-tiny', { nParallel: 4, nCtx: 2048 });
-    const { profile } = engine.core.inspect;
+    const { profile } = inspect(engine);
     const before = { ...profile };
     const runs = await Promise.all(QUESTIONS.map((q) => traced(engine, q, 16)));
     const generated = runs.reduce((n, r) => n + r.tokens.length, 0);
@@ -267,7 +267,7 @@ describe('context overflow', () => {
     const run = await traced(engine, messages, 700, {
       extra: { context_overflow: 'shift' },
       onToken: () => {
-        const slot = engine.core.inspect.slots().find((s) => s.pending)!;
+        const slot = inspect(engine).slots().find((s) => s.pending)!;
         // The cells hold exactly slot.tokens: positions 0..n-1, the system prompt first.
         expect(slot.cells).toBe(slot.tokens.length);
         expect(slot.tokens.slice(0, system.length)).toEqual(Array.from(system));
@@ -283,9 +283,9 @@ describe('context overflow', () => {
 
     // The system prompt's cells were never moved: the next request reuses them and gets a cold engine's logits.
     const other: ChatMessage[] = [messages[0]!, { role: 'user', content: 'Something else.' }];
-    const warm = await engine.core.inspect.promptLogits({ messages: other });
+    const warm = await inspect(engine).promptLogits({ messages: other });
     expect(warm.cached).toBe(system.length);
-    const coldLogits = await cold.core.inspect.promptLogits({ messages: other });
+    const coldLogits = await inspect(cold).promptLogits({ messages: other });
     expect(maxDiff(warm.logits, coldLogits.logits)).toBeLessThanOrEqual(0.02 * scale(coldLogits.logits));
   });
 });

@@ -8,7 +8,7 @@ import { AbortError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import {
+import { inspect, 
   ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, maxDiff, openLlama, promptTokens, reply,
   scale, splitLogits, SYSTEM, systemPrefixLength, trackEngines,
 } from './helpers.ts';
@@ -93,8 +93,8 @@ describe('cached and cold prompts give the same next-token logits (within batch-
     const first = await ask(warm, messages, { max_tokens: 6 });
     messages.push({ role: 'assistant', content: reply(first) }, { role: 'user', content: QUESTIONS[1]! });
 
-    const cached = await warm.core.inspect.promptLogits({ messages });
-    const fresh = await cold.core.inspect.promptLogits({ messages });
+    const cached = await inspect(warm).promptLogits({ messages });
+    const fresh = await inspect(cold).promptLogits({ messages });
     expect(fresh.cached).toBe(0);
     expect(cached.source).toBe('memory');
     expect(cached.cached).toBeGreaterThan(first.usage.prompt_tokens);

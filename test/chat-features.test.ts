@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionCreateParams, ChatMessage, Tool } from '../src/types.ts';
-import { cachedEngine, coldEngine, testEngine } from './helpers.ts';
+import { inspect, cachedEngine, coldEngine, testEngine } from './helpers.ts';
 
 const ajv = new Ajv({ strict: false });
 
@@ -196,7 +196,7 @@ describe('logprobs', () => {
     expect(entries).toHaveLength(r.usage.completion_tokens);
     expect(entries.map((e) => e.token).join('')).toBe(r.choices[0]!.message.content);
     // The prompt's logits, log-softmaxed here in doubles: the first token's figures must match.
-    const { logits } = await qwen.core.inspect.promptLogits({ messages: ask });
+    const { logits } = await inspect(qwen).promptLogits({ messages: ask });
     const max = logits.reduce((m, v) => Math.max(m, v), -Infinity);
     const lse = max + Math.log(logits.reduce((s, v) => s + Math.exp(v - max), 0));
     const first = entries[0]!;
@@ -251,8 +251,8 @@ describe('reasoning', () => {
   });
 
   it('enable_thinking: false reaches the template (Qwen3 then writes an empty reasoning block itself)', async () => {
-    const on = qwen3.core.inspect.prompt({ messages: ask }).text;
-    const off = qwen3.core.inspect.prompt({ messages: ask, chat_template_kwargs: { enable_thinking: false } }).text;
+    const on = inspect(qwen3).prompt({ messages: ask }).text;
+    const off = inspect(qwen3).prompt({ messages: ask, chat_template_kwargs: { enable_thinking: false } }).text;
     expect(on.endsWith('<|im_start|>assistant\n')).toBe(true);
     expect(off.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
   });

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CompletionAssembler, chunk } from '../src/core/completion.ts';
+import { CompletionAssembler, chunk } from '../src/core/chat/completion.ts';
 import { detectFormat, forPrompt } from '../src/core/chat/formats.ts';
 import { parseOutput, type OutputFormat } from '../src/core/chat/output.ts';
 import { OutputStream } from '../src/core/chat/stream.ts';

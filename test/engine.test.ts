@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortError, InvalidRequestError } from '../src/errors.ts';
 import { defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import type { ChatCompletionCreateParams } from '../src/types.ts';
-import { collect, hello, testEngine } from './helpers.ts';
+import { inspect, collect, hello, testEngine } from './helpers.ts';
 
 let tiny: NodeEngine; // random weights: varied gibberish
 let scripted: NodeEngine; // answers "Hello, world!" then <|im_end|>
@@ -173,14 +173,14 @@ describe('abort', () => {
     const engine = await testEngine('qwen2-tiny', { nCtx: 1024, nParallel: 1 });
     const reference = await text(engine, { temperature: 0, max_tokens: 3 });
     const stream = await engine.chat.completions.create({ messages: hello, temperature: 0, stream: true, max_tokens: 400 });
-    const before = engine.core.inspect.profile.steps;
+    const before = inspect(engine).profile.steps;
     for await (const c of stream) if (c.choices[0]?.delta.content) break;
     const res = await engine.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 3 });
     expect(res.usage.completion_tokens).toBe(3);
     expect(res.choices[0]!.message.content).toBe(reference);
     // The abandoned reply stopped within a few steps; the next request then took one step for its prompt and
     // two for its tokens.
-    expect(engine.core.inspect.profile.steps - before).toBeLessThan(20);
+    expect(inspect(engine).profile.steps - before).toBeLessThan(20);
     await engine.unload();
   });
 });

@@ -7,7 +7,8 @@ import { KvStore } from '../src/backends/llamacpp/cache/store.ts';
 import { Llama } from '../src/backends/llamacpp/binding/llama.ts';
 import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
 import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
-import { N_BATCH } from '../src/backends/llamacpp/limits.ts';
+import { N_BATCH } from '../src/backends/llamacpp/binding/limits.ts';
+import { EngineInspector } from '../src/backends/llamacpp/inspect.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
 import type { CacheOptions, ChatCompletion, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions } from '../src/types.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';
@@ -16,6 +17,15 @@ import { modelsDir, type ModelName } from './fixtures/models.ts';
 export const modelPath = (name: ModelName) => join(modelsDir, `${name}.gguf`);
 
 // --- engines -------------------------------------------------------------------------------------------------------
+
+const inspectors = new WeakMap<NodeEngine, EngineInspector>();
+
+/** Seams into a Node engine (src/backends/llamacpp/inspect.ts): logits, prompts, slots, the scheduler's profile. */
+export function inspect(engine: NodeEngine): EngineInspector {
+  let inspector = inspectors.get(engine);
+  if (!inspector) inspectors.set(engine, (inspector = new EngineInspector(engine.engine)));
+  return inspector;
+}
 
 export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'signal' | 'onProgress'> {
   /** An IndexedDB database of the engine's own (in Node: import 'fake-indexeddb/auto' first). Without one, nothing
@@ -68,10 +78,10 @@ export const newDb = () => `hearth-test-${process.pid}-${++dbCounter}`;
 export const rawStore = (db: string) => createStore(db, 'records');
 
 /** The engine's tokenization of a request's prompt (what the cache matches on). */
-export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.inspect.prompt({ messages }).tokens;
+export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => inspect(engine).prompt({ messages }).tokens;
 
 /** Length of the system prefix the engine caches for these messages (0 if none). */
-export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => engine.core.inspect.prompt({ messages }).systemTokens;
+export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => inspect(engine).prompt({ messages }).systemTokens;
 
 // --- the wasm module on its own ------------------------------------------------------------------------------------
 

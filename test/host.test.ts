@@ -2,7 +2,7 @@
 // and the page's RPC client. Typed errors arrive as themselves, an abort stops the call, chunks are acknowledged by
 // the page under the one flow-control rule (rpc/flow.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveRequest } from '../src/core/request.ts';
+import { resolveRequest } from '../src/core/chat/request.ts';
 import { Engine } from '../src/backends/llamacpp/engine.ts';
 import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';

@@ -1,6 +1,8 @@
-// The shape of the code, checked: no import circles anywhere (a circle makes load order matter and hides which layer
-// a file belongs to), and the layers import downward only — the public types and the contract import nothing else,
-// the binding nothing above it, the engine nothing of the page (workers, shared tabs, UI, other backends).
+// The shape of the code, checked: the layers a newcomer sees in the folder names, and nothing that blurs them.
+//   types, contract, errors  ←  core  ←  backends  ←  api (router, selection, shared tabs)  ←  entries  ←  surfaces
+// Each layer imports only the layers before it (and itself); a backend imports no other backend; the adapters over
+// the public API (openai/, ai-sdk/) only its types and errors. No import circles, between files or between folders
+// (a circle makes load order matter and hides which layer a file belongs to). Comments name files that exist.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,9 +18,11 @@ function sources(dir: string): string[] {
   });
 }
 
+type Graph = Map<string, string[]>;
+
 /** Each file's relative imports (static, dynamic and re-exports), as paths from the repository's root. */
-function importGraph(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
+function importGraph(): Graph {
+  const graph: Graph = new Map();
   for (const file of FOLDERS.flatMap(sources)) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
@@ -27,8 +31,8 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
-/** The circles of the graph: its strongly connected components of more than one file, or a file importing itself. */
-function circles(graph: Map<string, string[]>): string[][] {
+/** The circles of the graph: its strongly connected components of more than one node, or a node importing itself. */
+function circles(graph: Graph): string[][] {
   let counter = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -53,31 +57,110 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** The graph between folders. The files at src/'s top are units of their own: the base modules (contract, errors,
+ * types) and the entry points (index, node, create-engine…) live there, two layers by design. */
+function folderGraph(graph: Graph): Graph {
+  const unit = (f: string) => (dirname(f) === 'src' ? f : dirname(f));
+  const folders: Graph = new Map();
+  for (const [file, deps] of graph) {
+    const from = unit(file);
+    const to = deps.map(unit).filter((d) => d !== from);
+    folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
+  }
+  return folders;
+}
+
+const BASE = /^src\/(types\.ts|types\/|contract\.ts|errors\.ts)/;
+const CORE = /^src\/core\//;
+const BACKENDS = /^src\/backends\//;
+const API = /^src\/api\//;
+const ENTRIES = /^src\/(?!types\.ts|contract\.ts|errors\.ts)[^/]+\.ts$/;
+const ADAPTERS = /^src\/(openai|ai-sdk)\//;
+const UI = /^src\/(ui|widget|app)\//;
+
+/** Each layer: its files, and what they may import. The first rule a file matches is its layer. */
+const LAYERS: Array<{ layer: string; files: RegExp; may: RegExp[] }> = [
+  { layer: 'types', files: /^src\/(types\.ts|types\/)/, may: [/^src\/(types\.ts|types\/)/] },
+  { layer: 'contract', files: /^src\/contract\.ts$/, may: [/^src\/types\.ts$/] },
+  { layer: 'errors', files: /^src\/errors\.ts$/, may: [] },
+  { layer: 'core', files: CORE, may: [BASE, CORE] },
+  // The binding is the bottom of the llama.cpp engine: nothing of the engine above it.
+  { layer: 'binding', files: /^src\/backends\/llamacpp\/binding\//, may: [BASE, CORE, /^src\/backends\/llamacpp\/binding\//] },
+  { layer: 'backends', files: BACKENDS, may: [BASE, CORE, BACKENDS] },
+  { layer: 'api', files: API, may: [BASE, CORE, BACKENDS, API] },
+  { layer: 'entries', files: ENTRIES, may: [BASE, CORE, BACKENDS, API, ENTRIES, ADAPTERS] },
+  { layer: 'adapters', files: ADAPTERS, may: [/^src\/(types\.ts|errors\.ts)$/, /^src\/(types\/)/, ADAPTERS] },
+  { layer: 'surfaces', files: UI, may: [BASE, CORE, /^src\/(index|create-engine)\.ts$/, UI] },
+  { layer: 'workers', files: /^workers\//, may: [BASE, CORE, BACKENDS] },
+];
+
+/** The imports that break a layer's rule, and those from one backend's folder into another's. */
+function layerBreaks(graph: Graph): string[] {
+  const backendOf = (f: string) => /^src\/backends\/([^/]+)\//.exec(f)?.[1] ?? null;
+  return [...graph].flatMap(([file, deps]) => {
+    const rule = LAYERS.find((l) => l.files.test(file));
+    if (!rule) return [];
+    return deps.filter((dep) => {
+      if (!dep.startsWith('src/')) return false; // packages, wasm/ and build output are not layers
+      if (!rule.may.some((m) => m.test(dep))) return true;
+      const [a, b] = [backendOf(file), backendOf(dep)];
+      return a !== null && b !== null && a !== b;
+    }).map((dep) => `${file} (${rule.layer}) → ${dep}`);
+  });
+}
+
+/** Paths a comment in src/ names (file.ts, folder/file.ts) that match no file of the repository. */
+function staleMentions(files: string[]): string[] {
+  const all = FOLDERS.concat('wasm').flatMap((d) => sources(d).concat(d === 'wasm' ? ['wasm/hearth.cpp'] : []));
+  const exists = (m: string) => all.some((f) => f === m || f.endsWith(`/${m}`));
+  return files.flatMap((file) => {
+    const comments = readFileSync(join(ROOT, file), 'utf8').match(/\/\/.*|\/\*[\s\S]*?\*\//g) ?? [];
+    const named = comments.flatMap((c) => [...c.matchAll(/(?<![\w./@-])((?:[\w.-]+\/)*[\w-]+\.(?:ts|mts|mjs))(?![\w/-])/g)].map((m) => m[1]!));
+    return named.filter((m) => !exists(m)).map((m) => `${file}: ${m}`);
+  });
+}
+
 const graph = importGraph();
-const importsOf = (prefix: string) => [...graph].filter(([file]) => file.startsWith(prefix)).flatMap(([file, deps]) => deps.map((d) => `${file} → ${d}`));
 
 describe('imports', () => {
   it('finds the files and their imports (else the checks below pass on nothing)', () => {
     expect(graph.size).toBeGreaterThan(100);
     expect(graph.get('src/backends/llamacpp/engine.ts')).toContain('src/contract.ts');
+    expect(LAYERS.find((l) => l.files.test('src/create-engine.ts'))?.layer).toBe('entries');
   });
 
-  it('form no circle', () => {
+  it('form no circle, between files or, in src/ and workers/, between folders', () => {
     expect(circles(graph)).toEqual([]);
+    const product = new Map([...graph].filter(([file]) => /^(src|workers)\//.test(file)));
+    expect(circles(folderGraph(product))).toEqual([]);
   });
 
-  it('go downward: types and contract import nothing else; the binding nothing above it; the engine nothing of the page', () => {
-    const broken = [
-      ...importsOf('src/types').filter((e) => !/→ src\/types\//.test(e)),
-      ...importsOf('src/contract.ts').filter((e) => !e.endsWith('→ src/types.ts')),
-      ...importsOf('src/engine/llama/').filter((e) => !/→ src\/(types|contract|errors)\.ts$|→ src\/engine\/llama\//.test(e)),
-      ...importsOf('src/engine/').filter((e) => /→ src\/(backends|shared|widget|app|ui)\//.test(e)),
-    ];
-    expect(broken).toEqual([]);
+  it('go downward: types/contract ← core ← backends ← api ← entries ← surfaces; no backend imports another', () => {
+    expect(layerBreaks(graph)).toEqual([]);
   });
 
-  it('would report a circle', () => {
+  it('every file of src/ and workers/ belongs to a layer', () => {
+    expect([...graph.keys()].filter((f) => /^(src|workers)\//.test(f) && !LAYERS.some((l) => l.files.test(f)))).toEqual([]);
+  });
+
+  it('would report a circle and a broken layer', () => {
     const looped = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
     expect(circles(looped)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    const folders = new Map([['src/x/a.ts', ['src/y/b.ts']], ['src/y/b.ts', ['src/y/c.ts']], ['src/y/c.ts', ['src/x/d.ts']], ['src/x/d.ts', []]]);
+    expect(circles(folders)).toEqual([]);
+    expect(circles(folderGraph(folders))).toEqual([['src/x', 'src/y']]);
+    const broken = new Map([
+      ['src/core/a.ts', ['src/backends/llamacpp/engine.ts']], ['src/backends/wllama/w.ts', ['src/backends/server/server.ts']],
+      ['src/ui/v.ts', ['src/backends/llamacpp/engine.ts']], ['src/openai/f.ts', ['src/core/bytes.ts']], ['src/api/r.ts', ['src/backends/supports.ts']],
+    ]);
+    expect(layerBreaks(broken)).toEqual([
+      'src/core/a.ts (core) → src/backends/llamacpp/engine.ts', 'src/backends/wllama/w.ts (backends) → src/backends/server/server.ts',
+      'src/ui/v.ts (surfaces) → src/backends/llamacpp/engine.ts', 'src/openai/f.ts (adapters) → src/core/bytes.ts',
+    ]);
+  });
+
+  it('comments name files that exist (a moved or deleted file leaves no pointer behind)', () => {
+    const files = [...graph.keys()].filter((f) => /^(src|workers)\//.test(f));
+    expect(staleMentions(files)).toEqual([]);
   });
 });

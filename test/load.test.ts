@@ -9,7 +9,7 @@ import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
 import { createNodeEngine, defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import { writeGguf } from './fixtures/gguf-writer.ts';
 import { cacheDir } from '../scripts/llama-source.mjs';
-import { modelPath } from './helpers.ts';
+import { inspect, modelPath } from './helpers.ts';
 
 const dir = join(cacheDir, 'bad-models');
 let engine: NodeEngine;
@@ -105,7 +105,7 @@ describe('chat templates', () => {
     warn.mockRestore();
     const messages = [{ role: 'user' as const, content: 'Hi' }];
     // The model reads a ChatML prompt (its SentencePiece vocabulary has no ChatML tokens: they are plain text).
-    const prompt = e.core.inspect.prompt({ messages });
+    const prompt = inspect(e).prompt({ messages });
     expect(prompt.text).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
     const res = await e.chat.completions.create({ messages, max_tokens: 8, temperature: 0 });
     expect(res.usage.prompt_tokens).toBe(prompt.tokens.length);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORMAT_VERSION } from '../src/backends/llamacpp/cache/identity.ts';
 import type { RecordMeta } from '../src/backends/llamacpp/cache/store.ts';
 import type { ChatMessage } from '../src/types.ts';
-import {
+import { inspect, 
   ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, modelPath, newDb, next, promptTokens,
   rawStore, reply, SYSTEM, systemPrefixLength, trackEngines,
 } from './helpers.ts';
@@ -46,8 +46,8 @@ describe('resume from IndexedDB', () => {
     const db = newDb();
     const { engine, turn3 } = await chatTwoTurns(db, extra);
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
-    const restored = await reloaded.core.inspect.promptLogits({ messages: turn3, ...extra });
-    const inMemory = await engine.core.inspect.promptLogits({ messages: turn3, ...extra });
+    const restored = await inspect(reloaded).promptLogits({ messages: turn3, ...extra });
+    const inMemory = await inspect(engine).promptLogits({ messages: turn3, ...extra });
     expect(inMemory.source).toBe('memory');
     expect(restored.source).toBe('indexeddb');
     expect(restored.cached).toBe(inMemory.cached);
@@ -311,8 +311,8 @@ describe('storage limits', () => {
       expect(convs[0]!.chunks[1]!.bytes).toBeLessThan(convs[0]!.chunks[0]!.bytes / 5);
     }
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
-    const restored = await reloaded.core.inspect.promptLogits({ messages: turn3, conversation_id: 'q' });
-    const inMemory = await engine.core.inspect.promptLogits({ messages: turn3, conversation_id: 'q' });
+    const restored = await inspect(reloaded).promptLogits({ messages: turn3, conversation_id: 'q' });
+    const inMemory = await inspect(engine).promptLogits({ messages: turn3, conversation_id: 'q' });
     expect(restored.source).toBe('indexeddb');
     expect(restored.cached).toBe(inMemory.cached);
     expect(restored.logits).toEqual(inMemory.logits);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage } from '../src/types.ts';
 import { HUB_QUANTS, type ModelName } from './fixtures/models.ts';
-import { argmax, ask, relDiff, reply, SYSTEM, testEngine } from './helpers.ts';
+import { inspect, argmax, ask, relDiff, reply, SYSTEM, testEngine } from './helpers.ts';
 
 const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
 const NO_CACHE = { persistent: false, conversations: false, systemPrompt: false, nCtx: 1024 };
@@ -18,7 +18,7 @@ let f32: NodeEngine;
 let reference: Float32Array;
 beforeAll(async () => {
   f32 = await testEngine('qwen2-hello-256', NO_CACHE);
-  reference = (await f32.core.inspect.promptLogits({ messages })).logits;
+  reference = (await inspect(f32).promptLogits({ messages })).logits;
 });
 afterAll(() => f32.unload());
 
@@ -27,7 +27,7 @@ describe.each([...HUB_QUANTS, 'iq4_nl', 'q5_0', 'q5_1'] as const)('%s', (type) =
     const engine = await testEngine(`qwen2-hello-256-${type}` as ModelName, NO_CACHE);
     try {
       expect((await engine.info()).model!.metadata['general.file_type']).toBe(FILE_TYPE[type]);
-      const logits = (await engine.core.inspect.promptLogits({ messages })).logits;
+      const logits = (await inspect(engine).promptLogits({ messages })).logits;
       console.log(`[quant] ${type}: logits ${relDiff(reference, logits).toExponential(2)} of the f32 scale`);
       expect(argmax(logits)).toBe(argmax(reference));
       expect(relDiff(reference, logits)).toBeLessThan(0.1);

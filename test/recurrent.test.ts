@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { type ModelName, SWA_WINDOW } from './fixtures/models.ts';
-import {
+import { inspect, 
   ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, maxDiff, newDb, next, reply, scale, SYSTEM,
   systemPrefixLength, testEngine, trackEngines,
 } from './helpers.ts';
@@ -31,8 +31,8 @@ describe.each([
 
   /** The warm engine's next-token logits for `messages` equal the cold one's (within llama.cpp's batch-split noise). */
   async function expectSameLogits(messages: ChatMessage[], extra: { conversation_id?: string } = {}) {
-    const cached = await warm.core.inspect.promptLogits({ messages, ...extra });
-    const fresh = await cold.core.inspect.promptLogits({ messages });
+    const cached = await inspect(warm).promptLogits({ messages, ...extra });
+    const fresh = await inspect(cold).promptLogits({ messages });
     expect(maxDiff(cached.logits, fresh.logits)).toBeLessThan(1e-3 * scale(fresh.logits));
     return cached;
   }

@@ -5,8 +5,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineApi } from '../src/api/engine-api.ts';
-import type { EngineCore } from '../src/contract.ts';
 import { BackendRouter } from '../src/api/router.ts';
+import { engineCalls, NO_SERVICES } from '../src/api/services.ts';
 import { ServerBackend } from '../src/backends/server/server.ts';
 import { checkRemote } from '../src/backends/server/options.ts';
 
@@ -59,11 +59,10 @@ afterAll(() => {
   server.close();
 });
 
-const home = { info: async () => ({}) } as unknown as EngineCore; // only info() is asked of it, and not here
-
 async function engine(route: string, idleMs = 60_000) {
-  const backend = new ServerBackend({ baseURL: `${base}${route}`, model: 'm' }, home, false, idleMs);
-  const api = new EngineApi(new BackendRouter(home, [backend], { requested: 'remote', reason: '', adapter: null, selfTest: null }));
+  const backend = new ServerBackend({ baseURL: `${base}${route}`, model: 'm' }, false, idleMs);
+  const router = new BackendRouter([backend], { requested: 'remote', reason: '', adapter: null, selfTest: null });
+  const api = new EngineApi(engineCalls(router, NO_SERVICES));
   await api.load('m');
   return api;
 }

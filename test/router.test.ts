@@ -3,7 +3,9 @@
 // must refuse what a backend does not support before the backend sees it, and under 'auto' hand the model to the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, LoadRequest } from '../src/contract.ts';
-import { BackendRouter, wasmBackend } from '../src/api/router.ts';
+import { BackendRouter } from '../src/api/router.ts';
+import { engineCalls } from '../src/api/services.ts';
+import { llamacppBackend } from '../src/backends/llamacpp/backend.ts';
 import { EngineApi } from '../src/api/engine-api.ts';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import type { BackendSelection } from '../src/types.ts';
@@ -31,27 +33,29 @@ function simulatedGpu(refuse: string | null = null) {
     },
     load: async () => {
       calls.push('load');
-      return (await home.core.info()).model!;
+      return (await home.engine.info()).model!;
     },
     complete: async (request, control) => {
       calls.push('complete');
-      return home.core.complete(request, control); // answers as the engine would
+      return home.engine.complete(request, control); // answers as the engine would
     },
     embed: async () => { throw new Error('embed reached the backend'); },
     rank: async () => { throw new Error('rank reached the backend'); },
-    info: async () => ({ ...(await home.core.info()), backend: 'webgpu' }),
+    info: async () => ({ ...(await home.engine.info()), backend: 'webgpu' }),
     unload: async () => void calls.push('unload'),
   };
   return { backend, calls };
 }
 
 const selection = (): BackendSelection => ({ requested: 'auto', reason: 'the WebGPU backend passed its self-test', adapter: null, selfTest: null });
+/** The public API over a router of these backends, with the wasm engine's services. */
+const over = (backends: Backend[]) => new EngineApi(engineCalls(new BackendRouter(backends, selection()), home.engine));
 const refusal = (e: { name: string; code: string; details: { param?: string } }) => ({ name: e.name, code: e.code, param: e.details.param });
 
 describe('the backend router', () => {
   it('under auto, a load with an option the first backend lacks goes to the wasm engine, which answers; info() says why', async () => {
     const gpu = simulatedGpu();
-    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    const api = over([gpu.backend, llamacppBackend(home.engine)]);
     await api.load({ path: model }, { nParallel: 2 });
     expect(gpu.calls).toEqual([]);
     const info = await api.info();
@@ -65,7 +69,7 @@ describe('the backend router', () => {
 
   it('under auto, a model the first backend does not fit goes to the next with the bytes that backend already read', async () => {
     const gpu = simulatedGpu('its largest tensor exceeds the adapter\'s storage buffer limit');
-    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    const api = over([gpu.backend, llamacppBackend(home.engine)]);
     // A source nothing could open: only the request fit() returned loads.
     await api.load({ path: '/nonexistent/model.gguf' }, { nCtx: 512 });
     expect(gpu.calls).toEqual(['fit']);
@@ -74,7 +78,7 @@ describe('the backend router', () => {
 
   it('with one backend, refuses what it does not support before it sees the call, and leaves the rest to it', async () => {
     const gpu = simulatedGpu();
-    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend], selection()));
+    const api = over([gpu.backend]);
     expect(await api.load({ path: model }, { kvBudgetBytes: 1 << 28 }).catch(refusal))
       .toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend', param: 'kvBudgetBytes' });
     await api.load({ path: model }, { nCtx: 512 });
@@ -90,7 +94,7 @@ describe('the backend router', () => {
 
   it('a load that moves the model to another backend unloads the one that held it first', async () => {
     const gpu = simulatedGpu();
-    const api = new EngineApi(new BackendRouter(home.core, [gpu.backend, wasmBackend(home.core)], selection()));
+    const api = over([gpu.backend, llamacppBackend(home.engine)]);
     await api.load({ path: model }, { nCtx: 512 });
     expect((await api.info()).backend).toBe('webgpu');
     await api.load({ path: model }, { nParallel: 2 });

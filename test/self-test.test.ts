@@ -53,7 +53,7 @@ describe('the WebGPU self-test', () => {
 
   it('passes a backend that matches the wasm engine within f16 noise, and leaves the engine unloaded', async () => {
     const { gpu, calls } = simulatedGpu((ref) => ref.map((t, i) => ({ ...t, logprob: t.logprob + (i % 2 ? 0.02 : -0.02) })));
-    const result = await selfTest(engine.core, gpu, probe);
+    const result = await selfTest(engine.engine, gpu, probe);
     expect(result).toMatchObject({ passed: true, sameTopTokens: true });
     expect(result.maxLogprobDiff).toBeCloseTo(0.02, 5);
     expect(calls).toEqual(['load', `probe:${PROBE_PROMPT}`, 'unload']);
@@ -62,15 +62,15 @@ describe('the WebGPU self-test', () => {
 
   it('fails a simulated GPU whose values are off by more than the tolerance', async () => {
     const { gpu } = simulatedGpu((ref) => ref.map((t) => ({ ...t, logprob: t.logprob - 0.3 })));
-    expect(await selfTest(engine.core, gpu, probe)).toMatchObject({ passed: false, sameTopTokens: true, maxLogprobDiff: expect.closeTo(0.3, 5) });
+    expect(await selfTest(engine.engine, gpu, probe)).toMatchObject({ passed: false, sameTopTokens: true, maxLogprobDiff: expect.closeTo(0.3, 5) });
   });
 
   it('fails a simulated GPU whose likeliest token differs, or that leaves a top token out', async () => {
     const swapped = simulatedGpu((ref) => [ref[1]!, ref[0]!, ...ref.slice(2)]);
-    expect(await selfTest(engine.core, swapped.gpu, probe)).toMatchObject({ passed: false, sameTopTokens: false });
+    expect(await selfTest(engine.engine, swapped.gpu, probe)).toMatchObject({ passed: false, sameTopTokens: false });
     const missing = simulatedGpu((ref) => [ref[0]!, ...ref.slice(2)]);
-    expect(await selfTest(engine.core, missing.gpu, probe)).toMatchObject({ passed: false, maxLogprobDiff: Infinity });
+    expect(await selfTest(engine.engine, missing.gpu, probe)).toMatchObject({ passed: false, maxLogprobDiff: Infinity });
     const empty = simulatedGpu(() => []);
-    expect((await selfTest(engine.core, empty.gpu, probe)).passed).toBe(false);
+    expect((await selfTest(engine.engine, empty.gpu, probe)).passed).toBe(false);
   });
 });

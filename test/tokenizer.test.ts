@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llamaSource } from '../scripts/llama-source.mjs';
-import { Detokenizer } from '../src/backends/llamacpp/detokenizer.ts';
+import { Detokenizer } from '../src/backends/llamacpp/run/detokenizer.ts';
 import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
 import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { openLlama } from './helpers.ts';

@@ -9,7 +9,7 @@ import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import { modelsDir } from '../../test/fixtures/models.ts';
-import { NO_CACHE, openLlama } from '../../test/helpers.ts';
+import { inspect, NO_CACHE, openLlama } from '../../test/helpers.ts';
 import { median, round } from '../common.ts';
 
 const model = `${modelsDir}/bench-qwen2.5-0.5b.gguf`;
@@ -17,7 +17,7 @@ const model = `${modelsDir}/bench-qwen2.5-0.5b.gguf`;
 export async function stepProfile(reps: number): Promise<Record<string, number>> {
   const engine = await createNodeEngine({ threads: 1, cache: NO_CACHE });
   await engine.load({ path: model }, { nCtx: 2048, nParallel: 4 });
-  const profile = engine.core.inspect.profile;
+  const profile = inspect(engine).profile;
   const out: Record<string, number> = {};
   const ask = (k: number, maxTokens: number) => Promise.all(Array.from({ length: k }, (_, i) => engine.chat.completions.create({
     messages: [{ role: 'user', content: `Stream ${i}: tell a story.` }], max_tokens: maxTokens, temperature: 0, stream: false })));

@@ -3,7 +3,7 @@
 import type { CreateEmbeddingResponse, EmbeddingCreateParams, RerankParams, RerankResponse } from '../types.ts';
 import { bytesToBase64 } from '../core/bytes.ts';
 import type { EmbedResult, RankResult } from '../contract.ts';
-import { bad } from '../core/request.ts';
+import { invalidParameter as bad } from '../errors.ts';
 
 export interface EmbedRequest {
   inputs: string[];

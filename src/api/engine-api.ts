@@ -1,18 +1,18 @@
-// The public engine interface (HearthEngine), built once over the flat calls an engine answers (EngineCore). The
-// page client hands EngineApi a core whose calls cross to the worker (backends/llamacpp/worker/client.ts); the engine in the worker and
-// in Node is such a core itself (backends/llamacpp/engine.ts). So request validation and defaults, the create() overloads,
-// streams with back-pressure and the assembly of a ChatCompletion exist once, for both.
+// The public engine interface (HearthEngine), built once over the flat calls an engine answers (EngineCalls: the
+// router over the backends, and the services). The page's engine (create-engine.ts) and Node's (node.ts) are both
+// this, so request validation and defaults, the create() overloads, streams with back-pressure and the assembly of a
+// ChatCompletion exist once.
 import type {
   ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams, Embeddings,
   EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, RerankParams, RerankResponse,
   StoredModelRef,
 } from '../types.ts';
-import type { EngineCore } from '../contract.ts';
+import type { EngineCalls } from '../contract.ts';
 import { WINDOW } from '../core/rpc/flow.ts';
 import { Channel } from './channel.ts';
-import { CompletionAssembler, publicChunks } from '../core/completion.ts';
+import { CompletionAssembler, publicChunks } from '../core/chat/completion.ts';
 import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
-import { resolveRequest } from '../core/request.ts';
+import { resolveRequest } from '../core/chat/request.ts';
 
 export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };
@@ -20,44 +20,44 @@ export class EngineApi implements HearthEngine {
   readonly cache: EngineCache;
   readonly models: ModelStoreApi;
 
-  constructor(protected readonly core: EngineCore) {
+  constructor(protected readonly calls: EngineCalls) {
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
     this.embeddings = {
       create: (async (params: EmbeddingCreateParams) => {
         const { inputs, ...shape } = embedInputs(params);
-        return embeddingResponse(await core.embed({ inputs }, { signal: params.signal }), shape);
+        return embeddingResponse(await calls.embed({ inputs }, { signal: params.signal }), shape);
       }) as Embeddings['create'],
     };
     this.cache = {
-      stats: () => core.cacheStats(),
-      clear: (options = {}) => core.cacheClear(options),
-      flush: () => core.cacheFlush(),
-      exportPrompt: ({ signal, onProgress, ...request }) => core.cacheExport(request, { signal, onProgress }),
+      stats: () => calls.cacheStats(),
+      clear: (options = {}) => calls.cacheClear(options),
+      flush: () => calls.cacheFlush(),
+      exportPrompt: ({ signal, onProgress, ...request }) => calls.cacheExport(request, { signal, onProgress }),
     };
     this.models = {
-      list: () => core.modelsList(),
-      delete: (id: StoredModelRef) => core.modelsDelete({ id }),
-      usage: () => core.modelsUsage(),
+      list: () => calls.modelsList(),
+      delete: (id: StoredModelRef) => calls.modelsDelete({ id }),
+      usage: () => calls.modelsUsage(),
     };
   }
 
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     const { signal, onProgress, ...rest } = options;
-    return this.core.load({ source, options: rest }, { signal, onProgress });
+    return this.calls.load({ source, options: rest }, { signal, onProgress });
   }
 
   async rerank(params: RerankParams): Promise<RerankResponse> {
     const { query, documents } = rerankInputs(params);
-    return rerankResponse(await this.core.rank({ query, documents }, { signal: params.signal }), params);
+    return rerankResponse(await this.calls.rank({ query, documents }, { signal: params.signal }), params);
   }
 
   info(): Promise<EngineInfo> {
-    return this.core.info();
+    return this.calls.info();
   }
 
   unload(): Promise<void> {
-    return this.core.unload();
+    return this.calls.unload();
   }
 
   private async create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
@@ -65,7 +65,7 @@ export class EngineApi implements HearthEngine {
     const { onProgress, ...request } = resolveRequest(params);
     if (!request.stream) {
       const assembler = new CompletionAssembler();
-      await this.core.complete(request, { signal: params.signal, onProgress, onChunk: (c) => assembler.add(c) });
+      await this.calls.complete(request, { signal: params.signal, onProgress, onChunk: (c) => assembler.add(c) });
       return assembler.result();
     }
     // A consumer that leaves the stream early (break) aborts the generation. The stream buffers chunks under the
@@ -74,7 +74,7 @@ export class EngineApi implements HearthEngine {
     const signal = params.signal ? AbortSignal.any([params.signal, left.signal]) : left.signal;
     const channel = new Channel<ChatCompletionChunk>(WINDOW, () => left.abort());
     const onChunk = publicChunks(params.stream_options?.include_usage === true, (c) => channel.push(c));
-    this.core.complete(request, { signal, onProgress, onChunk })
+    this.calls.complete(request, { signal, onProgress, onChunk })
       .then(() => channel.end(), (err) => channel.fail(err));
     await channel.ready; // errors before the first chunk (ContextFullError, AbortError while queued) reject here
     return channel;

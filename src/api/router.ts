@@ -1,39 +1,33 @@
-// The EngineCore the page's API sits on: a router over the backends this engine may use, in order of preference
-// (api/select.ts decides the order: WebGPU first when it qualified, then wasm). A load goes to the first backend
-// that supports its options and fits the model, the others stepping aside with the reason in
-// engine.info().selection; every later call goes to the backend holding the model, once checked against what that
-// backend supports (supports.ts). A fallback backend (a server, EngineOptions.fallback) takes only the loads the others
-// failed because the model cannot run on this device. The KV cache and the model store are the wasm engine's
-// ("home"), whichever backend runs the model.
-import type { Backend, CallControl, CompletionRequest, EngineCore, ExportPromptRequest, LoadRequest } from '../contract.ts';
-import type { BackendSelection, EngineInfo, ModelInfo, StoredModelRef } from '../types.ts';
-import { ModelLoadError } from '../errors.ts';
-import { checkCall, checkCompletion, checkLoad, EVERYTHING, loadRefusal } from '../backends/supports.ts';
+// The backend calls the page's API sits on: a router over the backends this engine may use, in order of preference
+// (api/select.ts decides the order: WebGPU first when it qualified, then wasm). A load goes to the first backend that
+// supports its options and fits the model, the others stepping aside with the reason in engine.info().selection;
+// every later call goes to the backend holding the model, once checked against what that backend supports
+// (backends/supports.ts). A fallback backend (a server, EngineOptions.fallback) takes only the loads the others
+// failed because the model cannot run on this device. The KV cache and the model store are services beside it
+// (contract.ts), not backends: whichever backend runs the model, they stay where they are.
+import type { Backend, BackendCalls, CallControl, CompletionRequest, LoadRequest } from '../contract.ts';
+import type { BackendSelection, EngineInfo, ModelInfo, ModelStorage } from '../types.ts';
+import { ModelLoadError, type ModelLoadErrorCode } from '../errors.ts';
+import { checkCall, checkCompletion, checkLoad, loadRefusal } from '../backends/supports.ts';
+import { checkLoadOptions } from '../core/options.ts';
 
 /** Load failures that say the model cannot run on this device (not that it is broken): a fallback may take it.
  * 'context_failed' only when it was memory (details.memory: load.ts). */
-const CANNOT_RUN_HERE = new Set(['too_large', 'kv_too_large', 'context_failed', 'quota_exceeded']);
+const CANNOT_RUN_HERE: ReadonlySet<ModelLoadErrorCode> = new Set(['too_large', 'kv_too_large', 'context_failed', 'quota_exceeded']);
 
 export function cannotRunHere(err: unknown): boolean {
   return err instanceof ModelLoadError && CANNOT_RUN_HERE.has(err.code) && (err.code !== 'context_failed' || err.details.memory === true);
 }
 
-/** The wasm engine (in its worker, or the shared one) as a backend. */
-export function wasmBackend(home: EngineCore): Backend {
-  return {
-    kind: 'wasm', supports: EVERYTHING,
-    load: (r, c) => home.load(r, c), complete: (r, c) => home.complete(r, c), embed: (r, c) => home.embed(r, c),
-    rank: (r, c) => home.rank(r, c), info: () => home.info(), unload: () => home.unload(),
-  };
-}
-
-export class BackendRouter implements EngineCore {
+export class BackendRouter implements BackendCalls {
   /** The backend holding the loaded model. */
   private holder: Backend | null = null;
   /** Why the backends were ordered as they are (the selection's reason before any load moved a model). */
   private readonly chosen: string;
 
-  constructor(private readonly home: EngineCore, private readonly backends: readonly Backend[], private readonly selection: BackendSelection) {
+  /** `storage`: where the model store keeps models (engine.info().storage), whichever backend runs the model. */
+  constructor(private readonly backends: readonly Backend[], private readonly selection: BackendSelection,
+    private readonly storage: ModelStorage | null = null) {
     if (!backends.length) throw new Error('a router needs a backend');
     this.chosen = selection.reason;
   }
@@ -41,7 +35,14 @@ export class BackendRouter implements EngineCore {
   /** Loads run one at a time: each may unload what the one before loaded, and wllama takes one at a time. */
   private loading: Promise<unknown> = Promise.resolve();
 
+  /** Every load passes here (the page's, Node's, another tab's), so its options are checked here, once, the same
+   * whichever backend takes them. */
   load(request: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+    try {
+      checkLoadOptions(request?.options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const next = this.loading.then(() => this.loadNow(request, control));
     this.loading = next.catch(() => {});
     return next;
@@ -106,10 +107,8 @@ export class BackendRouter implements EngineCore {
   }
 
   async info(): Promise<EngineInfo> {
-    const backend = this.current;
-    const home = await this.home.info();
-    const info = backend.kind === 'wasm' ? home : { ...(await backend.info()), storage: home.storage };
-    return { ...info, selection: { ...this.selection } };
+    const info = await this.current.info();
+    return { ...info, storage: info.storage ?? this.storage, selection: { ...this.selection }, shared: null };
   }
 
   async unload(): Promise<void> {
@@ -117,13 +116,4 @@ export class BackendRouter implements EngineCore {
     const results = await Promise.allSettled(this.backends.map((b) => b.unload()));
     for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
-
-  cacheStats = () => this.home.cacheStats();
-  cacheClear = (options: { conversation_id?: string }) => this.home.cacheClear(options);
-  cacheFlush = () => this.home.cacheFlush();
-  cacheExport = (request: ExportPromptRequest, control?: CallControl) => this.home.cacheExport(request, control);
-  modelsFetch = (request: LoadRequest, control?: CallControl) => this.home.modelsFetch(request, control);
-  modelsList = () => this.home.modelsList();
-  modelsDelete = (request: { id: StoredModelRef }) => this.home.modelsDelete(request);
-  modelsUsage = () => this.home.modelsUsage();
 }

@@ -1,12 +1,14 @@
-// Which backends a page's engine uses (createEngine's `backend`), in order: the wasm engine's worker always starts (it
-// keeps the model store and the KV cache, runs the self-test's reference, and answers whenever WebGPU is not used);
+// Which backends a page's engine uses beside the llama.cpp engine's worker (createEngine's `backend`), in order:
 // wllama (WebGPU) goes first when the adapter qualifies ('auto': shader-f16) and it passed its self-test against the
-// wasm engine. The result is a router over them (router.ts); engine.info().selection says what was chosen and why.
-import type { Backend, EngineCore } from '../contract.ts';
+// llama.cpp engine, which answers whenever WebGPU is not used; a server (EngineOptions.fallback) last, for models this
+// device cannot run. The result is a router over them (router.ts); engine.info().selection says what was chosen and
+// why. A page that asked for a server alone starts no worker and does not come here (create-engine.ts).
+import type { Backend, ServedCalls } from '../contract.ts';
 import { EngineError } from '../errors.ts';
 import { cspError, watchCsp } from '../core/csp.ts';
-import type { Backend as BackendName, BackendSelection, RemoteOptions } from '../types.ts';
-import { BackendRouter, wasmBackend } from './router.ts';
+import type { BackendName, BackendSelection, ModelStorage, RemoteOptions } from '../types.ts';
+import { llamacppBackend } from '../backends/llamacpp/backend.ts';
+import { BackendRouter } from './router.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
 
@@ -32,30 +34,28 @@ async function requestAdapter(): Promise<GpuAdapterLike | null> {
 }
 
 export interface SelectOptions {
-  requested: BackendName | { remote: RemoteOptions };
+  requested: BackendName;
   /** A server for the models this device cannot run (EngineOptions.fallback). */
   fallback?: RemoteOptions | null;
   wasmUrl: string;
   threads: number;
   maxModelBytes: number;
+  /** Where the worker's model store keeps models (engine.info().storage). */
+  storage: ModelStorage | null;
 }
 
 /**
  * The router for `requested`: 'wasm' alone; for 'webgpu' and 'auto', wllama first when it may run (an adapter with
  * shader-f16 for 'auto'; for both, a passed self-test), with wasm after it under 'auto' for models wllama cannot take.
- * It never fails for want of WebGPU: it falls back to wasm and says why in engine.info().selection.
+ * It never fails for want of WebGPU: it falls back to wasm and says why in engine.info().selection. `home`: the
+ * llama.cpp engine's worker, whose model store wllama reads too.
  */
-export async function selectBackends(home: EngineCore, opts: SelectOptions): Promise<BackendRouter> {
+export async function selectBackends(home: ServedCalls, opts: SelectOptions): Promise<BackendRouter> {
+  const wasm = llamacppBackend(home);
   // The server backend is loaded only by a page that names a server: nothing goes to one unless the page configured it.
-  const server = typeof opts.requested === 'object' || opts.fallback ? (await import('../backends/server/server.ts')).ServerBackend : null;
-  if (typeof opts.requested === 'object') {
-    return new BackendRouter(home, [new server!(opts.requested.remote, home)], {
-      requested: 'remote', reason: 'a server was asked for (backend: { remote })', adapter: null, selfTest: null,
-    });
-  }
-  const wasm = wasmBackend(home);
-  const fallback = opts.fallback ? [new server!(opts.fallback, home, true)] : [];
-  const only = (selection: BackendSelection, ...backends: Backend[]) => new BackendRouter(home, [...backends, wasm, ...fallback], selection);
+  const fallback = opts.fallback ? [new (await import('../backends/server/server.ts')).ServerBackend(opts.fallback, true)] : [];
+  const router = (selection: BackendSelection, backends: Backend[]) => new BackendRouter(backends, selection, opts.storage);
+  const only = (selection: BackendSelection, ...backends: Backend[]) => router(selection, [...backends, wasm, ...fallback]);
   if (opts.requested === 'wasm') {
     return only({ requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null });
   }
@@ -70,12 +70,12 @@ export async function selectBackends(home: EngineCore, opts: SelectOptions): Pro
     return only(selection);
   }
   // Only pages that may use WebGPU load wllama's side (and wllama itself, once the adapter qualifies).
-  const [{ WllamaBackend }, { selfTest }, { modelBlobs }] = await Promise.all([
+  const [{ WllamaBackend }, { selfTest }, { pageFiles }] = await Promise.all([
     import('../backends/wllama/wllama.ts'), import('../backends/wllama/self-test.ts'), import('../core/models/page-files.ts'),
   ]);
   const gpu = new WllamaBackend({
     wasmUrl: opts.wasmUrl, threads: opts.threads, maxModelBytes: opts.maxModelBytes,
-    bufferLimit: found?.limits.maxStorageBufferBindingSize ?? null, files: (request, control) => modelBlobs(home, request, control),
+    bufferLimit: found?.limits.maxStorageBufferBindingSize ?? null, files: (request, control) => pageFiles(request, control, (r, c) => home.modelsFetch(r, c)),
   });
   try {
     selection.selfTest = await bounded(selfTest(home, gpu));
@@ -92,7 +92,7 @@ export async function selectBackends(home: EngineCore, opts: SelectOptions): Pro
   selection.reason = `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
     (adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
   // A forced 'webgpu' has no fallback: what wllama cannot take is an error, not a quiet switch to wasm.
-  return opts.requested === 'webgpu' ? new BackendRouter(home, [gpu, ...fallback], selection) : only(selection, gpu);
+  return opts.requested === 'webgpu' ? router(selection, [gpu, ...fallback]) : only(selection, gpu);
 }
 
 /** The self-test, or an EngineError as soon as the page's CSP blocks part of it, or when it takes too long. */

@@ -358,7 +358,8 @@ function showStatus(info: EngineInfo) {
   }
   const shared = info.shared && info.shared.tabs > 1
     ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
-  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${info.build.startsWith('mt') ? 'threaded' : 'single-thread'}${info.build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
+  const build = info.build ?? '';
+  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${build.startsWith('mt') ? 'threaded' : 'single-thread'}${build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
     `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`;
 }
 

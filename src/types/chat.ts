@@ -199,8 +199,9 @@ export interface ChatCompletionChunk {
     finish_reason: FinishReason | null;
     logprobs: ChoiceLogprobs | null;
   }>;
-  /** Only on the usage chunk (stream_options.include_usage), as OpenAI sends it. */
-  usage?: Usage;
+  /** With stream_options.include_usage: null on every chunk but the last, which carries it (and no choices), as
+   * OpenAI sends it. Absent without it. */
+  usage?: Usage | null;
   /** Only on the chunk with the finish_reason (Hearth's extension, as llama-server's). */
   timings?: Timings;
   /** Only on the chunk with the finish_reason, and only when there are any (see ChatCompletion.warnings). */

@@ -1,5 +1,5 @@
 // The engine as a whole: its cache, what info() says, and HearthEngine, the interface every engine offers.
-import type { Backend, BuildVariant, GgmlType, LoadOptions, MediaInputKind, ModelInfo, ModelSource, Progress } from './options.ts';
+import type { BackendName, BuildVariant, GgmlType, LoadOptions, MediaInputKind, ModelInfo, ModelSource, Progress } from './options.ts';
 import type { ModelStorage, ModelStoreApi } from './models.ts';
 import type { CacheSource, ChatCompletions, ChatMessage, Tool } from './chat.ts';
 import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
@@ -45,7 +45,7 @@ export interface ExportPromptParams {
 
 /** Why the engine runs on the backend it does (createEngine's `backend` option). */
 export interface BackendSelection {
-  requested: Backend | 'remote';
+  requested: BackendName | 'remote';
   /** Plain words: e.g. "no WebGPU adapter", "the adapter lacks shader-f16", "WebGPU self-test passed". */
   reason: string;
   /** The WebGPU adapter the browser offered, if any. */
@@ -65,13 +65,15 @@ export interface EngineInfo {
    * nothing, ['text', 'image', 'audio'], and its own checks apply). ['text'] without a model. */
   input: MediaInputKind[];
   selection: BackendSelection;
-  /** The wasm build running ('mt'/'st', '-relaxed' with relaxed SIMD), and why it was picked. */
-  build: BuildVariant;
+  /** The wasm build running ('mt'/'st', '-relaxed' with relaxed SIMD), and why it was picked; null when none runs
+   * (a server answers). */
+  build: BuildVariant | null;
   buildReason: string;
+  /** llama.cpp's threads on this device; 0 when a server answers. */
   threads: number;
   /** Hearth's version (the npm package's). */
   version: string;
-  /** The llama.cpp release and commit the build carries, then a hash of Hearth's patches to it. */
+  /** The llama.cpp release and commit the build carries, then a hash of Hearth's patches to it ('' for a server). */
   llamaBuild: string;
   wasmSimd: boolean;
   model: ModelInfo | null;

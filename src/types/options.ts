@@ -1,6 +1,7 @@
 // What creating an engine and loading a model take, and what a load gives: options, sources, progress, model info.
 
-export type Backend = 'auto' | 'wasm' | 'webgpu';
+/** Which engine answers (EngineOptions.backend): see there. */
+export type BackendName = 'auto' | 'wasm' | 'webgpu';
 
 /**
  * An OpenAI-compatible server (llama-server, vLLM, Ollama, SGLang, OpenAI itself) that answers in place of this
@@ -30,7 +31,7 @@ export interface EngineOptions {
    * persistence or batching; see the README), after a self-test against the wasm engine, falling back to wasm when
    * it fails. 'auto' (default): 'webgpu' when an adapter with shader-f16 exists, the self-test passes and the model
    * fits the adapter's buffers, else 'wasm'. engine.info().selection says which and why. */
-  backend?: Backend | { remote: RemoteOptions };
+  backend?: BackendName | { remote: RemoteOptions };
   /** Where answers come from when a model cannot run on this device: its load failed with ModelLoadError
    * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server
    * otherwise; engine.info().backend is then 'remote' and .selection.reason says why. Default: none. */

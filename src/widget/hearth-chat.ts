@@ -4,8 +4,8 @@
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
 // by reference, never looked up in a tree that contains model output. With the `images` attribute (and a model loaded
 // with its `projector`), a visitor attaches, pastes or drops images (widget/images.ts, loaded only then).
-import type { HearthClient } from '../backends/llamacpp/worker/client.ts';
-import type { Backend, ModelSource, Progress, Timings } from '../types.ts';
+import type { HearthClient } from '../create-engine.ts';
+import type { BackendName, ModelSource, Progress, Timings } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import type { AttachmentTray } from '../ui/attachments.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
@@ -272,10 +272,10 @@ export class HearthChatElement extends HTMLElement {
     const model = this.getAttribute('model');
     if (!model) throw new Error('<hearth-chat> needs a model attribute: a GGUF URL or hf:owner/repo/file.gguf');
     this.#status('Starting…');
-    const { createEngine } = await import('../backends/llamacpp/worker/client.ts');
+    const { createEngine } = await import('../create-engine.ts');
     const assetsUrl = this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
     // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
-    const backend = (this.getAttribute('backend') ?? 'wasm') as Backend;
+    const backend = (this.getAttribute('backend') ?? 'wasm') as BackendName;
     // A server for visitors whose device cannot run the model; off unless the site names one.
     const fallbackUrl = this.getAttribute('fallback-url')?.trim();
     const fallback = fallbackUrl ? { remote: { baseURL: new URL(fallbackUrl, document.baseURI).href, model: this.getAttribute('fallback-model')?.trim() || model } } : null;

@@ -1,6 +1,6 @@
 // The tab that runs a shared engine: it answers its own calls and those other tabs send over the channel, each on
 // the model its tab loaded (gate.ts).
-import type { CallControl, EngineCore } from '../../contract.ts';
+import type { CallControl, EngineCalls } from '../../contract.ts';
 import { HearthError } from '../../errors.ts';
 import { type Method, RpcServer } from '../../core/rpc/rpc.ts';
 import { ModelGate } from './gate.ts';
@@ -22,7 +22,7 @@ export class Leader {
 
   constructor(
     readonly term: string,
-    private readonly core: EngineCore,
+    private readonly engine: EngineCalls,
     private readonly post: (message: Message) => void,
     /** The tabs that are still open. */
     private readonly openTabs: () => Promise<Set<string>>,
@@ -30,18 +30,18 @@ export class Leader {
 
   /** Runs one call of a tab (this one or another) on the engine. */
   async run(tab: string, method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
-    const core = this.core as unknown as Record<Method, (a: unknown, c: CallControl) => Promise<unknown>>;
+    const calls = this.engine as unknown as Record<Method, (a: unknown, c: CallControl) => Promise<unknown>>;
     if (method === 'unload') {
       this.models.delete(tab);
       const loaded = this.gate.loaded;
-      if (![...this.models.values()].includes(loaded ?? '')) await this.gate.unload(() => this.core.unload());
+      if (![...this.models.values()].includes(loaded ?? '')) await this.gate.unload(() => this.engine.unload());
       return undefined;
     }
-    if (method !== 'load' && !USES_MODEL.has(method)) return core[method](argument, control);
+    if (method !== 'load' && !USES_MODEL.has(method)) return calls[method](argument, control);
     if (model) this.models.set(tab, model.key);
-    const info = await this.gate.enter(model, (request, c) => this.core.load(request, c), control);
+    const info = await this.gate.enter(model, (request, c) => this.engine.load(request, c), control);
     try {
-      return method === 'load' ? info : await core[method](argument, control);
+      return method === 'load' ? info : await calls[method](argument, control);
     } catch (err) {
       if (err instanceof HearthError && err.code === 'no_model') this.gate.forget();
       throw err;

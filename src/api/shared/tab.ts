@@ -9,9 +9,9 @@
 // call runs the leader's term lock is checked (LIVENESS_MS), so a leader that vanished, or one that never was (a
 // forged message), cannot leave a tab's requests hanging.
 import { abortable } from '../../core/abort.ts';
-import type { CallControl, EngineCore, LoadRequest, LocalEngine } from '../../contract.ts';
+import type { CallControl, EngineCalls, LoadRequest, LocalEngine } from '../../contract.ts';
 import { EngineError } from '../../errors.ts';
-import { type Method, remoteCore, RpcClient } from '../../core/rpc/rpc.ts';
+import { type Method, RpcClient, rpcStubs } from '../../core/rpc/rpc.ts';
 import type { EngineInfo } from '../../types.ts';
 import { Leader } from './leader.ts';
 import { leaderGone, lockNames, type Message, readWire, stamp, type TabModel } from './wire.ts';
@@ -38,7 +38,7 @@ export async function joinShared(name: string, start: () => Promise<LocalEngine>
 }
 
 class SharedTab implements LocalEngine {
-  readonly core: EngineCore;
+  readonly calls: EngineCalls;
   private readonly id = crypto.randomUUID();
   private readonly locks: ReturnType<typeof lockNames>;
   private readonly channel: BroadcastChannel;
@@ -64,7 +64,7 @@ class SharedTab implements LocalEngine {
   constructor(private readonly name: string, private readonly start: () => Promise<LocalEngine>) {
     this.locks = lockNames(name);
     this.channel = new BroadcastChannel(this.locks.channel);
-    this.core = remoteCore((method, argument, control) => this.call(method, argument, control));
+    this.calls = rpcStubs<EngineCalls>((method, argument, control) => this.call(method, argument, control));
   }
 
   /** Resolves once a leader (this tab or another) is ready; rejects when this tab should lead and cannot start, or
@@ -130,7 +130,7 @@ class SharedTab implements LocalEngine {
       return this.close(err instanceof Error ? err : new EngineError(String(err)));
     }
     if (this.dead) return this.local.terminate();
-    this.leader = new Leader(term, this.local.core, (m) => this.post(m), () => this.openTabs());
+    this.leader = new Leader(term, this.local.calls, (m) => this.post(m), () => this.openTabs());
     this.switchTo(term);
     this.post({ kind: 'leader', term, ready: true });
     await aborted(this.quit.signal);

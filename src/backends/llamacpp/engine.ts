@@ -1,32 +1,29 @@
-// The engine: llama.cpp's wasm build and the model loaded into it, answering the EngineCore calls. It runs wherever
-// the wasm runs — in the browser's Web Worker (backends/llamacpp/worker/host.ts forwards the page's calls to it) and in Node (src/node.ts
-// wraps it in the public API). Loading is load.ts, prompts prompt.ts, requests run through the scheduler.
-import type { CallControl, CompletionRequest, EmbedResult, EngineCore, ExportPromptRequest, LoadRequest, RankResult } from '../../contract.ts';
+// Hearth's llama.cpp engine: llama.cpp's wasm build and the model loaded into it, answering a backend's calls and the
+// services only it has, the KV state store and the model store (contract.ts ServedCalls). It runs wherever the wasm
+// runs — in the browser's Web Worker (worker/host.ts serves the page's calls) and in Node (src/node.ts). Loading is
+// load.ts, prompts prompt.ts, requests run through the scheduler (run/scheduler.ts).
+import type { BackendInfo, CallControl, CompletionRequest, EmbedResult, ExportPromptRequest, LoadRequest, RankResult, ServedCalls } from '../../contract.ts';
 import { InvalidRequestError } from '../../errors.ts';
-import type {
-  CacheOptions, CacheStats, EngineInfo, ModelInfo, ModelStoreUsage, StoredModel,
-  StoredModelRef,
-} from '../../types.ts';
+import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
 import { pooledOutputs, rerankTokens } from './embed.ts';
-import { EngineInspector } from './inspect.ts';
 import { Job } from './run/job.ts';
 import { Llama } from './binding/llama.ts';
 import type { ModuleLoader } from './binding/module.ts';
-import { DEFAULT_MAX_MODEL_BYTES } from './limits.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from '../../core/limits.ts';
 import { loadSession, openModelFile } from './load.ts';
 import { openPromptState } from './prompt-state-file.ts';
 import { writePromptState } from './cache/prompt-state.ts';
 import { prefillState } from './run/prefill-state.ts';
-import { resolveRequest } from '../../core/request.ts';
+import { resolveRequest } from '../../core/chat/request.ts';
 import { Scheduler } from './run/scheduler.ts';
 import type { Session } from './run/session.ts';
 import type { ModelStore } from '../../core/models/store.ts';
 import type { ModelFile } from '../../core/models/file.ts';
-import { isRemoteSource } from '../../core/models/remote.ts';
+import { isWebSource } from '../../core/models/web-source.ts';
 import { openProjector } from '../../core/models/projector.ts';
-import { resolveMedia } from './media.ts';
+import { resolveMedia } from '../../core/chat/media.ts';
 import { VERSION } from '../../core/build.ts';
 
 export interface EngineConfig {
@@ -44,8 +41,6 @@ export interface EngineConfig {
   kvStore?: KvStore | null;
 }
 
-const MAX_PARALLEL = 16;
-
 /** What engine.info().buildReason adds about a relaxed build's dot products on this CPU (Llama.simdDot). */
 function dotReason(dot: 'int16' | 'int32' | null): string {
   if (dot === 'int16') return '; its 8-bit dot products run as x86 pmaddubsw, with products summed in int16';
@@ -53,12 +48,11 @@ function dotReason(dot: 'int16' | 'int32' | null): string {
   return '';
 }
 
-export class Engine implements EngineCore {
+export class Engine implements ServedCalls {
   private llama: Llama | null = null;
   private session: Session | null = null;
-  private readonly scheduler = new Scheduler(() => this.requireSession());
-  /** Seams for tests and benchmarks (inspect.ts). */
-  readonly inspect = new EngineInspector(this.scheduler, () => this.requireSession());
+  /** Runs every request on the loaded model (inspect.ts reaches it in Node, for tests and benchmarks). */
+  readonly scheduler = new Scheduler(() => this.requireSession());
   private store: Promise<KvStore | null> | null = null;
   private readonly cacheConfig: CacheConfig & { persistent: boolean };
 
@@ -100,23 +94,16 @@ export class Engine implements EngineCore {
     return this.session && !this.session.llama.crashed ? this.session : null;
   }
 
-  private requireSession(): Session {
+  /** The loaded model; InvalidRequestError 'no_model' without one. */
+  requireSession(): Session {
     const s = this.live;
     if (!s) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
     return s;
   }
 
+  /** `options` checked by the router (core/options.ts checkLoadOptions); nCtx against the model by kv-layout.ts. */
   load({ source, options }: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
-    const n = options.nParallel;
-    if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL)) {
-      return Promise.reject(new InvalidRequestError(`nParallel: expected an integer from 1 to ${MAX_PARALLEL}, got ${JSON.stringify(n)}`,
-        'invalid_parameter', { param: 'nParallel' }));
-    }
     const state = options.promptState;
-    if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
-      return Promise.reject(new InvalidRequestError('promptState: expected the URL of a prompt state file, or the file as a Blob',
-        'invalid_parameter', { param: 'promptState' }));
-    }
     const { signal, onProgress } = control;
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
@@ -178,13 +165,12 @@ export class Engine implements EngineCore {
     this.session = null;
   }
 
-  async info(): Promise<EngineInfo> {
+  async info(): Promise<BackendInfo> {
     const llama = await this.getLlama();
     const s = this.live;
     const ctx = s?.ctx;
     return {
       backend: 'wasm', remote: null, input: s?.info.input ?? ['text'],
-      selection: { requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null },
       build: this.config.loader.variant,
       buildReason: this.config.loader.reason + dotReason(llama.simdDot),
       threads: this.config.loader.threads,
@@ -203,7 +189,6 @@ export class Engine implements EngineCore {
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.config.loader.variant.startsWith('mt'),
       },
-      shared: null, // a page's client says when tabs share this engine (shared/tab.ts)
       storage: this.config.models?.kind ?? null,
     };
   }
@@ -251,7 +236,7 @@ export class Engine implements EngineCore {
   }
 
   async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {
-    if (!this.config.models || options.store === false || !isRemoteSource(source)) {
+    if (!this.config.models || options.store === false || !isWebSource(source)) {
       throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
     }
     return this.config.models.ensure(source, {

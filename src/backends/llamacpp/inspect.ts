@@ -1,31 +1,72 @@
-// Seams for tests and benchmarks: what the engine computed and holds, reached as engine.inspect in Node. Not part of
-// EngineCore, so never reachable from a page. Requests go through the same cache path and scheduler as a completion.
-import { newCompletionMeta } from '../../core/completion.ts';
-import { resolveRequest } from '../../core/request.ts';
+// Seams for tests and benchmarks: what the engine computed and holds. Never part of a shipped bundle — nothing in
+// src/ imports it (test/helpers.ts and bench/ do) — and never reachable from a page. Its requests go through the same
+// cache path and scheduler as a completion; what it watches, it watches from Job subclasses.
+import { newCompletionMeta } from '../../core/chat/completion.ts';
+import { resolveRequest } from '../../core/chat/request.ts';
 import type { CallControl, CompletionRequest } from '../../contract.ts';
-import type { CacheSource, ChatCompletionCreateParams } from '../../types.ts';
-import { Job, type LogitsTrace } from './run/job.ts';
+import type { CacheSource, ChatCompletionCreateParams, ChatMessage } from '../../types.ts';
+import type { Engine } from './engine.ts';
+import { Job } from './run/job.ts';
 import type { Scheduler } from './run/scheduler.ts';
 import type { Session } from './run/session.ts';
 
+/** What a test can watch: the logits each token was sampled from. */
+export type LogitsTrace = (step: { token: number; logits: Float32Array }) => void;
+
+/** A completion whose every sampled token is reported with the logits it was sampled from. */
+class TracedJob extends Job {
+  constructor(request: CompletionRequest, control: CallControl, model: string, private readonly trace: LogitsTrace) {
+    super({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, newCompletionMeta(model));
+  }
+
+  protected override sampleToken(s: Session, logits: number): number {
+    const row = s.ctx.logits(logits);
+    const token = super.sampleToken(s, logits);
+    this.trace({ token, logits: row });
+    return token;
+  }
+}
+
+/** A request that stops after its prompt, keeping the logits of the next token (no reply is written or kept). */
+class PromptLogitsJob extends Job {
+  logits: Float32Array | null = null;
+
+  override replyFrom(s: Session, logits: number): boolean {
+    this.logits = s.ctx.logits(logits);
+    return true;
+  }
+
+  override complete(): ChatMessage | null {
+    return null;
+  }
+}
+
 export class EngineInspector {
-  constructor(private readonly scheduler: Scheduler, private readonly session: () => Session) {}
+  constructor(private readonly engine: Engine) {}
+
+  private get scheduler(): Scheduler {
+    return this.engine.scheduler;
+  }
+
+  private session(): Session {
+    return this.engine.requireSession();
+  }
 
   /** Decode steps so far and the time they took. */
   get profile(): Readonly<Scheduler['profile']> {
     return this.scheduler.profile;
   }
 
-  /** A completion as EngineCore.complete runs it, with `trace` seeing the logits every token was sampled from. */
+  /** A completion as the engine's complete() runs it, with `trace` seeing the logits every token was sampled from. */
   complete(request: CompletionRequest, control: CallControl, trace: LogitsTrace): Promise<void> {
-    return this.scheduler.submit(Job.completion(request, control, this.session().info.name, trace));
+    return this.scheduler.submit(new TracedJob(request, control, this.session().info.name, trace));
   }
 
   /** The next-token logits after the request's prompt (no reply is generated): cached and cold prompts compared. */
   async promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
-    const job = new Job(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''), true);
+    const job = new PromptLogitsJob(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''));
     await this.scheduler.submit(job);
-    return { logits: job.promptLogits!, cached: job.prep.cached, source: job.prep.source };
+    return { logits: job.logits!, cached: job.prep.cached, source: job.prep.source };
   }
 
   /** What the model reads for this request: the rendered prompt, its tokens, and the system prefix the cache keeps. */

@@ -14,7 +14,7 @@ export const PROMPT_STATE_FILE: StoredFormat = {
       await readPromptStateHeader(files.parts[0]!);
     } catch (err) {
       if (!(err instanceof PromptStateMismatch)) throw err;
-      throw new ModelLoadError(`${files.name} is not a usable prompt state file: ${err.message}. It was deleted.`, 'invalid');
+      throw new ModelLoadError(`${files.name} is not a usable prompt state file: ${err.message}. It was deleted.`, 'invalid_file');
     }
   },
 };

@@ -28,7 +28,11 @@ export function serverError(status: number, body: ServerErrorBody | undefined, w
   if (status === 429 || status >= 500) {
     return new EngineError(`the server at ${where} failed (HTTP ${status})${said}`, status === 429 ? 'remote_rate_limited' : 'remote_error', { ...details, retryable: true });
   }
-  if (status >= 400) return new InvalidRequestError(`the server at ${where} refused the request (HTTP ${status})${said}`, code ?? 'remote_invalid_request', details);
+  // The server's own code is its vocabulary, not Hearth's: it goes in details.serverCode.
+  if (status >= 400) {
+    return new InvalidRequestError(`the server at ${where} refused the request (HTTP ${status})${said}`, 'remote_invalid_request',
+      { ...details, ...(code ? { serverCode: code } : {}) });
+  }
   return new EngineError(`the server at ${where} answered HTTP ${status}${said}`, 'remote_error', details);
 }
 

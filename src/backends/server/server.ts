@@ -1,10 +1,11 @@
 // An OpenAI-compatible server as a backend (EngineOptions.backend / fallback { remote }): the same calls as the wasm
 // engine, answered by llama-server, vLLM, Ollama, SGLang or OpenAI over HTTP from the page. A completion always
 // streams from the server (with include_usage), so non-streamed calls, aborts and the final chunk's usage and timings
-// take one path, the one the wasm engine's chunks take (core/completion.ts assembles them).
-import type { Backend, CallControl, CompletionRequest, EmbedResult, EngineCore, RankResult, Supports } from '../../contract.ts';
+// take one path, the one the wasm engine's chunks take (core/chat/completion.ts assembles them).
+import type { Backend, BackendInfo, CallControl, CompletionRequest, EmbedResult, RankResult, Supports } from '../../contract.ts';
 import { AbortError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
-import type { ChatCompletionChunk, ChatMessage, ContentPart, EngineInfo, ModelInfo, RemoteOptions } from '../../types.ts';
+import type { ChatCompletionChunk, ChatMessage, ContentPart, ModelInfo, RemoteOptions } from '../../types.ts';
+import { VERSION } from '../../core/build.ts';
 import { responseError, serverError, unreachable } from './errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
@@ -28,7 +29,7 @@ export class ServerBackend implements Backend {
 
   /** `fallback`: used only when the backends before it cannot run the model (router.ts). `idleMs`: IDLE_MS (tests
    * shorten it). */
-  constructor(readonly remote: RemoteOptions, private readonly home: EngineCore, readonly fallback = false, private readonly idleMs = IDLE_MS) {}
+  constructor(readonly remote: RemoteOptions, readonly fallback = false, private readonly idleMs = IDLE_MS) {}
 
   async load(_request: unknown, control: CallControl = {}): Promise<ModelInfo> {
     this.model = null;
@@ -138,12 +139,17 @@ export class ServerBackend implements Backend {
     throw new InvalidRequestError('rerank needs the wasm backend: a remote server is not asked for it', 'unsupported_by_backend');
   }
 
-  async info(): Promise<EngineInfo> {
-    const home = await this.home.info();
+  /** The server's own: no wasm build, threads or KV cache of this device answer here. */
+  async info(): Promise<BackendInfo> {
     return {
-      ...home, backend: 'remote', remote: { baseURL: this.remote.baseURL, model: this.remote.model }, input: ['text', 'image', 'audio'], model: this.model,
-      nCtx: this.model?.nCtxTrain ?? 0, context: null, kvCache: null,
-      capabilities: { ...home.capabilities, persistentKv: false, batching: true, embeddings: true, contextShift: false },
+      backend: 'remote', remote: { baseURL: this.remote.baseURL, model: this.remote.model }, input: ['text', 'image', 'audio'],
+      build: null, buildReason: 'no WebAssembly build runs: a server answers', threads: 0, version: VERSION, llamaBuild: '',
+      wasmSimd: false, model: this.model, nCtx: this.model?.nCtxTrain ?? 0, context: null, kvCache: null,
+      capabilities: {
+        persistentKv: false, batching: true, embeddings: true, contextShift: false, threads: false,
+        webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
+      },
+      storage: null,
     };
   }
 

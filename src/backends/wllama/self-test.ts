@@ -1,8 +1,8 @@
 // A backend proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
 // results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
 // (probe-model.ts); their next-token log-probabilities must agree.
-import type { EngineCore } from '../../contract.ts';
-import { resolveRequest } from '../../core/request.ts';
+import type { BackendCalls } from '../../contract.ts';
+import { resolveRequest } from '../../core/chat/request.ts';
 import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../../types.ts';
 import { probeModel, PROBE_PROMPT } from './probe-model.ts';
 import type { WllamaBackend } from './wllama.ts';
@@ -15,7 +15,7 @@ const TOP = 8;
 const TOLERANCE = 0.1;
 
 /** `wasmSource`: where the wasm engine reads the probe (default: the in-memory Blob; in Node, a file). */
-export async function selfTest(wasm: EngineCore, gpu: Pick<WllamaBackend, 'load' | 'promptLogprobs' | 'unload'>, wasmSource?: ModelSource): Promise<SelfTest> {
+export async function selfTest(wasm: BackendCalls, gpu: Pick<WllamaBackend, 'load' | 'promptLogprobs' | 'unload'>, wasmSource?: ModelSource): Promise<SelfTest> {
   const blob = new Blob([probeModel() as BlobPart]);
   await wasm.load({ source: wasmSource ?? blob, options: { nCtx: 256, store: false } });
   let expected: TopLogprobs;
@@ -32,7 +32,7 @@ export async function selfTest(wasm: EngineCore, gpu: Pick<WllamaBackend, 'load'
   }
 }
 
-async function wasmLogprobs(wasm: EngineCore): Promise<TopLogprobs> {
+async function wasmLogprobs(wasm: BackendCalls): Promise<TopLogprobs> {
   const { onProgress: _, ...request } = resolveRequest({
     messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: TOP,
   });

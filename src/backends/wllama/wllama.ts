@@ -10,7 +10,7 @@
 // TypeScript sources; webpack finds nothing).
 import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type { Backend, CallControl, CompletionRequest, EmbedResult, LoadRequest, RankResult, Supports } from '../../contract.ts';
-import { newCompletionMeta } from '../../core/completion.ts';
+import { newCompletionMeta } from '../../core/chat/completion.ts';
 import { ReplyPlanner } from '../../core/chat/plan.ts';
 import { ReplyWriter } from '../../core/chat/reply.ts';
 import { ChatTemplate } from '../../core/chat/template.ts';
@@ -21,6 +21,7 @@ import { formatBytes } from '../../core/bytes.ts';
 import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError, ModelLoadError } from '../../errors.ts';
 import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
 import { checkCall } from '../supports.ts';
+import { checkContextSize } from '../../core/options.ts';
 import { VERSION } from '../../core/build.ts';
 import type { ModelBlobs } from '../../core/models/page-files.ts';
 
@@ -99,8 +100,13 @@ export class WllamaBackend implements Backend {
     await this.unload();
     const w = await this.instance();
     const size = parts.reduce((n, p) => n + p.blob.size, 0);
+    const blob = parts[0]!.blob;
+    const header = await readGgufHeader(async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()), blob.size);
+    const arch = header.kv.get('general.architecture')?.value;
+    const nCtxTrain = Number(header.kv.get(`${String(arch)}.context_length`)?.value ?? 0);
+    checkContextSize(request.options.nCtx, nCtxTrain);
     control.onProgress?.({ phase: 'load', loaded: 0, total: size });
-    const nCtx = request.options.nCtx ?? DEFAULT_CTX;
+    const nCtx = request.options.nCtx ?? (nCtxTrain > 0 ? Math.min(DEFAULT_CTX, nCtxTrain) : DEFAULT_CTX);
     try {
       await w.loadModel(parts.map((p) => p.blob), {
         n_ctx: nCtx, n_threads: this.opts.threads, n_parallel: 1, jinja: true,
@@ -116,8 +122,6 @@ export class WllamaBackend implements Backend {
       throw new AbortError('model load aborted');
     }
     this.nCtx = nCtx;
-    const blob = parts[0]!.blob;
-    const header = await readGgufHeader(async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()), blob.size);
     this.model = modelInfo(w, header, parts[0]!.name, size);
     this.chat = chatFormat(header, this.model);
     control.onProgress?.({ phase: 'load', loaded: size, total: size });

@@ -2,7 +2,7 @@
 // tool calls (stream.ts) with the log-probabilities of the tokens it came from, and the final chunk with the finish
 // reason ('tool_calls' when the reply made calls), usage, timings and warnings. A backend feeds it text and
 // log-probabilities and sends the chunks it returns.
-import { chunk, type CompletionMeta } from '../completion.ts';
+import { chunk, type CompletionMeta } from './completion.ts';
 import type { ChatCompletionChunk, ChatMessage, ChunkDelta, FinishReason, Timings, TokenLogprob, Usage } from '../../types.ts';
 import type { ParsedOutput } from './output.ts';
 import { OutputStream } from './stream.ts';

@@ -56,7 +56,7 @@ export function tensorBytes(type: number, dims: number[]): number | null {
 }
 
 export class GgufFormatError extends Error {
-  constructor(message: string, readonly reason: 'not_gguf' | 'truncated' | 'invalid') {
+  constructor(message: string, readonly reason: 'not_gguf' | 'truncated' | 'invalid_file') {
     super(message);
   }
 }
@@ -119,7 +119,7 @@ class Cursor {
       case GgufValueType.UINT64: return v.getBigUint64(this.take(8), true);
       case GgufValueType.INT64: return v.getBigInt64(this.take(8), true);
       case GgufValueType.FLOAT64: return v.getFloat64(this.take(8), true);
-      default: throw new GgufFormatError(`unknown GGUF value type ${type}`, 'invalid');
+      default: throw new GgufFormatError(`unknown GGUF value type ${type}`, 'invalid_file');
     }
   }
 }
@@ -155,7 +155,7 @@ function parseHeader(c: Cursor, opts: ReadOptions): GgufHeader {
     throw new GgufFormatError('the file does not start with "GGUF": it is not a GGUF model', 'not_gguf');
   }
   const version = c.u32();
-  if (version < 2 || version > 3) throw new GgufFormatError(`GGUF version ${version} is not supported (2 or 3 are)`, 'invalid');
+  if (version < 2 || version > 3) throw new GgufFormatError(`GGUF version ${version} is not supported (2 or 3 are)`, 'invalid_file');
   const nTensors = c.u64();
   const nKv = c.u64();
   const kv = new Map<string, GgufKv>();
@@ -181,7 +181,7 @@ function parseHeader(c: Cursor, opts: ReadOptions): GgufHeader {
   for (let i = 0; i < nTensors; i++) {
     const name = c.string();
     const nDims = c.u32();
-    if (nDims > 8) throw new GgufFormatError(`tensor ${name} has ${nDims} dimensions`, 'invalid');
+    if (nDims > 8) throw new GgufFormatError(`tensor ${name} has ${nDims} dimensions`, 'invalid_file');
     const dims: number[] = [];
     for (let d = 0; d < nDims; d++) dims.push(c.u64());
     const type = c.u32();
@@ -208,7 +208,7 @@ function skipArray(c: Cursor, elemType: GgufValueType, n: number) {
     return;
   }
   const size = SCALAR_BYTES[elemType];
-  if (size === undefined) throw new GgufFormatError(`unsupported GGUF array element type ${elemType}`, 'invalid');
+  if (size === undefined) throw new GgufFormatError(`unsupported GGUF array element type ${elemType}`, 'invalid_file');
   c.skip(n * size);
 }
 

@@ -3,7 +3,7 @@
 // download's state (kept in the store's metadata), so an interrupted download resumes from there — after a reload too.
 // A server that ignores ranges (200 instead of 206) gets one plain request per file, which cannot resume.
 import { AbortError, ModelLoadError } from '../../errors.ts';
-import { fetchOk, type RemoteFile } from './remote.ts';
+import { fetchOk, type WebFile } from './web-source.ts';
 
 /** Writes into one stored file (an OPFS sync access handle, a Node file handle). */
 export interface FileWriter {
@@ -15,7 +15,7 @@ export interface FileWriter {
 }
 
 /** One file's download as the store keeps it. */
-export interface PartState extends RemoteFile {
+export interface PartState extends WebFile {
   chunkSize: number;
   /** Bytes written from the start of each chunk. */
   done: number[];
@@ -37,7 +37,7 @@ const PARALLEL = 4;
 const RETRIES = 3;
 
 /** A new file's state: chunks of 1–16 MiB, about 64 of them. */
-export function newPartState(file: RemoteFile): PartState {
+export function newPartState(file: WebFile): PartState {
   const chunkSize = file.size ? Math.min(16 << 20, Math.max(1 << 20, Math.ceil(file.size / 64))) : 0;
   const chunks = file.size ? Math.max(1, Math.ceil(file.size / chunkSize)) : 1;
   return { ...file, chunkSize, done: new Array(chunks).fill(0), ranges: null, hash: null };

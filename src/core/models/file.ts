@@ -2,7 +2,19 @@
 // llama.cpp's file system. Blobs and Files (a browser's download, the model store's OPFS or IndexedDB files) are mounted
 // with WORKERFS; Node's folders with NODEFS (node-dir.ts).
 import { ModelLoadError } from '../../errors.ts';
-import type { HearthModule } from '../../backends/llamacpp/binding/module.ts';
+
+/** An emscripten file system (the part a model is mounted into): what an emscripten module built with WORKERFS and,
+ * in Node, NODEFS offers. The llama.cpp engine's module is one (backends/llamacpp/binding/module.ts). */
+export interface FileSystemHost {
+  FS: {
+    mkdir(path: string): void;
+    mount(type: unknown, opts: Record<string, unknown>, path: string): void;
+    unmount(path: string): void;
+    rmdir(path: string): void;
+  };
+  WORKERFS: unknown;
+  NODEFS: unknown;
+}
 
 /** One file of a model: a whole model, or one part of a split one. */
 export interface ModelPart {
@@ -25,7 +37,7 @@ export interface ModelFile {
   /** The files in order: one, or the parts of a split model (name-0000i-of-0000N.gguf). */
   parts: ModelPart[];
   /** Makes the files visible to llama.cpp; returns the first one's path there and how to undo it. */
-  mount(mod: HearthModule): Promise<{ path: string; unmount(): void }>;
+  mount(mod: FileSystemHost): Promise<{ path: string; unmount(): void }>;
   /** The model's identity (models/sha256.ts) where already known: the model store computed it at download. */
   identity?: string;
 }
@@ -118,7 +130,7 @@ const READ_WINDOW = 1 << 20;
  * (10 s for a Qwen model before any weight is read). Small reads come from a window read ahead instead; files with a
  * sync access handle (openSyncReaders) are read through it.
  */
-function installReads(mod: HearthModule) {
+function installReads(mod: FileSystemHost) {
   const fs = mod.WORKERFS as WorkerFs;
   if (fs.stream_ops.read.buffered) return;
   const direct = fs.stream_ops.read;
@@ -179,7 +191,7 @@ function readFully(sync: SyncReader, into: Uint8Array, at: number): number {
   return done;
 }
 
-export function unmountDir(mod: HearthModule, dir: string) {
+export function unmountDir(mod: FileSystemHost, dir: string) {
   try {
     mod.FS.unmount(dir);
     mod.FS.rmdir(dir);

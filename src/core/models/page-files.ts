@@ -1,18 +1,20 @@
-// The model's files as Blobs on the page, for wllama (which reads them here, not in the engine's worker): from the
-// model store the wasm engine keeps (downloaded there first), a File, or a download into memory.
-import type { CallControl, EngineCore, LoadRequest } from '../../contract.ts';
+// A model's files as Blobs on the page, for a backend that reads them here rather than in a worker (wllama): from the
+// model store (downloaded there first by the worker that keeps it), a File, or a download into memory.
+import type { CallControl, LoadRequest, ModelStoreService } from '../../contract.ts';
 import { idbBackend } from './idb.ts';
 import { storedFiles } from './opfs.ts';
-import { isRemoteSource } from './remote.ts';
+import { isWebSource } from './web-source.ts';
 import { openSource } from './source.ts';
 
 /** A model as blobs, in order (a split model's parts). */
 export type ModelBlobs = Array<{ name: string; blob: Blob }>;
 
-export async function modelBlobs(home: EngineCore, { source, options }: LoadRequest, control: CallControl): Promise<ModelBlobs> {
+/** `fetchToStore`: the model store's download (ModelStoreService.modelsFetch), which says where the files are kept. */
+export async function pageFiles({ source, options }: LoadRequest, control: CallControl,
+  fetchToStore: ModelStoreService['modelsFetch']): Promise<ModelBlobs> {
   if (typeof Blob !== 'undefined' && source instanceof Blob) return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
-  if (options.store !== false && isRemoteSource(source)) {
-    const { folder, files } = await home.modelsFetch({ source, options }, control);
+  if (options.store !== false && isWebSource(source)) {
+    const { folder, files } = await fetchToStore({ source, options }, control);
     if ('getDirectory' in (globalThis.navigator?.storage ?? {})) return storedFiles(folder, files);
     // The worker's store is IndexedDB (no OPFS here), which this page reads as well.
     const file = await idbBackend()!.files(folder, files);

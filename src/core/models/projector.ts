@@ -4,7 +4,7 @@
 import { ModelLoadError } from '../../errors.ts';
 import type { LoadOptions, ModelSource } from '../../types.ts';
 import type { ModelFile } from './file.ts';
-import { DEFAULT_HF, fetchOk } from './remote.ts';
+import { DEFAULT_HF, fetchOk } from './web-source.ts';
 import { openSource, type SourceOptions } from './source.ts';
 
 type HfRepo = { repo: string; file?: string; revision?: string };

@@ -4,7 +4,7 @@
 import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { ModelSource } from '../../types.ts';
 import { blobFile, type ModelFile } from './file.ts';
-import { type FetchOptions, fetchOk, isRemoteSource, remoteModel } from './remote.ts';
+import { type FetchOptions, fetchOk, isWebSource, webModel } from './web-source.ts';
 import type { ModelStore, StoredFormat } from './store.ts';
 
 export interface SourceOptions extends FetchOptions {
@@ -25,7 +25,7 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
     if (!opts.openPath) throw new ModelLoadError('{ path } sources work only in Node; in a browser pass a URL, File or Blob.', 'unsupported_source');
     return opts.openPath(source.path);
   }
-  if (isRemoteSource(source)) {
+  if (isWebSource(source)) {
     if (opts.store) return opts.store.open(source, opts);
     return downloadToMemory(source, opts);
   }
@@ -34,12 +34,12 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
 
 /** Downloads every part into a Blob (LoadOptions.store false). */
 async function downloadToMemory(source: string | { hf: { repo: string; file: string; revision?: string } }, opts: SourceOptions): Promise<ModelFile> {
-  const remote = await remoteModel(source, opts);
-  const total = remote.files.reduce((n, f) => n + (f.size ?? 0), 0);
+  const web = await webModel(source, opts);
+  const total = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
   let loaded = 0;
   const parts = [];
   opts.onProgress?.({ phase: 'download', loaded, total });
-  for (const file of remote.files) {
+  for (const file of web.files) {
     const res = await fetchOk(file.url, opts);
     const chunks: Uint8Array[] = [];
     try {

@@ -3,13 +3,13 @@
 // request at all; an incomplete one resumes where it stopped. Nothing is complete until checked: its announced size
 // against the engine's limit before any byte comes, its first bytes as they arrive (a web page instead of a model is
 // stopped at once), then its size, GGUF header and sha256; a file that fails a check is deleted.
-import { ModelLoadError } from '../../errors.ts';
+import { ModelLoadError, type ModelLoadErrorCode } from '../../errors.ts';
 import type { ModelStorage, ModelStoreApi, ModelStoreUsage, Progress, StoredModel } from '../../types.ts';
 import { checkModelFile, tooLarge } from './check.ts';
 import { notGgufStart } from '../gguf/reader.ts';
 import type { ModelFile } from './file.ts';
 import { downloaded, downloadParts, type FileWriter, newPartState, partComplete, type PartState } from './download.ts';
-import { type FetchOptions, fileName, type RemoteFile, remoteModel, remoteUrls, type RemoteSource } from './remote.ts';
+import { type FetchOptions, fileName, type WebFile, webModel, webUrls, type WebSource } from './web-source.ts';
 import { modelIdentity, sha256Hex, sha256InMemory } from './sha256.ts';
 import { formatBytes } from '../bytes.ts';
 
@@ -62,7 +62,7 @@ const PROGRESS_EVERY_MS = 100;
 const SPEED_WINDOW_MS = 3000;
 
 /** A download's failures that are the file's fault: what came of it is deleted (others keep it, to resume). */
-const BAD_FILE = new Set(['not_gguf', 'truncated', 'invalid', 'too_large', 'size_mismatch', 'checksum_mismatch']);
+const BAD_FILE: ReadonlySet<ModelLoadErrorCode> = new Set(['not_gguf', 'truncated', 'invalid_file', 'too_large', 'size_mismatch', 'checksum_mismatch']);
 
 /** What the store needs to know beyond the source: the engine's model size limit, and what kind of file it is. */
 export interface StoreOptions extends FetchOptions {
@@ -97,14 +97,14 @@ export class ModelStore implements ModelStoreApi {
   }
 
   /** The model's files from the store, downloading what is missing first. */
-  async open(source: RemoteSource, opts: StoreOptions): Promise<ModelFile> {
+  async open(source: WebSource, opts: StoreOptions): Promise<ModelFile> {
     const { folder, files, identity } = await this.ensure(source, opts);
     return { ...await this.backend.files(folder, files), identity };
   }
 
   /** Downloads what is missing of the model; returns its folder, the names of its checked files and its identity. */
-  async ensure(source: RemoteSource, opts: StoreOptions): Promise<{ id: string; folder: string; files: string[]; identity: string }> {
-    const { id, urls } = remoteUrls(source, opts.hfEndpoint);
+  async ensure(source: WebSource, opts: StoreOptions): Promise<{ id: string; folder: string; files: string[]; identity: string }> {
+    const { id, urls } = webUrls(source, opts.hfEndpoint);
     const key = await storeKey(id);
     await this.sweep();
     return this.backend.lock(key, async () => {
@@ -123,8 +123,8 @@ export class ModelStore implements ModelStoreApi {
   }
 
   /** Deletes a stored model, named by its id (models.list()) or its source. */
-  async delete(source: RemoteSource, hfEndpoint?: string): Promise<boolean> {
-    const key = await storeKey(typeof source === 'string' ? source : remoteUrls(source, hfEndpoint).id);
+  async delete(source: WebSource, hfEndpoint?: string): Promise<boolean> {
+    const key = await storeKey(typeof source === 'string' ? source : webUrls(source, hfEndpoint).id);
     return this.backend.lock(key, async () => {
       if (!(await this.backend.readMeta(key).catch(() => null))) return false;
       await this.backend.remove(key);
@@ -161,16 +161,16 @@ export class ModelStore implements ModelStoreApi {
   }
 
   /** Downloads (or resumes) the model and checks it; returns its complete record. */
-  private async fetch(source: RemoteSource, key: string, stored: StoreMeta | null, opts: StoreOptions): Promise<StoreMeta> {
-    const remote = await remoteModel(source, opts);
-    const announced = remote.files.reduce((n, f) => n + (f.size ?? 0), 0);
-    if (opts.maxBytes !== undefined && announced > opts.maxBytes) throw tooLarge(remote.files[0]!.name, announced, opts.maxBytes);
+  private async fetch(source: WebSource, key: string, stored: StoreMeta | null, opts: StoreOptions): Promise<StoreMeta> {
+    const web = await webModel(source, opts);
+    const announced = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
+    if (opts.maxBytes !== undefined && announced > opts.maxBytes) throw tooLarge(web.files[0]!.name, announced, opts.maxBytes);
     let meta = stored;
-    if (!meta || !sameFiles(meta.parts, remote.files)) {
+    if (!meta || !sameFiles(meta.parts, web.files)) {
       if (meta) await this.backend.remove(key); // the server's files changed since: start over
       const now = Date.now();
       meta = {
-        version: STORE_VERSION, id: remote.id, parts: remote.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now,
+        version: STORE_VERSION, id: web.id, parts: web.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now,
       };
     }
     await this.checkSpace(meta);
@@ -333,7 +333,7 @@ function validPart(p: PartState): boolean {
 const isTime = (t: unknown) => typeof t === 'number' && Number.isFinite(t);
 
 /** The server still has the files a partial download started on (same sizes, checksums and ETags where known). */
-function sameFiles(parts: PartState[], files: RemoteFile[]): boolean {
+function sameFiles(parts: PartState[], files: WebFile[]): boolean {
   return parts.length === files.length && parts.every((p, i) => {
     const f = files[i]!;
     return p.url === f.url && p.size === f.size && p.sha256 === f.sha256 && (!p.etag || !f.etag || p.etag === f.etag);

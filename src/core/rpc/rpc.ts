@@ -2,15 +2,15 @@
 // tab ↔ the tab running the shared engine (a BroadcastChannel, shared/). A call has an id; the caller may abort it;
 // its progress events and chunks travel as messages, chunks acknowledged under the one flow-control rule (flow.ts);
 // its answer is a Result, so a typed error keeps its class, code and details across (errors.ts toWire/fromWire).
-import type { CallControl, EngineCore } from '../../contract.ts';
+import type { CallControl, ServedCalls } from '../../contract.ts';
 import { abortable } from '../abort.ts';
 import { AbortError, fromWire, toWire, type WireError } from '../../errors.ts';
 import type { ChatCompletionChunk, Progress } from '../../types.ts';
 import { ChunkWindow } from './flow.ts';
 
-export type Method = keyof EngineCore;
+export type Method = keyof ServedCalls;
 
-// Every core method: a Record over Method fails to compile when one is missing.
+// Every call: a Record over Method fails to compile when one is missing.
 const methods: Record<Method, true> = {
   load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true, cacheExport: true,
   modelsFetch: true, modelsList: true, modelsDelete: true, modelsUsage: true,
@@ -169,7 +169,7 @@ export class RpcServer {
   }
 }
 
-/** An EngineCore whose every call goes through `call` (the stubs of a remote engine). */
-export function remoteCore(call: (method: Method, argument: unknown, control: CallControl) => Promise<unknown>): EngineCore {
-  return Object.fromEntries(METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => call(m, argument, control ?? {})])) as unknown as EngineCore;
+/** Stubs for every call, each going through `call` (to the engine's worker, or to the tab running the shared engine). */
+export function rpcStubs<T extends Record<Method, unknown>>(call: (method: Method, argument: unknown, control: CallControl) => Promise<unknown>): T {
+  return Object.fromEntries(METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => call(m, argument, control ?? {})])) as unknown as T;
 }

@@ -1,16 +1,14 @@
 // The raw emscripten module built from wasm/hearth.cpp, and how each environment gets one.
 // Builds: 'mt' (pthreads + SIMD, needs SharedArrayBuffer) and 'st' (SIMD only), each also with relaxed SIMD.
 import type { BuildVariant } from '../../../types.ts';
+import type { FileSystemHost } from '../../../core/models/file.ts';
 
 type Ptr = number;
 
 /** The exports of wasm/hearth.cpp plus the emscripten runtime pieces the binding uses. */
-export interface HearthModule {
+export interface HearthModule extends FileSystemHost {
   HEAPU8: Uint8Array;
   wasmMemory?: WebAssembly.Memory;
-  FS: EmscriptenFS;
-  WORKERFS: unknown;
-  NODEFS: unknown;
   UTF8ToString(ptr: Ptr, maxBytes?: number): string;
   hearthLog?: (level: number, text: string) => void;
   hearthProgress?: (progress: number) => boolean;
@@ -108,13 +106,6 @@ export interface HearthModule {
   _hearth_media_embd(mtmd: Ptr): Ptr;
   _hearth_model_n_embd_inp(model: Ptr): number;
   _hearth_media_decode(ctx: Ptr, mtmd: Ptr, chunk: Ptr, embd: Ptr, nPast: number, seq: number): number;
-}
-
-export interface EmscriptenFS {
-  mkdir(path: string): void;
-  mount(type: unknown, opts: Record<string, unknown>, path: string): void;
-  unmount(path: string): void;
-  rmdir(path: string): void;
 }
 
 /** What the emscripten factory accepts (besides our own hooks). */

@@ -2,7 +2,7 @@
 // saved system prompt states, and saving. After each turn a slot's new cells are exported at once (a copy, a few ms,
 // before the next request changes the slot) and written in the background, one queue per record.
 import type { CacheStats, ChatMessage, Progress, Tool } from '../../../types.ts';
-import { now } from '../clock.ts';
+import { now } from '../../../core/clock.ts';
 import { hashBytes } from '../../../core/hash.ts';
 import { conversationKey, FORMAT_VERSION, isNamedConversation, namedConversationId } from './identity.ts';
 import { exportCells } from './kv-io.ts';

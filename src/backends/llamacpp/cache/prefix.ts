@@ -1,7 +1,7 @@
 // Token and message helpers shared by the cache's matching steps.
 import { contentText } from '../../../core/chat/messages.ts';
 import type { ChatMessage, Tool } from '../../../types.ts';
-import { mediaName } from '../media.ts';
+import { mediaName } from '../../../core/chat/media.ts';
 import { hashText } from '../../../core/hash.ts';
 
 /** Length of the longest common prefix of two token lists. */

@@ -10,7 +10,7 @@
 // common token prefix (>= minTokens). The system prompt cache (SPC) keeps the state of the rendered system prefix.
 import { AbortError } from '../../../errors.ts';
 import type { CacheSource, CacheStats, ChatMessage, Progress, Tool } from '../../../types.ts';
-import { now } from '../clock.ts';
+import { now } from '../../../core/clock.ts';
 import { conversationKey } from './identity.ts';
 import { exportCells } from './kv-io.ts';
 import { Persistence } from './persistence.ts';

@@ -2,7 +2,7 @@
 // every slot's cells are carried over as state (the same values, no recompute), up to plan.maxCtx (kv-layout.ts).
 import { ContextFullError } from '../../../errors.ts';
 import type { Slot } from '../cache/slots.ts';
-import { contextFor } from '../kv-layout.ts';
+import { contextFor } from '../cache/kv-layout.ts';
 import type { Session } from './session.ts';
 
 /** Told the busy slots a resize could not carry over: their requests cannot go on. */

@@ -1,22 +1,20 @@
 // One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
 // how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
-import { type CompletionMeta, newCompletionMeta } from '../../../core/completion.ts';
+import { type CompletionMeta, newCompletionMeta } from '../../../core/chat/completion.ts';
 import type { CallControl, CompletionRequest, ResolvedRequest } from '../../../contract.ts';
 import { AbortError } from '../../../errors.ts';
 import type { ChatCompletionChunk, ChatMessage, FinishReason, TokenLogprob } from '../../../types.ts';
 import type { Prepared } from '../cache/prompt-cache.ts';
-import { now } from '../clock.ts';
-import { Detokenizer } from '../detokenizer.ts';
+import { now } from '../../../core/clock.ts';
+import { Detokenizer } from './detokenizer.ts';
 import { type ReplyOptions, ReplyWriter } from '../../../core/chat/reply.ts';
 import type { LlamaModel } from '../binding/model.ts';
-import type { Sampler, TokenLogprobs } from '../binding/sampler.ts';
-import type { PreparedPrompt } from '../prompt.ts';
+import { logprobs, type Sampler, type TokenLogprobs } from '../binding/sampler.ts';
+import type { PreparedPrompt } from './prompt.ts';
+import type { Session } from './session.ts';
 import { StopMatcher } from '../../../core/chat/stop.ts';
 
 export type ChunkSink = (c: ChatCompletionChunk) => void | Promise<void>;
-
-/** What a test can watch: the logits each token was sampled from (never set by the public API). */
-export type LogitsTrace = (step: { token: number; logits: Float32Array }) => void;
 
 export class Job {
   phase: 'queued' | 'prefill' | 'generate' | 'done' = 'queued';
@@ -30,8 +28,6 @@ export class Job {
   next = -1;
   /** Prompt position where a context shift cut the slot (its cells past it no longer match a cold decode). */
   shiftedAt: number | null = null;
-  /** The prompt's logits, for promptLogits(). */
-  promptLogits: Float32Array | null = null;
   tStart = 0;
   tPrompt = 0;
   /** Time spent encoding images and audio (part of the prompt's time). */
@@ -57,19 +53,15 @@ export class Job {
     private readonly sink: ChunkSink,
     readonly signal: AbortSignal | undefined,
     private readonly meta: CompletionMeta,
-    /** Stop after the prompt: the caller only wants its logits. */
-    readonly logitsOnly = false,
-    readonly trace?: LogitsTrace,
   ) {
     this.stops = new StopMatcher(req.stop);
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.done.catch(() => {});
   }
 
-  /** A completion's job: chunks to control.onChunk, progress to control.onProgress; `trace` for tests. */
-  static completion(request: CompletionRequest, control: CallControl, model: string, trace?: LogitsTrace): Job {
-    return new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal,
-      newCompletionMeta(model), false, trace);
+  /** A completion's job: chunks to control.onChunk, progress to control.onProgress. */
+  static completion(request: CompletionRequest, control: CallControl, model: string): Job {
+    return new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, newCompletionMeta(model));
   }
 
   get slot() {
@@ -90,8 +82,26 @@ export class Job {
     return this.sent;
   }
 
-  /** The prompt is in the slot: the role chunk opens the stream. */
-  startReply(model: LlamaModel) {
+  /** The prompt is in the slot, its logits at batch row `logits`: the reply opens with its first token. Returns
+   * true when the reply has already ended. */
+  replyFrom(s: Session, logits: number): boolean {
+    this.startReply(s.model);
+    return this.sampleNext(s, logits);
+  }
+
+  /** Samples the next token from the logits at batch row `logits`. Returns true when the reply ended. */
+  sampleNext(s: Session, logits: number): boolean {
+    const token = this.sampleToken(s, logits);
+    const lp = this.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, this.req.logprobs!)) : undefined;
+    return this.take(token, s.model.eogTokens.has(token), lp);
+  }
+
+  protected sampleToken(s: Session, logits: number): number {
+    return s.llama.guard(() => this.sampler!.sample(s.ctx, logits));
+  }
+
+  /** The role chunk opens the stream. */
+  private startReply(model: LlamaModel) {
     this.phase = 'generate';
     this.tPrompt = now();
     this.model = model;
@@ -106,7 +116,7 @@ export class Job {
    * Takes a sampled token. Returns true when the reply ended (end-of-generation token, stop string, max_tokens);
    * otherwise the token is the next one to decode.
    */
-  take(token: number, isEog: boolean, lp?: TokenLogprobs): boolean {
+  private take(token: number, isEog: boolean, lp?: TokenLogprobs): boolean {
     if (this.n === 0 && !this.tFirst) this.tFirst = now();
     if (isEog) return true;
     this.n++;
@@ -129,8 +139,8 @@ export class Job {
   readonly warnings: string[] = [];
 
   /** The final chunk (flushing held-back text), with usage and timings. Returns the reply as the assistant message
-   * a client sends back next turn. */
-  complete(): ChatMessage {
+   * a client sends back next turn (null: there is none to keep). */
+  complete(): ChatMessage | null {
     if (this.detok) {
       const tail = this.stops.push(this.detok.flush());
       this.emitText(tail.emit + (tail.stopped ? '' : this.stops.flush()));

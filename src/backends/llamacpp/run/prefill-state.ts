@@ -4,8 +4,8 @@
 // so later requests that start with them reuse the cells.
 import { AbortError, ContextFullError, EngineError } from '../../../errors.ts';
 import type { CallControl } from '../../../contract.ts';
-import { N_BATCH } from '../limits.ts';
-import { yieldToEventLoop } from '../yield.ts';
+import { N_BATCH } from '../binding/limits.ts';
+import { yieldToEventLoop } from './yield.ts';
 import { fit } from './growth.ts';
 import type { Session } from './session.ts';
 

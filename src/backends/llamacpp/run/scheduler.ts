@@ -9,17 +9,16 @@
 // The context grows with demand (growth.ts). When it cannot grow further and a reply fills it, the request's
 // context_overflow policy applies (overflow.ts).
 import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../../../errors.ts';
-import type { ChatMessage } from '../../../types.ts';
 import type { Slot } from '../cache/slots.ts';
-import { now } from '../clock.ts';
+import { now } from '../../../core/clock.ts';
 import { fit, grow, resize } from './growth.ts';
 import { Job } from './job.ts';
-import { contextFor, DEFAULT_REPLY_BUDGET } from '../kv-layout.ts';
-import { GrammarError, logprobs, Sampler } from '../binding/sampler.ts';
+import { contextFor, DEFAULT_REPLY_BUDGET } from '../cache/kv-layout.ts';
+import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
-import { N_BATCH } from '../limits.ts';
-import { yieldToEventLoop } from '../yield.ts';
+import { N_BATCH } from '../binding/limits.ts';
+import { yieldToEventLoop } from './yield.ts';
 import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/media.ts';
 
 
@@ -230,7 +229,6 @@ export class Scheduler {
     try {
       if (job.stopReason()) return; // aborted while the cache was read: the next step ends it
       s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
-      if (job.logitsOnly) return;
       job.sampler = s.llama.guard(() => newSampler(s, job));
       // Penalties look back over the prompt too (as llama.cpp's own tools do); media placeholders are no tokens.
       for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) if (!isPlaceholder(t)) job.sampler.accept(t);
@@ -283,7 +281,7 @@ export class Scheduler {
     }
     for (const { job, logits } of batch.parts) {
       if (job.phase === 'prefill') this.prefilled(s, job, logits);
-      else this.sample(s, job, logits);
+      else if (job.sampleNext(s, logits)) this.finish(s, job);
     }
     const t3 = now();
     const p = this.profile;
@@ -335,22 +333,7 @@ export class Scheduler {
     if (build && pos === build.tokens.length) s.cache.captureSystem(job.slot, build);
     if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) s.cache.checkpoint(job.slot);
     job.req.onProgress?.({ phase: 'prefill', loaded: pos - job.prep.cached, total: job.tokens.length - job.prep.cached });
-    if (logits < 0) return;
-    if (job.logitsOnly) {
-      job.promptLogits = s.ctx.logits(logits);
-      this.finish(s, job);
-      return;
-    }
-    job.startReply(s.model);
-    this.sample(s, job, logits);
-  }
-
-  private sample(s: Session, job: Job, logits: number) {
-    const trace = job.trace ? s.ctx.logits(logits) : null;
-    const token = s.llama.guard(() => job.sampler!.sample(s.ctx, logits));
-    if (trace) job.trace!({ token, logits: trace });
-    const lp = job.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, job.req.logprobs!)) : undefined;
-    if (job.take(token, s.model.eogTokens.has(token), lp)) this.finish(s, job);
+    if (logits >= 0 && job.replyFrom(s, logits)) this.finish(s, job);
   }
 
   /** Running requests whose cells llama.cpp refused to take into a resized context cannot go on. */
@@ -385,8 +368,7 @@ export class Scheduler {
   private finish(s: Session | null, job: Job, err?: unknown) {
     const i = this.active.indexOf(job);
     if (i >= 0) this.active.splice(i, 1);
-    let reply: ChatMessage | null = null;
-    if (err === undefined && !job.logitsOnly) reply = job.complete();
+    const reply = err === undefined ? job.complete() : null;
     if (s) {
       job.sampler?.free();
       s.cache.release(job.slot, job.prompt!, { reply, error: err, shiftedAt: job.shiftedAt });

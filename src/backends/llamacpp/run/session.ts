@@ -4,12 +4,12 @@
 import type { ModelInfo } from '../../../types.ts';
 import type { PromptCache } from '../cache/prompt-cache.ts';
 import type { ContextHolder } from '../cache/slots.ts';
-import type { ContextPlan } from '../kv-layout.ts';
+import type { ContextPlan } from '../cache/kv-layout.ts';
 import type { Llama } from '../binding/llama.ts';
 import type { LlamaProjector } from '../binding/media.ts';
 import type { LlamaModel } from '../binding/model.ts';
 import { LlamaContext } from '../binding/context.ts';
-import type { Prompts } from '../prompt.ts';
+import type { Prompts } from './prompt.ts';
 
 export interface SessionParts {
   llama: Llama;

@@ -1,21 +1,15 @@
-// The page side: createEngine() starts the engine worker and returns a HearthClient, the public API (EngineApi)
-// over a core whose every call runs in the worker.
+// The page's side of the llama.cpp engine's worker: starting it (the build for this browser and page, its files, a
+// start that stalls or is blocked by the page's policy), and its calls as stubs over the RPC layer (core/rpc/rpc.ts).
 import * as Comlink from 'comlink';
-import { EngineApi } from '../../../api/engine-api.ts';
-import type { EngineCore, LocalEngine } from '../../../contract.ts';
-import { DEFAULT_MAX_MODEL_BYTES } from '../limits.ts';
-import { EngineError, fromWire, InvalidRequestError } from '../../../errors.ts';
-import { joinShared } from '../../../api/shared/tab.ts';
-import { scriptUrl, TRUSTED_TYPES_HINT } from '../../../core/trusted-types.ts';
-import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource } from '../../../types.ts';
+import type { BackendInfo, ServedCalls } from '../../../contract.ts';
+import { assetsIn, type Assets, defaultAssets } from '../../../core/assets.ts';
 import { cspError, watchCsp } from '../../../core/csp.ts';
-import { selectBackends } from '../../../api/select.ts';
-import { checkRemote } from '../../server/options.ts';
-import { assetsIn, defaultAssets } from '../../../core/assets.ts';
-import { chooseBuild } from './simd.ts';
-import { remoteCore, RpcClient, type RpcMessage } from '../../../core/rpc/rpc.ts';
+import { RpcClient, type RpcMessage, rpcStubs } from '../../../core/rpc/rpc.ts';
+import { scriptUrl, TRUSTED_TYPES_HINT } from '../../../core/trusted-types.ts';
+import { EngineError, fromWire } from '../../../errors.ts';
+import type { CacheOptions, SimdChoice } from '../../../types.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
-import { isRemoteSource } from '../../../core/models/remote.ts';
+import { chooseBuild } from './simd.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
 // workers: milliseconds. Firefox sometimes never returns from creating them on a cross-origin isolated page while it
@@ -36,76 +30,50 @@ export function defaultThreads(): number {
   return Math.max(1, Math.min(8, Math.floor(cores / 2)));
 }
 
-export interface HearthClient extends HearthEngine {
-  /** Stops the worker at once; the engine cannot be used afterwards. A shared engine: this tab leaves it, and if
-   * this tab ran it, another tab takes it over. */
-  terminate(): void;
+/** What the page asks of the worker (createEngine's options, checked). */
+export interface WorkerOptions {
+  /** Asked for (EngineOptions.threads); default defaultThreads(). Without cross-origin isolation: 1. */
+  threads?: number;
+  simd: SimdChoice;
+  assetsUrl?: string;
+  maxModelBytes?: number;
+  hfEndpoint?: string;
+  cache?: CacheOptions;
 }
 
-export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
-  const start = starter(options);
-  const { shared } = options;
-  if (shared === undefined || shared === false) return new Client(await start());
-  if (shared !== true && (typeof shared !== 'string' || !shared)) {
-    throw new InvalidRequestError(`shared must be true or a non-empty name, got ${JSON.stringify(shared)}`, 'invalid_parameter');
-  }
-  return new Client(await joinShared(shared === true ? 'default' : shared, start));
-}
-
-/** Checks the options and returns what starts this tab's own engine: its worker, and the backends over it (select.ts). */
-function starter(options: EngineOptions): () => Promise<LocalEngine> {
-  const asked = options.backend ?? 'auto';
-  const backend = typeof asked === 'object' && asked ? { remote: checkRemote(asked.remote, 'backend') } : asked;
-  if (backend !== 'auto' && backend !== 'wasm' && backend !== 'webgpu' && typeof backend !== 'object') {
-    throw new InvalidRequestError(`backend must be "auto", "wasm", "webgpu" or { remote: { baseURL, model } }, got ${JSON.stringify(backend)}`, 'invalid_parameter');
-  }
-  const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
+/** The worker's start: the build for this page (threads need cross-origin isolation) and the URL of every file. */
+export function workerInit(options: WorkerOptions): HostInit {
   // Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages (COOP + COEP headers).
   const isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
-  let threads = Math.max(1, Math.min(16, Math.floor(options.threads ?? defaultThreads())));
+  let threads = options.threads ?? defaultThreads();
   if (!isolated && threads > 1) {
     if (options.threads !== undefined) {
       console.warn('[hearth] this page is not cross-origin isolated (COOP/COEP headers), so llama.cpp runs on 1 thread');
     }
     threads = 1;
   }
-  const simd = options.simd ?? 'auto';
-  if (simd !== 'auto' && simd !== 'plain') {
-    throw new InvalidRequestError(`simd must be "auto" or "plain", got ${JSON.stringify(simd)}`, 'invalid_parameter');
-  }
   const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
-  const assets = options.assetsUrl !== undefined ? assetsIn(options.assetsUrl, base) : defaultAssets(base);
+  const assets: Assets = options.assetsUrl !== undefined ? assetsIn(options.assetsUrl, base) : defaultAssets(base);
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
   const threadsWhy = threads > 1 ? `${threads} threads` : isolated ? '1 thread' : '1 thread (the page is not cross-origin isolated)';
-  const { variant, reason } = chooseBuild(threads > 1, simd, threadsWhy);
-  const init: HostInit = {
+  const { variant, reason } = chooseBuild(threads > 1, options.simd, threadsWhy);
+  return {
     variant, buildReason: reason, threads, assets, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
   };
-  const start = async (): Promise<LocalEngine> => {
-    const remote = new RemoteEngine(startWorker(assets['engine.worker.js']));
-    await remote.start(init);
-    const core = await selectBackends(remote.core, {
-      requested: backend, fallback, wasmUrl: assets['wllama.wasm'], threads, maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
-    });
-    return {
-      core,
-      terminate: () => {
-        remote.terminate();
-        // A WebGPU backend's own worker (wllama), a server's requests in flight.
-        if (backend !== 'wasm' || fallback) void core.unload().catch(() => {});
-      },
-    };
-  };
-  return async () => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await start();
-      } catch (err) {
-        if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
-        console.warn('[hearth] the engine worker stalled while starting; starting a new one');
-      }
+}
+
+/** Starts the engine's worker, again when a start stalls (at most MAX_STARTS times). */
+export async function startEngineWorker(init: HostInit): Promise<EngineWorker> {
+  for (let attempt = 1; ; attempt++) {
+    const worker = new EngineWorker(startWorker(init.assets['engine.worker.js']));
+    try {
+      await worker.start(init);
+      return worker;
+    } catch (err) {
+      if (!(err instanceof EngineError && err.code === 'worker_stalled') || attempt === MAX_STARTS) throw err;
+      console.warn('[hearth] the engine worker stalled while starting; starting a new one');
     }
-  };
+  }
 }
 
 /** The engine worker; a page policy that forbids it is a typed error that names what to change. */
@@ -122,33 +90,12 @@ function startWorker(url: string): Worker {
   }
 }
 
-class Client extends EngineApi implements HearthClient {
-  private persisting: Promise<unknown> | null = null;
-
-  constructor(private readonly engine: LocalEngine) {
-    super(engine.core);
-  }
-
-  override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
-    // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
-    // ask; engine.models.usage().persisted tells the answer). Never waited for: Chromium decides at once, but Firefox
-    // asks the user, and the load must not wait on a prompt they may never answer.
-    const stored = isRemoteSource(source) && options.store !== false;
-    if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
-      this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
-    }
-    return super.load(source, options);
-  }
-
-  terminate(): void {
-    this.engine.terminate();
-  }
-}
-
-/** The engine in the worker, seen as an EngineCore: its calls go over a MessagePort through the RPC layer. */
-class RemoteEngine {
-  readonly core: EngineCore;
-  private readonly remote: Comlink.Remote<HostApi>;
+/** The llama.cpp engine in its worker: its calls go over a MessagePort through the RPC layer. */
+export class EngineWorker {
+  readonly calls: ServedCalls;
+  /** What the engine said of itself when it started (its model store's kind, its build). */
+  started: BackendInfo | null = null;
+  private readonly host: Comlink.Remote<HostApi>;
   private readonly port: MessagePort;
   /** The worker's end of the port, handed over at start. */
   private hostPort: MessagePort | null;
@@ -158,12 +105,12 @@ class RemoteEngine {
   private starting: ((err: Error) => void) | null = null;
 
   constructor(private readonly worker: Worker) {
-    this.remote = Comlink.wrap<HostApi>(worker);
+    this.host = Comlink.wrap<HostApi>(worker);
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.rpc = new RpcClient((m) => port1.postMessage(m));
     port1.onmessage = (e: MessageEvent<RpcMessage>) => this.rpc.receive(e.data);
-    this.core = remoteCore((method, argument, control) =>
+    this.calls = rpcStubs<ServedCalls>((method, argument, control) =>
       this.dead ? Promise.reject(this.dead) : this.rpc.call(method, argument, control));
     this.hostPort = port2;
     worker.addEventListener('error', (e) => {
@@ -194,8 +141,9 @@ class RemoteEngine {
       const port = this.hostPort!;
       this.hostPort = null;
       const died = new Promise<never>((_, reject) => (this.starting = reject));
-      const result = await Promise.race([this.remote.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)), died]);
+      const result = await Promise.race([this.host.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)), died]);
       if (!result.ok) throw fromWire(result.error);
+      this.started = result.value;
     } catch (err) {
       // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment later).
       if (err instanceof EngineError && err.code === 'worker_failed') await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,9 +1,8 @@
-// The worker side: creates the Engine, and serves the page's calls on it (rpc/rpc.ts) from the port it was handed.
-import type { CallControl } from '../../../contract.ts';
+// The worker side: creates the Engine, and serves the page's calls on it (core/rpc/rpc.ts) from the port it was handed.
+import type { BackendInfo, CallControl } from '../../../contract.ts';
 import type { Engine } from '../engine.ts';
 import { EngineError, toWire } from '../../../errors.ts';
 import { type RpcMessage, RpcServer, type Result } from '../../../core/rpc/rpc.ts';
-import type { EngineInfo } from '../../../types.ts';
 import { cspError, isWasmCspError, watchCsp } from '../../../core/csp.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
 
@@ -18,7 +17,7 @@ export class EngineHost implements HostApi {
 
   constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => Engine) {}
 
-  async init(init: HostInit, calls: PortLike, onStage?: (stage: StartStage) => void): Promise<Result<EngineInfo>> {
+  async init(init: HostInit, calls: PortLike, onStage?: (stage: StartStage) => void): Promise<Result<BackendInfo>> {
     const server = new RpcServer((m) => calls.postMessage(m), ({ method, argument }, control) => {
       if (!this.engine) throw new EngineError('the engine worker was not initialised', 'not_initialised');
       const call = this.engine[method] as (a: unknown, c: CallControl) => Promise<unknown>;

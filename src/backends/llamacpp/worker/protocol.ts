@@ -1,9 +1,10 @@
 // The page <-> worker protocol. Starting the engine goes over Comlink (init, with a callback for the start's
 // stages); every engine call then goes over a MessagePort the page hands over at init, through the RPC layer
-// (rpc/rpc.ts) that the shared tabs use too.
+// (core/rpc/rpc.ts) that the shared tabs use too.
 import type { Result } from '../../../core/rpc/rpc.ts';
 import type { Assets } from '../../../core/assets.ts';
-import type { BuildVariant, CacheOptions, EngineInfo } from '../../../types.ts';
+import type { BackendInfo } from '../../../contract.ts';
+import type { BuildVariant, CacheOptions } from '../../../types.ts';
 
 export interface HostInit {
   variant: BuildVariant;
@@ -23,5 +24,5 @@ export type StartStage = 'script' | 'instantiate';
 export interface HostApi {
   /** Creates the engine and instantiates the wasm build; answers with what engine.info() reports. Calls come in on
    * `calls`, a MessagePort. */
-  init(init: HostInit, calls: MessagePort, onStage?: (stage: StartStage) => void): Promise<Result<EngineInfo>>;
+  init(init: HostInit, calls: MessagePort, onStage?: (stage: StartStage) => void): Promise<Result<BackendInfo>>;
 }

@@ -1,7 +1,8 @@
 // The KV cache's element types, attention kernel and size for a model.
-import { ModelLoadError } from '../../errors.ts';
-import type { GgmlType, LoadOptions } from '../../types.ts';
-import { formatBytes } from '../../core/bytes.ts';
+import { ModelLoadError } from '../../../errors.ts';
+import type { GgmlType, LoadOptions } from '../../../types.ts';
+import { formatBytes } from '../../../core/bytes.ts';
+import { checkContextSize } from '../../../core/options.ts';
 
 /** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
 const F32_KV_LIMIT = 512 * 1024 ** 2;
@@ -59,9 +60,9 @@ export interface ContextPlan {
  */
 export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptions, deviceBytes?: number): ContextPlan {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
-  const room = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
+  const heapRoom = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
   const budgetBytes = Math.max(0, Math.floor(options.kvBudgetBytes ?? Math.min(
-    DEFAULT_KV_BUDGET, room, deviceBytes ? deviceBytes / 4 : Infinity)));
+    DEFAULT_KV_BUDGET, heapRoom, deviceBytes ? deviceBytes / 4 : Infinity)));
   const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
 
   let typeK = options.cacheTypeK ?? options.cacheTypeV;
@@ -79,11 +80,17 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
   const perToken = kvBytesPerToken(shape, typeK, typeV);
 
   if (options.nCtx !== undefined) {
-    const nCtx = Math.max(16, Math.min(Math.floor(options.nCtx), train));
+    // Its range is checked where every backend's load options are (core/options.ts), its training context here.
+    const nCtx = options.nCtx;
+    checkContextSize(nCtx, shape.nCtxTrain);
+    const room = options.kvBudgetBytes === undefined ? heapRoom : Math.min(heapRoom, options.kvBudgetBytes);
     if (nCtx * perToken > room) {
-      throw new ModelLoadError(`nCtx ${nCtx} needs ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
-        `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, ` +
-        'a quantized cache (cacheTypeK/V), or a smaller model.', 'kv_too_large', { nCtx, kvBytesPerToken: perToken, roomBytes: room });
+      const where = options.kvBudgetBytes !== undefined && options.kvBudgetBytes < heapRoom
+        ? `kvBudgetBytes allows ${formatBytes(options.kvBudgetBytes)}`
+        : `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model`;
+      throw new ModelLoadError(`nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
+        `${where}: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
+      'kv_too_large', { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: room });
     }
     return { typeK, typeV, flashAttn, initialCtx: nCtx, maxCtx: nCtx, dynamic: false, kvBytesPerToken: perToken, budgetBytes: nCtx * perToken };
   }

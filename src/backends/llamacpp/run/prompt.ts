@@ -1,18 +1,18 @@
 // Prompt preparation: a request rendered with the model's chat template, tokenized the way the cache matches it, and
 // its rendered system prefix (the system messages and tools), which the cache keeps on its own and a context shift
 // keeps by default.
-import type { RequestMedia, ResolvedRequest } from '../../contract.ts';
-import type { ChatMessage, Tool } from '../../types.ts';
-import { hashText } from '../../core/hash.ts';
-import { systemKey } from './cache/identity.ts';
-import { commonPrefix } from './cache/prefix.ts';
-import type { CacheRequest } from './cache/prompt-cache.ts';
-import { ReplyPlanner, type ReplyPlan } from '../../core/chat/plan.ts';
-import { ChatTemplate } from '../../core/chat/template.ts';
-import type { Llama } from './binding/llama.ts';
-import type { LlamaModel } from './binding/model.ts';
-import type { LlamaProjector, MediaPrompt } from './binding/media.ts';
-import { markerText } from './media.ts';
+import type { RequestMedia, ResolvedRequest } from '../../../contract.ts';
+import type { ChatMessage, Tool } from '../../../types.ts';
+import { hashText } from '../../../core/hash.ts';
+import { systemKey } from '../cache/identity.ts';
+import { commonPrefix } from '../cache/prefix.ts';
+import type { CacheRequest } from '../cache/prompt-cache.ts';
+import { ReplyPlanner, type ReplyPlan } from '../../../core/chat/plan.ts';
+import { ChatTemplate } from '../../../core/chat/template.ts';
+import type { Llama } from '../binding/llama.ts';
+import type { LlamaModel } from '../binding/model.ts';
+import type { LlamaProjector, MediaPrompt } from '../binding/media.ts';
+import { markerText } from '../../../core/chat/media.ts';
 
 export interface PreparedPrompt extends CacheRequest {
   /** The rendered prompt. */

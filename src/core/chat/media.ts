@@ -6,8 +6,8 @@
 import type { CompletionRequest, RequestMedia } from '../../contract.ts';
 import { AbortError, InvalidRequestError } from '../../errors.ts';
 import type { ChatMessage, ContentPart } from '../../types.ts';
-import { base64ToBytes } from '../../core/bytes.ts';
-import { sha256InMemory } from '../../core/models/sha256.ts';
+import { base64ToBytes } from '../bytes.ts';
+import { sha256InMemory } from '../models/sha256.ts';
 
 /** Bounds on a request's media (README "Images and audio"). */
 export const MEDIA_LIMITS = {

@@ -1,7 +1,7 @@
 // Builds the OpenAI-shaped objects: streamed chunks and the assembled ChatCompletion.
 import type {
   AssistantMessage, ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, FinishReason, TokenLogprob, Timings, ToolCall, Usage,
-} from '../types.ts';
+} from '../../types.ts';
 
 export interface CompletionMeta {
   id: string;
@@ -32,12 +32,13 @@ export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'
 /**
  * The stream a caller sees, from the engine's chunks (whose finish chunk carries the usage, for CompletionAssembler):
  * the usage leaves the finish chunk and, when the caller asked with stream_options.include_usage, comes after it in
- * a chunk of its own with no choices — what OpenAI sends, and what its SDK and the AI SDK read.
+ * a chunk of its own with no choices, every chunk before it saying `usage: null` — what OpenAI documents and sends,
+ * and what its SDK and the AI SDK read.
  */
 export function publicChunks(includeUsage: boolean, push: (c: ChatCompletionChunk) => Promise<void>) {
   return async (c: ChatCompletionChunk) => {
     const { usage, ...rest } = c;
-    await push(rest);
+    await push(includeUsage ? { ...rest, usage: null } : rest);
     if (usage && includeUsage) await push({ id: c.id, object: c.object, created: c.created, model: c.model, choices: [], usage });
   };
 }

@@ -1,9 +1,9 @@
 // Checks a chat.completions request and fills in defaults. Every problem is an InvalidRequestError that names the
 // parameter and says what is allowed, thrown before the request is queued.
-import type { ResolvedRequest, ResolvedToolChoice } from '../contract.ts';
-import { InvalidRequestError } from '../errors.ts';
-import type { ChatCompletionCreateParams, ContentPart, Tool } from '../types.ts';
-import { jsonObjectGrammar, schemaGrammar } from './chat/json-schema.ts';
+import type { ResolvedRequest, ResolvedToolChoice, SamplerParams } from '../../contract.ts';
+import { invalidParameter as bad } from '../../errors.ts';
+import type { ChatCompletionCreateParams, ContentPart, Tool } from '../../types.ts';
+import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
 const SAMPLING_DEFAULTS = {
@@ -11,11 +11,6 @@ const SAMPLING_DEFAULTS = {
 };
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-/** Throws the InvalidRequestError every request check gives: it names the parameter. */
-export function bad(param: string, message: string): never {
-  throw new InvalidRequestError(`${param}: ${message}`, 'invalid_parameter', { param });
-}
 
 function num(p: ChatCompletionCreateParams, key: keyof ChatCompletionCreateParams, min: number, max: number, fallback: number,
   integer = false): number {
@@ -52,74 +47,20 @@ function checkPart(part: ContentPart, at: string, role: string) {
   }
 }
 
+/** The request checked step by step (each step names the parameter it refuses), then put together. */
 export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
   if (!p || typeof p !== 'object') bad('params', 'expected an object');
-  if (!Array.isArray(p.messages) || p.messages.length === 0) bad('messages', 'expected a non-empty array of messages');
-  p.messages.forEach((m, i) => {
-    if (!m || typeof m !== 'object') bad(`messages[${i}]`, 'expected an object');
-    if (!ROLES.has(m.role)) bad(`messages[${i}].role`, `expected one of ${[...ROLES].join(', ')}, got ${JSON.stringify(m.role)}`);
-    const c = m.content;
-    const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) || Array.isArray(c);
-    if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of content parts');
-    if (Array.isArray(c)) c.forEach((part, j) => checkPart(part, `messages[${i}].content[${j}]`, m.role));
-    if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') bad(`messages[${i}].reasoning_content`, 'expected a string');
-  });
-
-  const maxA = p.max_tokens ?? p.max_completion_tokens;
-  let maxTokens: number | null = null;
-  if (maxA !== undefined && maxA !== null) {
-    if (!Number.isInteger(maxA) || maxA < 1) bad('max_tokens', `expected a positive integer, got ${JSON.stringify(maxA)}`);
-    maxTokens = maxA;
-  }
-
-  let stop: string[] = [];
-  if (p.stop !== undefined && p.stop !== null) {
-    stop = typeof p.stop === 'string' ? [p.stop] : p.stop;
-    if (!Array.isArray(stop) || stop.length > 16 || !stop.every((s) => typeof s === 'string' && s.length > 0)) {
-      bad('stop', 'expected a non-empty string or an array of up to 16 non-empty strings');
-    }
-  }
-
+  checkMessages(p.messages);
   const tools = resolveTools(p);
   const toolChoice = resolveToolChoice(p, tools);
   const grammar = resolveGrammar(p);
   if (grammar && (toolChoice === 'required' || typeof toolChoice === 'object')) {
     bad('tool_choice', 'a forced tool call cannot be combined with response_format or grammar; use tool_choice "auto"');
   }
-  let logprobs: number | null = null;
-  if (p.logprobs !== undefined && p.logprobs !== null && typeof p.logprobs !== 'boolean') bad('logprobs', 'expected a boolean');
-  if (p.top_logprobs !== undefined && p.top_logprobs !== null) {
-    if (!p.logprobs) bad('top_logprobs', 'needs logprobs: true');
-    logprobs = num(p, 'top_logprobs', 0, 20, 0, true);
-  } else if (p.logprobs) {
-    logprobs = 0;
-  }
-  const kwargs = p.chat_template_kwargs ?? {};
-  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) bad('chat_template_kwargs', 'expected an object of template variables');
-  const effort = p.reasoning_effort;
-  if (effort !== undefined && effort !== null && !['low', 'medium', 'high'].includes(effort)) {
-    bad('reasoning_effort', `expected "low", "medium" or "high", got ${JSON.stringify(effort)}`);
-  }
+  checkStreamOptions(p.stream_options);
   if (p.conversation_id !== undefined && (typeof p.conversation_id !== 'string' || !p.conversation_id)) {
     bad('conversation_id', 'expected a non-empty string');
   }
-
-  const so = p.stream_options;
-  if (so !== undefined && so !== null) {
-    if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'expected {include_usage?: boolean}');
-    if (so.include_usage !== undefined && so.include_usage !== null && typeof so.include_usage !== 'boolean') bad('stream_options.include_usage', 'expected a boolean');
-  }
-
-  const overflow = p.context_overflow ?? 'stop';
-  if (overflow !== 'stop' && overflow !== 'error' && overflow !== 'shift') {
-    bad('context_overflow', `expected "stop", "error" or "shift", got ${JSON.stringify(overflow)}`);
-  }
-  const nKeep = p.n_keep === undefined || p.n_keep === null ? null : num(p, 'n_keep', 0, 2 ** 31, 0, true);
-
-  const d = SAMPLING_DEFAULTS;
-  const seed = p.seed === undefined || p.seed === null
-    ? Math.floor(Math.random() * 2 ** 32)
-    : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
   const { signal: _signal, onProgress: _onProgress, ...original } = p;
   return {
     original,
@@ -128,26 +69,98 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     toolChoice,
     parallelToolCalls: p.parallel_tool_calls !== false,
     grammar,
-    logprobs,
-    templateKwargs: effort ? { ...kwargs, reasoning_effort: effort } : { ...kwargs },
-    maxTokens,
-    stop,
+    logprobs: resolveLogprobs(p),
+    templateKwargs: resolveTemplateKwargs(p),
+    maxTokens: resolveMaxTokens(p),
+    stop: resolveStop(p),
     stream: p.stream === true,
     conversationId: p.conversation_id,
-    contextOverflow: overflow,
-    nKeep,
+    ...resolveOverflow(p),
     onProgress: typeof p.onProgress === 'function' ? p.onProgress : undefined,
-    sampler: {
-      temperature: num(p, 'temperature', 0, 5, d.temperature),
-      topK: num(p, 'top_k', 0, 1e6, d.topK, true),
-      topP: num(p, 'top_p', 0, 1, d.topP),
-      minP: num(p, 'min_p', 0, 1, d.minP),
-      repeatLastN: num(p, 'repeat_last_n', 0, 1e6, d.repeatLastN, true),
-      repeatPenalty: num(p, 'repeat_penalty', 0.01, 10, d.repeatPenalty),
-      frequencyPenalty: num(p, 'frequency_penalty', -2, 2, d.frequencyPenalty),
-      presencePenalty: num(p, 'presence_penalty', -2, 2, d.presencePenalty),
-      seed: seed >>> 0,
-    },
+    sampler: resolveSampler(p),
+  };
+}
+
+function checkMessages(messages: ChatCompletionCreateParams['messages']): void {
+  if (!Array.isArray(messages) || messages.length === 0) bad('messages', 'expected a non-empty array of messages');
+  messages.forEach((m, i) => {
+    if (!m || typeof m !== 'object') bad(`messages[${i}]`, 'expected an object');
+    if (!ROLES.has(m.role)) bad(`messages[${i}].role`, `expected one of ${[...ROLES].join(', ')}, got ${JSON.stringify(m.role)}`);
+    const c = m.content;
+    const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) || Array.isArray(c);
+    if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of content parts');
+    if (Array.isArray(c)) c.forEach((part, j) => checkPart(part, `messages[${i}].content[${j}]`, m.role));
+    if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') bad(`messages[${i}].reasoning_content`, 'expected a string');
+  });
+}
+
+/** max_tokens (or max_completion_tokens); null: until the context is full. */
+function resolveMaxTokens(p: ChatCompletionCreateParams): number | null {
+  const max = p.max_tokens ?? p.max_completion_tokens;
+  if (max === undefined || max === null) return null;
+  if (!Number.isInteger(max) || max < 1) bad('max_tokens', `expected a positive integer, got ${JSON.stringify(max)}`);
+  return max;
+}
+
+function resolveStop(p: ChatCompletionCreateParams): string[] {
+  if (p.stop === undefined || p.stop === null) return [];
+  const stop = typeof p.stop === 'string' ? [p.stop] : p.stop;
+  if (!Array.isArray(stop) || stop.length > 16 || !stop.every((s) => typeof s === 'string' && s.length > 0)) {
+    bad('stop', 'expected a non-empty string or an array of up to 16 non-empty strings');
+  }
+  return stop;
+}
+
+/** The alternatives to report beside each token (top_logprobs); null: no logprobs. */
+function resolveLogprobs(p: ChatCompletionCreateParams): number | null {
+  if (p.logprobs !== undefined && p.logprobs !== null && typeof p.logprobs !== 'boolean') bad('logprobs', 'expected a boolean');
+  if (p.top_logprobs !== undefined && p.top_logprobs !== null) {
+    if (!p.logprobs) bad('top_logprobs', 'needs logprobs: true');
+    return num(p, 'top_logprobs', 0, 20, 0, true);
+  }
+  return p.logprobs ? 0 : null;
+}
+
+/** chat_template_kwargs, with reasoning_effort among them. */
+function resolveTemplateKwargs(p: ChatCompletionCreateParams): Record<string, unknown> {
+  const kwargs = p.chat_template_kwargs ?? {};
+  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) bad('chat_template_kwargs', 'expected an object of template variables');
+  const effort = p.reasoning_effort;
+  if (effort !== undefined && effort !== null && !['low', 'medium', 'high'].includes(effort)) {
+    bad('reasoning_effort', `expected "low", "medium" or "high", got ${JSON.stringify(effort)}`);
+  }
+  return effort ? { ...kwargs, reasoning_effort: effort } : { ...kwargs };
+}
+
+function checkStreamOptions(so: ChatCompletionCreateParams['stream_options']): void {
+  if (so === undefined || so === null) return;
+  if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'expected {include_usage?: boolean}');
+  if (so.include_usage !== undefined && so.include_usage !== null && typeof so.include_usage !== 'boolean') bad('stream_options.include_usage', 'expected a boolean');
+}
+
+/** What a full context does (context_overflow), and what a shift keeps (n_keep; null: the system prompt). */
+function resolveOverflow(p: ChatCompletionCreateParams): Pick<ResolvedRequest, 'contextOverflow' | 'nKeep'> {
+  const overflow = p.context_overflow ?? 'stop';
+  if (overflow !== 'stop' && overflow !== 'error' && overflow !== 'shift') {
+    bad('context_overflow', `expected "stop", "error" or "shift", got ${JSON.stringify(overflow)}`);
+  }
+  const nKeep = p.n_keep === undefined || p.n_keep === null ? null : num(p, 'n_keep', 0, 2 ** 31, 0, true);
+  return { contextOverflow: overflow, nKeep };
+}
+
+function resolveSampler(p: ChatCompletionCreateParams): SamplerParams {
+  const d = SAMPLING_DEFAULTS;
+  const seed = p.seed === undefined || p.seed === null ? Math.floor(Math.random() * 2 ** 32) : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
+  return {
+    temperature: num(p, 'temperature', 0, 5, d.temperature),
+    topK: num(p, 'top_k', 0, 1e6, d.topK, true),
+    topP: num(p, 'top_p', 0, 1, d.topP),
+    minP: num(p, 'min_p', 0, 1, d.minP),
+    repeatLastN: num(p, 'repeat_last_n', 0, 1e6, d.repeatLastN, true),
+    repeatPenalty: num(p, 'repeat_penalty', 0.01, 10, d.repeatPenalty),
+    frequencyPenalty: num(p, 'frequency_penalty', -2, 2, d.frequencyPenalty),
+    presencePenalty: num(p, 'presence_penalty', -2, 2, d.presencePenalty),
+    seed: seed >>> 0,
   };
 }
 

@@ -4,14 +4,14 @@
 import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { Progress } from '../../types.ts';
 
-export type RemoteSource = string | { hf: { repo: string; file: string; revision?: string } };
+export type WebSource = string | { hf: { repo: string; file: string; revision?: string } };
 
 /** A URL or { hf } source: what is downloaded, and kept in the model store unless the load says store: false. */
-export function isRemoteSource(source: unknown): source is RemoteSource {
+export function isWebSource(source: unknown): source is WebSource {
   return typeof source === 'string' || (!!source && typeof source === 'object' && 'hf' in source);
 }
 
-export interface RemoteOptions {
+export interface WebOptions {
   signal?: AbortSignal;
   fetch?: typeof fetch;
   /** Where { hf } sources are fetched from. Default https://huggingface.co. */
@@ -21,14 +21,14 @@ export interface RemoteOptions {
   allowUnverified?: boolean;
 }
 
-/** A download's options: a size limit and progress besides RemoteOptions. */
-export interface FetchOptions extends RemoteOptions {
+/** A download's options: a size limit and progress besides WebOptions. */
+export interface FetchOptions extends WebOptions {
   /** Models larger than this are refused (before a download, where the size is announced). */
   maxBytes?: number;
   onProgress?: (p: Progress) => void;
 }
 
-export interface RemoteFile {
+export interface WebFile {
   name: string;
   url: string;
   /** null when the server does not say (no Content-Length). */
@@ -40,14 +40,14 @@ export interface RemoteFile {
 
 export interface RemoteModel {
   id: string;
-  files: RemoteFile[];
+  files: WebFile[];
 }
 
 export const DEFAULT_HF = 'https://huggingface.co';
 const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/;
 
 /** The model's id and the URLs of its files, without any network request. */
-export function remoteUrls(source: RemoteSource, hfEndpoint = DEFAULT_HF): { id: string; urls: string[] } {
+export function webUrls(source: WebSource, hfEndpoint = DEFAULT_HF): { id: string; urls: string[] } {
   const url = typeof source === 'string' ? checkedUrl(source) : hfUrl(source.hf, hfEndpoint);
   const urls = splitNames(url);
   return { id: urls[0]!, urls };
@@ -68,8 +68,8 @@ export function fileName(url: string): string {
 }
 
 /** Asks the server for the files' sizes (and Hugging Face for their sha256). */
-export async function remoteModel(source: RemoteSource, opts: RemoteOptions): Promise<RemoteModel> {
-  const { id, urls } = remoteUrls(source, opts.hfEndpoint);
+export async function webModel(source: WebSource, opts: WebOptions): Promise<RemoteModel> {
+  const { id, urls } = webUrls(source, opts.hfEndpoint);
   const fromHub = typeof source === 'object' ? await hubFiles(source.hf, urls, opts) : null;
   const files = fromHub ?? await Promise.all(urls.map((url) => headFile(url, opts)));
   return { id, files };
@@ -106,7 +106,7 @@ interface HubEntry {
  * The files' sizes and sha256 from the Hub's tree API. When it cannot say (an HTTP error, no such API at a mirror),
  * that is ModelLoadError 'checksum_unavailable', or null (the files are asked for themselves) with allowUnverified.
  */
-async function hubFiles(hf: { repo: string; file: string; revision?: string }, urls: string[], opts: RemoteOptions): Promise<RemoteFile[] | null> {
+async function hubFiles(hf: { repo: string; file: string; revision?: string }, urls: string[], opts: WebOptions): Promise<WebFile[] | null> {
   const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
   const dir = hf.file.includes('/') ? hf.file.slice(0, hf.file.lastIndexOf('/')) : '';
   const api = `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
@@ -153,8 +153,8 @@ async function hubFiles(hf: { repo: string; file: string; revision?: string }, u
 }
 
 /** Size and ETag from a HEAD request; a server that refuses HEAD leaves them unknown. */
-async function headFile(url: string, opts: RemoteOptions): Promise<RemoteFile> {
-  const file: RemoteFile = { name: fileName(url), url, size: null, sha256: null, etag: null };
+async function headFile(url: string, opts: WebOptions): Promise<WebFile> {
+  const file: WebFile = { name: fileName(url), url, size: null, sha256: null, etag: null };
   try {
     const res = await fetchOk(url, opts, { method: 'HEAD' });
     const length = res.headers.get('content-length');
@@ -168,7 +168,7 @@ async function headFile(url: string, opts: RemoteOptions): Promise<RemoteFile> {
 }
 
 /** fetch() that turns a network failure, an abort or an HTTP error into Hearth's errors. */
-export async function fetchOk(url: string, opts: RemoteOptions, init: RequestInit = {}): Promise<Response> {
+export async function fetchOk(url: string, opts: WebOptions, init: RequestInit = {}): Promise<Response> {
   let res: Response;
   try {
     res = await (opts.fetch ?? fetch)(url, { ...init, signal: init.signal ?? opts.signal });

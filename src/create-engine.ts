@@ -1,0 +1,87 @@
+// createEngine: the page's engine. It checks the options, starts what they ask for — the llama.cpp engine's worker and
+// the backends beside it (api/select.ts), or only a server — behind the router (api/router.ts), shares it between
+// tabs when asked (api/shared/tab.ts), and returns the public API (HearthClient) over it.
+import type { LocalEngine } from './contract.ts';
+import { EngineApi } from './api/engine-api.ts';
+import { BackendRouter } from './api/router.ts';
+import { selectBackends } from './api/select.ts';
+import { engineCalls, NO_SERVICES } from './api/services.ts';
+import { joinShared } from './api/shared/tab.ts';
+import { startEngineWorker, workerInit } from './backends/llamacpp/worker/client.ts';
+import { checkRemote } from './backends/server/options.ts';
+import { checkEngineOptions } from './core/options.ts';
+import { DEFAULT_MAX_MODEL_BYTES } from './core/limits.ts';
+import { isWebSource } from './core/models/web-source.ts';
+import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource, RemoteOptions } from './types.ts';
+
+export { defaultThreads } from './backends/llamacpp/worker/client.ts';
+
+export interface HearthClient extends HearthEngine {
+  /** Stops the worker at once; the engine cannot be used afterwards. A shared engine: this tab leaves it, and if
+   * this tab ran it, another tab takes it over. */
+  terminate(): void;
+}
+
+export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
+  const checked = checkEngineOptions(options);
+  const remote = typeof checked.backend === 'object' ? checkRemote(checked.backend.remote, 'backend') : null;
+  const start = remote ? () => serverOnly(remote) : starter(options, checked.backend as Exclude<typeof checked.backend, object>);
+  if (checked.shared === null) return new Client(await start());
+  return new Client(await joinShared(checked.shared, start));
+}
+
+/** What starts this tab's own engine: the llama.cpp engine's worker, and the backends over it (api/select.ts). */
+function starter(options: EngineOptions, backend: 'auto' | 'wasm' | 'webgpu'): () => Promise<LocalEngine> {
+  const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
+  const init = workerInit({
+    threads: options.threads, simd: options.simd ?? 'auto', assetsUrl: options.assetsUrl, maxModelBytes: options.maxModelBytes,
+    hfEndpoint: options.hfEndpoint, cache: options.cache,
+  });
+  return async () => {
+    const worker = await startEngineWorker(init);
+    const router = await selectBackends(worker.calls, {
+      requested: backend, fallback, wasmUrl: init.assets['wllama.wasm'], threads: init.threads,
+      maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES, storage: worker.started?.storage ?? null,
+    });
+    return {
+      calls: engineCalls(router, worker.calls),
+      terminate: () => {
+        worker.terminate();
+        // A WebGPU backend's own worker (wllama), a server's requests in flight.
+        if (backend !== 'wasm' || fallback) void router.unload().catch(() => {});
+      },
+    };
+  };
+}
+
+/** A page that asked for a server alone: no worker, no model store, no KV state here. */
+async function serverOnly(remote: RemoteOptions): Promise<LocalEngine> {
+  const { ServerBackend } = await import('./backends/server/server.ts');
+  const router = new BackendRouter([new ServerBackend(remote)], {
+    requested: 'remote', reason: 'a server was asked for (backend: { remote })', adapter: null, selfTest: null,
+  });
+  return { calls: engineCalls(router, NO_SERVICES), terminate: () => void router.unload().catch(() => {}) };
+}
+
+class Client extends EngineApi implements HearthClient {
+  private persisting: Promise<unknown> | null = null;
+
+  constructor(private readonly engine: LocalEngine) {
+    super(engine.calls);
+  }
+
+  override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
+    // ask; engine.models.usage().persisted tells the answer). Never waited for: Chromium decides at once, but Firefox
+    // asks the user, and the load must not wait on a prompt they may never answer.
+    const stored = isWebSource(source) && options.store !== false;
+    if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
+      this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
+    }
+    return super.load(source, options);
+  }
+
+  terminate(): void {
+    this.engine.terminate();
+  }
+}
