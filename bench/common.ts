@@ -41,8 +41,8 @@ export function rotate<T>(items: T[], rep: number): T[] {
 
 // A museum help desk conversation (resume, return): about 1,000 tokens of system prompt, then questions of ~40 tokens.
 const TOPICS = ['bread', 'rivers', 'lighthouses', 'tea', 'old maps', 'winter', 'bees', 'clocks', 'gardens', 'trains'];
-export const MUSEUM_SYSTEM = 'You are the help desk of a small town museum. ' + Array.from({ length: 36 }, (_, i) =>
+export const MUSEUM_SYSTEM = `You are the help desk of a small town museum. ${Array.from({ length: 36 }, (_, i) =>
   `Rule ${i + 1}: when visitors ask about ${TOPICS[i % TOPICS.length]}, answer in two short sentences, cite the room ` +
-  `where the exhibit stands, and never invent opening hours.`).join(' ');
+  `where the exhibit stands, and never invent opening hours.`).join(' ')}`;
 export const museumQuestion = (i: number) => `Question ${i + 1}: I am visiting with my family this weekend. What can we ` +
   `see about ${TOPICS[i % TOPICS.length]}, and which room should we start in if we only have an hour?`;

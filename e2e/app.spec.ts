@@ -133,7 +133,7 @@ test('installed and offline: the service worker serves the app, the model comes 
   await tab.evaluate(() => navigator.serviceWorker.ready.then(() => {}));
   await expect.poll(() => tab.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
   // Long enough to be worth saving (the cache keeps prompts of 100 tokens and more).
-  const long = 'Here is what I need help with today. ' + 'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12);
+  const long = `Here is what I need help with today. ${'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12)}`;
   await ask(tab, long);
   await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringContaining('tokens/s')]);
   await expect.poll(() => tab.evaluate(savedConversations)).toBe(1); // the KV save runs after the answer

@@ -52,7 +52,7 @@ test('after a reload the conversation is back and the next answer starts from th
   await page.click('#load');
   await expect(page.locator('#load-status')).toContainText('Ready');
   // Long enough to be worth saving (the cache keeps prompts of 100 tokens and more).
-  const long = 'Here is what I need help with today. ' + 'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12);
+  const long = `Here is what I need help with today. ${'I keep bread, rivers, stars, maps and tea in mind. '.repeat(12)}`;
   await page.fill('#prompt', long);
   await page.press('#prompt', 'Enter');
   await expect(page.locator('.msg.assistant').last()).toHaveText('Hello, world!');

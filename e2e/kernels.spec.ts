@@ -16,6 +16,8 @@ test('the relaxed-SIMD kernels give ggml\'s reference results on random data', a
   const printed = await harness.evaluate((source) => new Promise<string>((resolve, reject) => {
     // A plain (not modularized) emscripten program reads the global Module; its one line of output is the report.
     Object.assign(globalThis, { Module: { print: resolve, printErr: () => {}, onAbort: reject } });
+    // biome-ignore lint/complexity/noCommaOperator: (0, eval) is indirect eval, which runs the program as a classic script would
+    // biome-ignore lint/security/noGlobalEval: the test's own emscripten program, read from the build folder
     (0, eval)(source);
   }), program);
   const r = JSON.parse(printed) as Record<string, number>;

@@ -147,7 +147,10 @@ async function forge(site: Site, messages: Array<Record<string, unknown>>, holdT
     const names = window.hearthWire.lockNames('e2e');
     if (holdTermLock) {
       // A page that plays a leader to the end: it holds a term's lock, announces it, and never answers.
-      await new Promise<void>((held) => void navigator.locks.request(names.term(holdTermLock), () => (held(), new Promise(() => {}))));
+      await new Promise<void>((held) => void navigator.locks.request(names.term(holdTermLock), () => {
+      held();
+      return new Promise(() => {});
+    }));
     }
     const channel = new BroadcastChannel(names.channel);
     for (const m of messages) channel.postMessage(window.hearthWire.stamp(m as never));

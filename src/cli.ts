@@ -18,21 +18,23 @@ starts after the system prompt instead of reading it. The KV type is Hearth's de
 picks: f32 where 8,192 tokens fit in 512 MiB, else f16) unless --kv-type says; f16 halves the file, and the page
 then loads the model with an f16 KV cache (the file says so; Hearth follows it unless told otherwise).`;
 
+const parseOptions = (args: string[]) => parseArgs({
+  args, strict: true,
+  options: {
+    model: { type: 'string' }, system: { type: 'string' }, out: { type: 'string', short: 'o' }, tools: { type: 'string' },
+    'kv-type': { type: 'string' }, 'n-ctx': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  },
+});
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== 'prompt-state') {
     console.error(command && command !== '--help' && command !== '-h' ? `unknown command: ${command}\n\n${USAGE}` : USAGE);
     return command === '--help' || command === '-h' ? 0 : 2;
   }
-  let values;
+  let values: ReturnType<typeof parseOptions>['values'];
   try {
-    ({ values } = parseArgs({
-      args: rest, strict: true,
-      options: {
-        model: { type: 'string' }, system: { type: 'string' }, out: { type: 'string', short: 'o' }, tools: { type: 'string' },
-        'kv-type': { type: 'string' }, 'n-ctx': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseOptions(rest));
   } catch (err) {
     console.error(`${(err as Error).message}\n\n${USAGE}`);
     return 2;

@@ -72,7 +72,7 @@ function expectSameRun(alone: Run, batched: Run): { steps: number; worst: number
 
 const question = (i: number, words: number): ChatMessage[] => [
   { role: 'system', content: 'You are a helpful assistant.' },
-  { role: 'user', content: `Question ${i}: ` + Array.from({ length: words }, (_, k) => `word${(k * 7 + i) % 50}`).join(' ') },
+  { role: 'user', content: `Question ${i}: ${Array.from({ length: words }, (_, k) => `word${(k * 7 + i) % 50}`).join(' ')}` },
 ];
 const QUESTIONS = [question(1, 5), question(2, 60), question(3, 20), question(4, 140)];
 

@@ -72,7 +72,9 @@ describe('error codes', () => {
   });
 
   it('the scan would catch a code outside the union', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is TypeScript source, with a template literal in it
     const text = 'throw new EngineError(`a, ${f(1, 2)} b`, \'no_such_code\', { x: [1, 2] });';
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: as above
     expect(callArguments(text, text.indexOf('('))).toEqual(['`a, ${f(1, 2)} b`', '\'no_such_code\'', '{ x: [1, 2] }']);
   });
 

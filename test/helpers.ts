@@ -154,8 +154,8 @@ export const hello: ChatMessage[] = [
 ];
 
 // About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
-export const SYSTEM = 'You are Hearth, a careful assistant that lives in a web page. ' + Array.from({ length: 25 },
-  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ');
+export const SYSTEM = `You are Hearth, a careful assistant that lives in a web page. ${Array.from({ length: 25 },
+  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ')}`;
 
 export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
   const chunks: ChatCompletionChunk[] = [];

@@ -159,6 +159,16 @@ describe('imports', () => {
     ]);
   });
 
+  it('every function wasm/hearth.cpp exports is declared in the binding and called from src/, and nothing else is', () => {
+    const exported = [...readFileSync(join(ROOT, 'wasm/hearth.cpp'), 'utf8').matchAll(/EMSCRIPTEN_KEEPALIVE[^(;]*?\b(hearth_\w+)\s*\(/g)].map((m) => m[1]!);
+    const moduleFile = 'src/backends/llamacpp/binding/module.ts';
+    const declared = [...readFileSync(join(ROOT, moduleFile), 'utf8').matchAll(/^\s+_(hearth_\w+)\(/gm)].map((m) => m[1]!);
+    const code = [...graph.keys()].filter((f) => f.startsWith('src/') && f !== moduleFile).map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    expect(exported.length).toBeGreaterThan(50);
+    expect(declared.sort()).toEqual([...exported].sort());
+    expect(exported.filter((name) => !code.includes(`_${name}(`))).toEqual([]);
+  });
+
   it('comments name files that exist (a moved or deleted file leaves no pointer behind)', () => {
     const files = [...graph.keys()].filter((f) => /^(src|workers)\//.test(f));
     expect(staleMentions(files)).toEqual([]);

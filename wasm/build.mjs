@@ -87,7 +87,7 @@ function emEnv() {
 }
 
 // --out may name a folder outside the repository; the build root sees it at its own path.
-const binds = outDir.startsWith(root + '/') ? [] : [outDir];
+const binds = outDir.startsWith(`${root}/`) ? [] : [outDir];
 
 function run(cmd, args) {
   inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(), binds });
@@ -185,11 +185,11 @@ function main() {
   }
   // The emscripten glue is CommonJS-style (module.exports) and this package is "type": "module": tell Node.
   writeFileSync(join(outDir, 'package.json'), '{ "type": "commonjs" }\n');
-  writeFileSync(join(outDir, 'build-info.json'), JSON.stringify({
+  writeFileSync(join(outDir, 'build-info.json'), `${JSON.stringify({
     llama: llamaBuild(source),
     patches: source.patches ?? [],
     compileFlags, linkFlags,
-  }, null, 2) + '\n');
+  }, null, 2)}\n`);
 }
 
 try {

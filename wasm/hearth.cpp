@@ -431,7 +431,6 @@ EMSCRIPTEN_KEEPALIVE void hearth_mtmd_free(mtmd_context * c) { mtmd_free(c); }
 EMSCRIPTEN_KEEPALIVE int hearth_mtmd_caps(const mtmd_context * c) {
   return (mtmd_support_vision(c) ? 1 : 0) | (mtmd_support_audio(c) ? 2 : 0) | (mtmd_decode_use_mrope(c) ? 4 : 0);
 }
-EMSCRIPTEN_KEEPALIVE int hearth_mtmd_audio_rate(const mtmd_context * c) { return mtmd_get_audio_sample_rate(c); }
 // The text that stands for one image or audio clip in a prompt (mtmd_tokenize puts the media chunks there).
 EMSCRIPTEN_KEEPALIVE const char * hearth_mtmd_marker(const mtmd_context * c) { return mtmd_get_marker(c); }
 
@@ -443,10 +442,6 @@ EMSCRIPTEN_KEEPALIVE mtmd_bitmap * hearth_bitmap_from_file(const mtmd_context * 
   } catch (...) {
     return nullptr;
   }
-}
-// A bitmap from decoded RGB pixels (nx * ny * 3 bytes), e.g. what the browser's own decoder gave.
-EMSCRIPTEN_KEEPALIVE mtmd_bitmap * hearth_bitmap_from_rgb(int nx, int ny, const uint8_t * rgb) {
-  return mtmd_bitmap_init(nx, ny, rgb);
 }
 // What a bitmap is: out = {nx, ny, is_audio}. Audio: nx is the number of samples.
 EMSCRIPTEN_KEEPALIVE void hearth_bitmap_info(const mtmd_bitmap * b, int32_t * out) {
@@ -486,7 +481,6 @@ EMSCRIPTEN_KEEPALIVE void hearth_chunk_free(mtmd_input_chunk * c) { mtmd_input_c
 // 0 text, 1 image, 2 audio.
 EMSCRIPTEN_KEEPALIVE int hearth_chunk_type(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_type(c); }
 EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_tokens(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_tokens(c); }
-EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_pos(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_pos(c); }
 // A media chunk's id: its bitmap's (hearth_bitmap_set_id); empty for text.
 EMSCRIPTEN_KEEPALIVE const char * hearth_chunk_id(const mtmd_input_chunk * c) {
   const char * id = mtmd_input_chunk_get_id(c);

@@ -98,6 +98,7 @@ export async function profile(opts: ScenarioOptions) {
   return rows;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: each bench function of the page answers its own shape, read by its caller
 function call(page: Page, name: string, ...args: unknown[]): Promise<any> {
   return page.evaluate((n, a) => (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n]!(...a), name, args);
 }

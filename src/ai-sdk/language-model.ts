@@ -21,7 +21,8 @@ export const DEFAULT_MODEL_ID = 'hearth';
 export class HearthLanguageModel implements LanguageModelV4 {
   readonly specificationVersion = 'v4';
   readonly provider = 'hearth.chat';
-  // Files are refused (text-only models): nothing is fetched for them either.
+  // No URL is taken as it is: the AI SDK downloads a file part's URL before the call, and images and audio reach the
+  // engine as bytes (prompt.ts); other files are refused there.
   readonly supportedUrls = {};
 
   constructor(private readonly engine: HearthProviderEngine, private readonly id: string | undefined,

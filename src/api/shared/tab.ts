@@ -73,7 +73,10 @@ class SharedTab implements LocalEngine {
     const joined = new Promise<void>((resolve, reject) => (this.joined = { resolve, reject }));
     // This tab's own lock tells the leader it is open: the browser releases a closed or crashed tab's locks.
     await new Promise<void>((held) => {
-      void navigator.locks.request(this.locks.tab(this.id), () => (held(), aborted(this.quit.signal)));
+      void navigator.locks.request(this.locks.tab(this.id), () => {
+        held();
+        return aborted(this.quit.signal);
+      });
     });
     this.channel.onmessage = (e: MessageEvent<unknown>) => {
       const message = readWire(e.data);
@@ -118,7 +121,10 @@ class SharedTab implements LocalEngine {
     const term = crypto.randomUUID();
     // The term's lock, held while this tab leads, is what the others check an announcement against.
     await new Promise<void>((held) => {
-      void navigator.locks.request(this.locks.term(term), () => (held(), aborted(this.quit.signal)));
+      void navigator.locks.request(this.locks.term(term), () => {
+        held();
+        return aborted(this.quit.signal);
+      });
     });
     this.switchTo(null);
     this.post({ kind: 'leader', term, ready: false });

@@ -18,7 +18,7 @@ import { Prompts } from './run/prompt.ts';
 import { N_BATCH } from './binding/limits.ts';
 import { Session } from './run/session.ts';
 import { checkModelFile } from '../../core/models/check.ts';
-import { type ModelFile } from '../../core/models/file.ts';
+import type { ModelFile } from '../../core/models/file.ts';
 import { openSource, type SourceOptions } from '../../core/models/source.ts';
 
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */

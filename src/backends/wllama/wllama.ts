@@ -209,7 +209,7 @@ export class WllamaBackend implements Backend {
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
       build: this.opts.threads > 1 ? 'mt' : 'st', buildReason: 'the WebGPU backend (@wllama/wllama) runs its own build', threads: this.opts.threads, wasmSimd: true,
       version: VERSION,
-      llamaBuild: `wllama ${this.wllama ? 'llama.cpp ' + wllamaVersion(this.wllama) : ''}`.trim(),
+      llamaBuild: `wllama ${this.wllama ? `llama.cpp ${wllamaVersion(this.wllama)}` : ''}`.trim(),
       model: this.model, nCtx: this.nCtx, context: null, kvCache: null,
       capabilities: {
         persistentKv: false, batching: false, embeddings: false, contextShift: false,

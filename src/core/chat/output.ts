@@ -76,15 +76,15 @@ function jsonCall(text: string, partial: boolean): ParsedCall | null {
   const name = /"name"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(text);
   if (!name) return null;
   const key = /"(?:arguments|parameters)"\s*:\s*/.exec(text);
-  if (!key) return partial ? { name: unescape(name[1]!), arguments: '' } : null;
+  if (!key) return partial ? { name: jsonUnescape(name[1]!), arguments: '' } : null;
   const start = key.index + key[0].length;
   const end = jsonValueEnd(text, start);
   if (end < 0 && !partial) return null;
   const args = trim(text.slice(start, end < 0 ? text.length : end), end < 0);
-  return { name: unescape(name[1]!), arguments: args };
+  return { name: jsonUnescape(name[1]!), arguments: args };
 }
 
-function unescape(s: string): string {
+function jsonUnescape(s: string): string {
   try {
     return JSON.parse(`"${s}"`) as string;
   } catch {

@@ -168,7 +168,7 @@ function resolveTools(p: ChatCompletionCreateParams): Tool[] | undefined {
   if (p.tools === undefined || p.tools === null) return undefined;
   if (!Array.isArray(p.tools)) bad('tools', 'expected an array of {type: "function", function: {name, description?, parameters?}} tools');
   p.tools.forEach((t, i) => {
-    if (!t || t.type !== 'function' || !t.function || typeof t.function.name !== 'string' || !t.function.name) {
+    if (t?.type !== 'function' || !t.function || typeof t.function.name !== 'string' || !t.function.name) {
       bad(`tools[${i}]`, 'expected {type: "function", function: {name, description?, parameters?}}');
     }
     const params = t.function.parameters;

@@ -2,7 +2,7 @@
 // holding the tensor data its header promises, and (for the wasm engine) weight types with a wasm SIMD kernel. Each
 // refusal is a ModelLoadError that says what to do.
 import { AbortError, ModelLoadError } from '../../errors.ts';
-import { checkGgufFile, GgufFormatError } from '../gguf/reader.ts';
+import { checkGgufFile, GgufFormatError, type GgufHeader } from '../gguf/reader.ts';
 import type { ModelFile } from './file.ts';
 import { checkTensorTypes } from '../gguf/tensor-types.ts';
 import { formatBytes } from '../bytes.ts';
@@ -12,7 +12,7 @@ export async function checkModelFile(file: ModelFile, maxBytes: number,
   opts: { signal?: AbortSignal; allowScalarKernels?: boolean; tensorTypes: boolean }): Promise<void> {
   if (file.size > maxBytes) throw tooLarge(file.name, file.size, maxBytes);
   for (const part of file.parts) {
-    let header;
+    let header: GgufHeader;
     try {
       header = await checkGgufFile(part.read, part.size);
     } catch (err) {

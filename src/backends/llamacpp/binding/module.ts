@@ -85,10 +85,8 @@ export interface HearthModule extends FileSystemHost {
   _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr): Ptr;
   _hearth_mtmd_free(mtmd: Ptr): void;
   _hearth_mtmd_caps(mtmd: Ptr): number;
-  _hearth_mtmd_audio_rate(mtmd: Ptr): number;
   _hearth_mtmd_marker(mtmd: Ptr): Ptr;
   _hearth_bitmap_from_file(mtmd: Ptr, buf: Ptr, len: number): Ptr;
-  _hearth_bitmap_from_rgb(nx: number, ny: number, rgb: Ptr): Ptr;
   _hearth_bitmap_info(bitmap: Ptr, out: Ptr): void;
   _hearth_bitmap_set_id(bitmap: Ptr, id: Ptr): void;
   _hearth_bitmap_free(bitmap: Ptr): void;
@@ -99,7 +97,6 @@ export interface HearthModule extends FileSystemHost {
   _hearth_chunk_free(chunk: Ptr): void;
   _hearth_chunk_type(chunk: Ptr): number;
   _hearth_chunk_n_tokens(chunk: Ptr): number;
-  _hearth_chunk_n_pos(chunk: Ptr): number;
   _hearth_chunk_id(chunk: Ptr): Ptr;
   _hearth_chunk_text(chunk: Ptr): Ptr;
   _hearth_media_encode(ctx: Ptr, mtmd: Ptr, chunk: Ptr): number;
