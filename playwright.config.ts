@@ -5,8 +5,14 @@ import type { EngineBackend, EngineBrowser, EngineSimd } from './e2e/fixtures.ts
 // wasm) and without (single-thread wasm). Debian's Chromium through Playwright, Debian's firefox-esr through
 // puppeteer-core (e2e/fixtures.ts). Never a downloaded browser.
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const chromiumArgs = ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
+const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
 // The API specs run on both pages. The model store, the app (service worker, offline) and the engine shared by tabs
@@ -23,11 +29,18 @@ const remoteSpec = /remote\.spec\.ts$/;
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
-  testMatch: [apiSpecs, ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]), ...(browser === 'chromium' ? [demoSpec] : [])],
+  testMatch: [
+    apiSpecs,
+    ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]),
+    ...(browser === 'chromium' ? [demoSpec] : []),
+  ],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
-export default defineConfig<{ isolated: boolean; backend: EngineBackend; simd: EngineSimd }, { engineBrowser: EngineBrowser }>({
+export default defineConfig<
+  { isolated: boolean; backend: EngineBackend; simd: EngineSimd },
+  { engineBrowser: EngineBrowser }
+>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
   timeout: 180_000,
@@ -44,22 +57,39 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend; simd: E
     },
   },
   projects: [
-    project('chromium', 'isolated'), project('chromium', 'plain'), project('firefox', 'isolated'), project('firefox', 'plain'),
+    project('chromium', 'isolated'),
+    project('chromium', 'plain'),
+    project('firefox', 'isolated'),
+    project('firefox', 'plain'),
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
-    { name: 'webkit-plain', testMatch: apiSpecs, use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' } },
+    {
+      name: 'webkit-plain',
+      testMatch: apiSpecs,
+      use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
+    },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
     { name: 'package', testMatch: /package\.spec\.ts$/ },
     // The API tests again on backend 'webgpu' (@wllama/wllama), on a real WebGPU adapter: Chromium's SwiftShader
     // (Vulkan on the CPU), a fallback adapter without shader-f16, on a secure origin (localhost).
     {
-      name: 'chromium-webgpu', testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
+      name: 'chromium-webgpu',
+      testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
       use: {
         // Its wasm engine (the self-test's reference, the fallback) on the plain SIMD128 build: the one project that
         // runs the threaded plain build (WebKit runs the single-thread one).
-        baseURL: servers.isolated, isolated: true, engineBrowser: 'chromium', backend: 'webgpu', simd: 'plain',
+        baseURL: servers.isolated,
+        isolated: true,
+        engineBrowser: 'chromium',
+        backend: 'webgpu',
+        simd: 'plain',
         launchOptions: {
           executablePath: chromium,
-          args: [...chromiumArgs, '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'],
+          args: [
+            ...chromiumArgs,
+            '--enable-unsafe-webgpu',
+            '--use-webgpu-adapter=swiftshader',
+            '--enable-unsafe-swiftshader',
+          ],
         },
       },
     },
@@ -67,7 +97,9 @@ export default defineConfig<{ isolated: boolean; backend: EngineBackend; simd: E
   webServer: [
     { command: 'npx vite preview --port 4173 --strictPort', port: 4173, reuseExistingServer: !process.env.CI },
     {
-      command: 'npx vite preview --port 4174 --strictPort', port: 4174, reuseExistingServer: !process.env.CI,
+      command: 'npx vite preview --port 4174 --strictPort',
+      port: 4174,
+      reuseExistingServer: !process.env.CI,
       env: { HEARTH_ISOLATION: 'off' },
     },
   ],

@@ -20,7 +20,8 @@ const headers: Record<string, string> = isolated
 
 const modelsDir = join(import.meta.dirname, '.cache', 'models');
 
-/** Serves the generated test models and their prompt states at /test-models/ (dev and preview only; never part of a build). */
+/** Serves the generated test models and their prompt states at /test-models/ (dev and preview only; never part of a
+ * build). */
 function testModels(): Plugin {
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const url = req.url ?? '';
@@ -46,7 +47,8 @@ function testModels(): Plugin {
 
 /** The strict policy of the widget's test site (README, "Content-Security-Policy"). With `everywhere`, the one a site
  * sends on every response: the engine worker then compiles wasm under it, which needs 'wasm-unsafe-eval'. */
-const strictCsp = (everywhere: boolean, trustedTypes = false) => "default-src 'self'; " +
+const strictCsp = (everywhere: boolean, trustedTypes = false) =>
+  "default-src 'self'; " +
   `script-src 'self'${everywhere ? " 'wasm-unsafe-eval'" : ''}; style-src 'self'; img-src 'self'; connect-src 'self'; ` +
   "worker-src 'self'; object-src 'none'; base-uri 'none'" +
   (trustedTypes ? "; require-trusted-types-for 'script'; trusted-types hearth" : '');
@@ -69,14 +71,19 @@ function widgetHost(): Plugin {
   let deployed = false;
   const serve = (req: IncomingMessage & { cspAll?: boolean }, res: ServerResponse, next: () => void) => {
     const [path = '', query = ''] = (req.url ?? '').split('?');
-    if (path === '/__log') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(log));
+    if (path === '/__log') {
+      return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(log));
+    }
     if (path === '/__deploy') {
       deployed = query !== 'undo';
       return void res.writeHead(204).end();
     }
     if (!req.cspAll) log.push({ path, reload: /no-cache/.test(String(req.headers['cache-control'] ?? '')) });
     if (deployed && path === '/sw.js' && !req.cspAll) {
-      const sw = readFileSync(join(import.meta.dirname, 'dist', 'sw.js'), 'utf8').replace(/"version":"([0-9a-f]+)"/, '"version":"$1-next"');
+      const sw = readFileSync(join(import.meta.dirname, 'dist', 'sw.js'), 'utf8').replace(
+        /"version":"([0-9a-f]+)"/,
+        '"version":"$1-next"',
+      );
       return void res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-cache' }).end(sw);
     }
     if (deployed && path === '/manifest.webmanifest' && !query) {
@@ -94,7 +101,12 @@ function widgetHost(): Plugin {
     // A model this device cannot run (the remote fallback's tests): its server announces 8 GiB, over any engine's
     // limit, which the model store checks before it fetches a byte. Nothing is served.
     if (path === '/test-models/too-large.gguf') {
-      return void res.writeHead(req.method === 'HEAD' ? 200 : 404, { 'Content-Length': String(req.method === 'HEAD' ? 2 ** 33 : 0), 'Content-Type': 'application/octet-stream' }).end();
+      return void res
+        .writeHead(req.method === 'HEAD' ? 200 : 404, {
+          'Content-Length': String(req.method === 'HEAD' ? 2 ** 33 : 0),
+          'Content-Type': 'application/octet-stream',
+        })
+        .end();
     }
     if (!files[path]) return next();
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -135,8 +147,10 @@ function precache(): Plugin {
     apply: 'build',
     closeBundle() {
       const dist = join(import.meta.dirname, 'dist');
-      const files = filesUnder(dist).map((f) => `/${relative(dist, f)}`)
-        .filter((f) => f !== '/sw.js' && !f.endsWith('.map') && !f.startsWith('/widget/')).sort();
+      const files = filesUnder(dist)
+        .map((f) => `/${relative(dist, f)}`)
+        .filter((f) => f !== '/sw.js' && !f.endsWith('.map') && !f.startsWith('/widget/'))
+        .sort();
       const hash = createHash('sha256');
       for (const f of files) hash.update(f).update(readFileSync(join(dist, f)));
       const sw = join(dist, 'sw.js');
@@ -166,7 +180,11 @@ export default defineConfig(({ mode }) => ({
   preview: { headers },
   build: (mode === 'e2e'
     ? {
-        target: 'es2022', outDir: e2eDist, emptyOutDir: true, assetsDir: 'e2e-assets', copyPublicDir: false,
+        target: 'es2022',
+        outDir: e2eDist,
+        emptyOutDir: true,
+        assetsDir: 'e2e-assets',
+        copyPublicDir: false,
         rollupOptions: { input: { harness: join(import.meta.dirname, 'e2e/harness.html') } },
       }
     : {
@@ -174,7 +192,9 @@ export default defineConfig(({ mode }) => ({
         rollupOptions: {
           input: { main: join(import.meta.dirname, 'index.html'), sw: join(import.meta.dirname, 'workers/sw.ts') },
           // The service worker keeps a fixed address: a new build must replace it, not add another.
-          output: { entryFileNames: (chunk: { name: string }) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+          output: {
+            entryFileNames: (chunk: { name: string }) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js'),
+          },
         },
       }) as BuildEnvironmentOptions,
 }));

@@ -19,19 +19,27 @@ export interface BenchBrowser {
   close(): Promise<void>;
 }
 
-/** `profile`: a browser profile on disk (storage as a visitor's browser keeps it; OPFS at full quota), else in memory. */
+/** `profile`: a browser profile on disk (storage as a visitor's browser keeps it; OPFS at full quota), else in memory.
+ */
 export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<BenchBrowser> {
   // No HMR and no file watching: an edit during a run must not reload the page mid-measurement.
   const server: ViteDevServer = await createServer({
-    server: { port: 0, host: '127.0.0.1', hmr: false, watch: null }, logLevel: 'warn',
+    server: { port: 0, host: '127.0.0.1', hmr: false, watch: null },
+    logLevel: 'warn',
   });
   await server.listen();
   const address = server.httpServer!.address();
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const launch = {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   };
   const profile = opts.profile ? mkdtempSync(join(tmpdir(), 'hearth-bench-')) : null;
   let browser: Browser | null = null;
@@ -43,19 +51,30 @@ export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<B
     context = await browser.newContext();
   }
   let page = await context.newPage();
-  const ready = () => page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, null, { timeout: 120_000 });
+  const ready = () =>
+    page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, null, {
+      timeout: 120_000,
+    });
   const open = async () => {
     page.on('pageerror', (e) => console.error('[page error]', e.message));
     await page.goto(`${origin}/bench/page.html`);
     await ready();
-    if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the bench page is not cross-origin isolated');
+    if (!(await page.evaluate(() => crossOriginIsolated))) {
+      throw new Error('the bench page is not cross-origin isolated');
+    }
   };
   await open();
   const b: BenchBrowser = {
     page,
     origin,
     call: (name, ...args) =>
-      page.evaluate(([n, a]) => (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n as string]!(...(a as unknown[])), [name, args] as const) as never,
+      page.evaluate(
+        ([n, a]) =>
+          (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n as string]!(
+            ...(a as unknown[]),
+          ),
+        [name, args] as const,
+      ) as never,
     async reload() {
       await page.reload();
       await ready();

@@ -14,13 +14,16 @@ export interface ScenarioOptions {
 }
 
 // About 128 tokens once Qwen2.5's template has wrapped it (the decode scenario prints the count).
-export const PROMPT = [{
-  role: 'user' as const,
-  content: 'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
-    'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
-    'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
-    'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
-}];
+export const PROMPT = [
+  {
+    role: 'user' as const,
+    content:
+      'The hearth was the centre of the house: it gave warmth in winter, light in the long evenings and a place ' +
+      'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
+      'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
+      'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
+  },
+];
 
 /** Lets the previous engine's spinning threads go to sleep before the next run. */
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,8 +44,12 @@ export function rotate<T>(items: T[], rep: number): T[] {
 
 // A museum help desk conversation (resume, return): about 1,000 tokens of system prompt, then questions of ~40 tokens.
 const TOPICS = ['bread', 'rivers', 'lighthouses', 'tea', 'old maps', 'winter', 'bees', 'clocks', 'gardens', 'trains'];
-export const MUSEUM_SYSTEM = `You are the help desk of a small town museum. ${Array.from({ length: 36 }, (_, i) =>
-  `Rule ${i + 1}: when visitors ask about ${TOPICS[i % TOPICS.length]}, answer in two short sentences, cite the room ` +
-  `where the exhibit stands, and never invent opening hours.`).join(' ')}`;
-export const museumQuestion = (i: number) => `Question ${i + 1}: I am visiting with my family this weekend. What can we ` +
+export const MUSEUM_SYSTEM = `You are the help desk of a small town museum. ${Array.from(
+  { length: 36 },
+  (_, i) =>
+    `Rule ${i + 1}: when visitors ask about ${TOPICS[i % TOPICS.length]}, answer in two short sentences, cite the room ` +
+    `where the exhibit stands, and never invent opening hours.`,
+).join(' ')}`;
+export const museumQuestion = (i: number) =>
+  `Question ${i + 1}: I am visiting with my family this weekend. What can we ` +
   `see about ${TOPICS[i % TOPICS.length]}, and which room should we start in if we only have an hour?`;

@@ -22,17 +22,37 @@ async function loadNodeLlamaCpp(): Promise<NodeLlamaCpp> {
   const prefix = `@node-llama-cpp/${os}-${process.arch}`;
   const names = Object.keys(pkg.optionalDependencies ?? {}).filter((n) => n.startsWith(prefix));
   const name = names.find((n) => n === prefix) ?? names[0];
-  if (!name) throw new Error(`node-llama-cpp ${pkg.version} has no prebuilt binary for ${process.platform}-${process.arch}`);
+  if (!name) {
+    throw new Error(`node-llama-cpp ${pkg.version} has no prebuilt binary for ${process.platform}-${process.arch}`);
+  }
   if (!existsSync(join(toolsDir, 'node_modules', name))) {
     console.error(`[bench] installing ${name}@${pkg.optionalDependencies[name]} (native llama.cpp for the comparison)`);
-    execFileSync('npm', ['install', '--prefix', toolsDir, '--no-save', '--omit=optional', '--ignore-scripts', '--no-audit',
-      '--no-fund', '--loglevel=error', `${name}@${pkg.optionalDependencies[name]}`], { stdio: 'inherit' });
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        toolsDir,
+        '--no-save',
+        '--omit=optional',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        `${name}@${pkg.optionalDependencies[name]}`,
+      ],
+      { stdio: 'inherit' },
+    );
   }
   return import(pathToFileURL(join(packageDir, 'dist', 'index.js')).href);
 }
 
 export class NativeRunner {
-  private constructor(private llama: Llama, private model: LlamaModel, private context: LlamaContext) {}
+  private constructor(
+    private llama: Llama,
+    private model: LlamaModel,
+    private context: LlamaContext,
+  ) {}
 
   static async load(path: string, threads: number, nCtx: number): Promise<NativeRunner> {
     // maxThreads 0: `threads` is then exactly the number used, not a hint.

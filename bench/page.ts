@@ -4,7 +4,14 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import {
-  createEngine, type CacheOptions, type CacheStats, type ChatMessage, type HearthClient, type Progress, type SimdChoice, type Timings,
+  createEngine,
+  type CacheOptions,
+  type CacheStats,
+  type ChatMessage,
+  type HearthClient,
+  type Progress,
+  type SimdChoice,
+  type Timings,
   type Usage,
 } from '../src/index.ts';
 
@@ -39,11 +46,28 @@ async function modelBlob(url: string): Promise<Blob> {
 
 const bench = {
   // null stands for a default too: puppeteer (bench/scenarios/profile.ts) passes undefined arguments as null.
-  async loadHearth(url: string, threads: number, nCtx: number, cache: CacheOptions | null = NO_CACHE, nParallel?: number | null,
-    simd: SimdChoice = 'auto', assetsUrl?: string | null, projector?: string | null) {
+  async loadHearth(
+    url: string,
+    threads: number,
+    nCtx: number,
+    cache: CacheOptions | null = NO_CACHE,
+    nParallel?: number | null,
+    simd: SimdChoice = 'auto',
+    assetsUrl?: string | null,
+    projector?: string | null,
+  ) {
     hearths[simd]?.terminate();
-    hearth = hearths[simd] = await createEngine({ threads, cache: cache ?? NO_CACHE, simd, assetsUrl: assetsUrl ?? undefined });
-    await hearth.load(await modelBlob(url), { nCtx, nParallel: nParallel ?? undefined, projector: projector ?? undefined });
+    hearth = hearths[simd] = await createEngine({
+      threads,
+      cache: cache ?? NO_CACHE,
+      simd,
+      assetsUrl: assetsUrl ?? undefined,
+    });
+    await hearth.load(await modelBlob(url), {
+      nCtx,
+      nParallel: nParallel ?? undefined,
+      projector: projector ?? undefined,
+    });
     return hearth.info();
   },
 
@@ -64,7 +88,12 @@ const bench = {
     let source = 'none';
     let mediaMs = 0;
     const stream = await hearth!.chat.completions.create({
-      messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, conversation_id: conversationId,
+      messages,
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+      conversation_id: conversationId,
       onProgress: (p) => {
         if (p.phase !== 'restore') return;
         if (p.loaded === 0) restoreStart = performance.now();
@@ -84,9 +113,16 @@ const bench = {
       tLast = performance.now();
     }
     return {
-      promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst,
-      cachedTokens: usage.prompt_tokens_details.cached_tokens, cacheSource: source,
-      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0, restoreBytes, text, mediaMs,
+      promptTokens: usage.prompt_tokens,
+      genTokens: usage.completion_tokens,
+      ttftMs: tFirst - t0,
+      decodeMs: tLast - tFirst,
+      cachedTokens: usage.prompt_tokens_details.cached_tokens,
+      cacheSource: source,
+      restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0,
+      restoreBytes,
+      text,
+      mediaMs,
     };
   },
 
@@ -94,17 +130,28 @@ const bench = {
    * Starts one streaming request per message list at the same moment and records when each content chunk arrived.
    * `tokens` is the request's completion_tokens (a chunk can carry more than one token's bytes).
    */
-  async runHearthConcurrent(requests: ChatMessage[][], maxTokens: number): Promise<Array<{ times: number[]; tokens: number }>> {
-    return Promise.all(requests.map(async (messages) => {
-      const times: number[] = [];
-      let tokens = 0;
-      const stream = await hearth!.chat.completions.create({ messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } });
-      for await (const c of stream) {
-        if (c.choices[0]?.delta.content) times.push(performance.now());
-        if (c.usage) tokens = c.usage.completion_tokens;
-      }
-      return { times, tokens };
-    }));
+  async runHearthConcurrent(
+    requests: ChatMessage[][],
+    maxTokens: number,
+  ): Promise<Array<{ times: number[]; tokens: number }>> {
+    return Promise.all(
+      requests.map(async (messages) => {
+        const times: number[] = [];
+        let tokens = 0;
+        const stream = await hearth!.chat.completions.create({
+          messages,
+          max_tokens: maxTokens,
+          temperature: 0,
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        for await (const c of stream) {
+          if (c.choices[0]?.delta.content) times.push(performance.now());
+          if (c.usage) tokens = c.usage.completion_tokens;
+        }
+        return { times, tokens };
+      }),
+    );
   },
 
   /** Waits for Hearth's background saves; returns how long that took and the cache's figures afterwards. */
@@ -123,7 +170,12 @@ const bench = {
     wllama = new Wllama({ default: wllamaWasm }, { suppressNativeLog: true });
     wllama.setCompat(null); // never fetch its compat build from a CDN
     try {
-      await wllama.loadModel([await modelBlob(url)], { n_threads: threads, n_ctx: nCtx, n_batch: 512, n_gpu_layers: 0 });
+      await wllama.loadModel([await modelBlob(url)], {
+        n_threads: threads,
+        n_ctx: nCtx,
+        n_batch: 512,
+        n_gpu_layers: 0,
+      });
     } catch (err) {
       await wllama.exit().catch(() => {});
       wllama = null;
@@ -138,13 +190,24 @@ const bench = {
     let tLast = 0;
     let usage = { prompt_tokens: 0, completion_tokens: 0 };
     // cache_prompt false: every run prefills the whole prompt, as Hearth's does.
-    const stream = await wllama!.createCompletion({ prompt, max_tokens: maxTokens, temperature: 0, stream: true, cache_prompt: false } as never) as unknown as AsyncIterable<{ choices: Array<{ text: string }>; usage?: typeof usage | null }>;
+    const stream = (await wllama!.createCompletion({
+      prompt,
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      cache_prompt: false,
+    } as never)) as unknown as AsyncIterable<{ choices: Array<{ text: string }>; usage?: typeof usage | null }>;
     for await (const c of stream) {
       if (c.choices[0]?.text && !tFirst) tFirst = performance.now();
       if (c.usage) usage = c.usage;
       tLast = performance.now();
     }
-    return { promptTokens: usage.prompt_tokens, genTokens: usage.completion_tokens, ttftMs: tFirst - t0, decodeMs: tLast - tFirst };
+    return {
+      promptTokens: usage.prompt_tokens,
+      genTokens: usage.completion_tokens,
+      ttftMs: tFirst - t0,
+      decodeMs: tLast - tFirst,
+    };
   },
 
   /**
@@ -153,8 +216,16 @@ const bench = {
    * `conversationId`. Each progress phase's first and last moment, the first token, and the reply's figures; the
    * reply's state is saved before returning.
    */
-  async visit(source: string | { hf: { repo: string; file: string } }, hfEndpoint: string, threads: number, nCtx: number,
-    messages: ChatMessage[], maxTokens: number, conversationId: string, promptState?: string) {
+  async visit(
+    source: string | { hf: { repo: string; file: string } },
+    hfEndpoint: string,
+    threads: number,
+    nCtx: number,
+    messages: ChatMessage[],
+    maxTokens: number,
+    conversationId: string,
+    promptState?: string,
+  ) {
     const phases: Record<string, { start: number; end: number; total: number }> = {};
     const onProgress = (p: Progress) => {
       const now = performance.now();
@@ -174,7 +245,13 @@ const bench = {
     let usage: Usage | undefined;
     let timings: Timings | undefined;
     const stream = await hearth.chat.completions.create({
-      messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, conversation_id: conversationId, onProgress,
+      messages,
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+      conversation_id: conversationId,
+      onProgress,
     });
     for await (const c of stream) {
       if (c.choices[0]?.delta.content && !firstMs) firstMs = performance.now();
@@ -183,10 +260,21 @@ const bench = {
       timings = c.timings ?? timings;
     }
     await hearth.cache.flush();
-    return { scriptMs, engineMs, loadedMs, firstMs, phases, text, usage: usage!, timings: timings!, info: await hearth.info() };
+    return {
+      scriptMs,
+      engineMs,
+      loadedMs,
+      firstMs,
+      phases,
+      text,
+      usage: usage!,
+      timings: timings!,
+      info: await hearth.info(),
+    };
   },
 
-  /** The browser's own image decoder on a PNG (base64): createImageBitmap, then its RGBA pixels off an OffscreenCanvas. */
+  /** The browser's own image decoder on a PNG (base64): createImageBitmap, then its RGBA pixels off an OffscreenCanvas.
+   */
   async decodeImage(png: string): Promise<number> {
     const blob = new Blob([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], { type: 'image/png' });
     const t0 = performance.now();

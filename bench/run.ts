@@ -15,7 +15,17 @@ import { swa } from './scenarios/swa.ts';
 import { vision } from './scenarios/vision.ts';
 
 const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = {
-  decode, resume, return: returnVisit, kv, batch, quants, swa, grammar, profile, kernels, vision,
+  decode,
+  resume,
+  return: returnVisit,
+  kv,
+  batch,
+  quants,
+  swa,
+  grammar,
+  profile,
+  kernels,
+  vision,
 };
 
 const args = process.argv.slice(2);
@@ -25,7 +35,9 @@ const flag = (f: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 if (!name || !scenarios[name]) {
-  console.error(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain]`);
+  console.error(
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain]`,
+  );
   process.exit(2);
 }
 const json = args.includes('--json');

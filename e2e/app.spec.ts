@@ -6,7 +6,16 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { testPng, testWav } from '../test/fixtures/media.ts';
 import { PROJECTORS } from '../test/fixtures/projectors.ts';
-import { APP_COMPOSER, b64, drawnThumbnails, loadWithProjector, putFiles, sendAndWait, storedClips, type TestFile } from './attach.ts';
+import {
+  APP_COMPOSER,
+  b64,
+  drawnThumbnails,
+  loadWithProjector,
+  putFiles,
+  sendAndWait,
+  storedClips,
+  type TestFile,
+} from './attach.ts';
 import { expect, test } from './fixtures.ts';
 import { savedConversations } from './kv.ts';
 import { countWorkers, served, servedLog, type Site, type Tab, workersStarted } from './site.ts';
@@ -30,7 +39,9 @@ async function ask(tab: Tab, text: string) {
   await tab.press('#prompt', 'Enter');
   await expect.poll(() => tab.count('.msg.assistant')).toBe(before + 1);
   await expect.poll(async () => (await tab.texts('.msg.assistant')).at(-1)).toBe('Hello, world!');
-  await expect.poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled)).toBe(false);
+  await expect
+    .poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled))
+    .toBe(false);
 }
 
 const titles = (tab: Tab) => tab.texts('#conversations .title');
@@ -43,15 +54,23 @@ function keepWidgetConversation(): Promise<void> {
     open.onerror = () => reject(open.error);
     open.onsuccess = () => {
       const tx = open.result.transaction('conversations', 'readwrite');
-      const messages = [{ role: 'user', content: 'Do you deliver?' }, { role: 'assistant', content: 'Yes.' }];
-      tx.objectStore('conversations').put({ id: 'widget:default', title: 'Do you deliver?', messages, updatedAt: Date.now() }, 'widget:default');
+      const messages = [
+        { role: 'user', content: 'Do you deliver?' },
+        { role: 'assistant', content: 'Yes.' },
+      ];
+      tx.objectStore('conversations').put(
+        { id: 'widget:default', title: 'Do you deliver?', messages, updatedAt: Date.now() },
+        'widget:default',
+      );
       tx.oncomplete = () => resolve();
       tx.onerror = () => reject(tx.error);
     };
   });
 }
 
-test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept; downloaded models deleted', async ({ site }) => {
+test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept; downloaded models deleted', async ({
+  site,
+}) => {
   const first = await site.tab('/');
   await first.evaluate(keepWidgetConversation);
   await first.close();
@@ -61,7 +80,9 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
   await tab.click('#new-chat');
   expect(await tab.count('.msg')).toBe(0);
   await ask(tab, 'Which flour for rye bread?');
-  await expect.poll(() => titles(tab)).toEqual(['Which flour for rye bread?', 'How do I feed a **sourdough** starter?']);
+  await expect
+    .poll(() => titles(tab))
+    .toEqual(['Which flour for rye bread?', 'How do I feed a **sourdough** starter?']);
 
   // Rename in place; search filters titles.
   await tab.click('#conversations li:nth-child(2) .rename');
@@ -79,14 +100,18 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
 
   // Edit and resend the first message: the conversation goes back to it.
   await tab.click('.msg.user .edit');
-  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe('How do I feed a **sourdough** starter?');
+  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe(
+    'How do I feed a **sourdough** starter?',
+  );
   expect(await tab.count('.msg')).toBe(0);
   await ask(tab, 'How do I feed a rye starter?');
   expect(await tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
 
   // Regenerate replaces the last answer, not adds one.
   await tab.click('#regenerate');
-  await expect.poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled)).toBe(false);
+  await expect
+    .poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled))
+    .toBe(false);
   await expect.poll(() => tab.texts('.msg.assistant')).toEqual(['Hello, world!']);
   expect(await tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
 
@@ -96,15 +121,22 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
   await tab.fill('#temperature', '0.2');
   await tab.evaluate(() => {
     (document.getElementById('overflow') as HTMLSelectElement).value = 'shift';
-    for (const id of ['system-prompt', 'temperature', 'overflow']) document.getElementById(id)!.dispatchEvent(new Event('change'));
+    for (const id of ['system-prompt', 'temperature', 'overflow']) {
+      document.getElementById(id)!.dispatchEvent(new Event('change'));
+    }
   });
   // The downloaded models: the test model, with its size, and a Delete button.
-  await expect.poll(() => tab.texts('#stored-models .model-name')).toEqual([expect.stringMatching(/^qwen2-hello\.gguf · [\d.]+ MiB$/)]);
+  await expect
+    .poll(() => tab.texts('#stored-models .model-name'))
+    .toEqual([expect.stringMatching(/^qwen2-hello\.gguf · [\d.]+ MiB$/)]);
   await tab.reload();
   await expect.poll(() => tab.texts('.msg.user')).toEqual(['How do I feed a rye starter?']);
   await expect.poll(() => titles(tab)).toEqual(['Starter care', 'Which flour for rye bread?']);
-  expect(await tab.evaluate(() => ['system-prompt', 'temperature', 'overflow'].map((id) => (document.getElementById(id) as HTMLInputElement).value)))
-    .toEqual(['You are a baker.', '0.2', 'shift']);
+  expect(
+    await tab.evaluate(() =>
+      ['system-prompt', 'temperature', 'overflow'].map((id) => (document.getElementById(id) as HTMLInputElement).value),
+    ),
+  ).toEqual(['You are a baker.', '0.2', 'shift']);
 
   // Delete the open conversation: a new one starts; the other stays.
   await tab.click('#conversations li:nth-child(1) .delete');
@@ -119,14 +151,28 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
   await expect.poll(() => tab.count('#stored-models .delete-model')).toBe(1);
   await tab.click('#stored-models .delete-model');
   await expect.poll(() => tab.texts('#stored-models li')).toEqual(['none']);
-  expect(await tab.evaluate(async () => (await navigator.storage.getDirectory?.().then(async (d) => {
-    const names: string[] = [];
-    for await (const [name] of (await d.getDirectoryHandle('hearth-models')) as unknown as AsyncIterable<[string]>) names.push(name);
-    return names;
-  }).catch(() => [])) ?? [])).toEqual([]);
+  expect(
+    await tab.evaluate(
+      async () =>
+        (await navigator.storage
+          .getDirectory?.()
+          .then(async (d) => {
+            const names: string[] = [];
+            for await (const [name] of (await d.getDirectoryHandle('hearth-models')) as unknown as AsyncIterable<
+              [string]
+            >)
+              names.push(name);
+            return names;
+          })
+          .catch(() => [])) ?? [],
+    ),
+  ).toEqual([]);
 });
 
-test('installed and offline: the service worker serves the app, the model comes from the store, the conversation continues from IndexedDB', async ({ site, baseURL }) => {
+test('installed and offline: the service worker serves the app, the model comes from the store, the conversation continues from IndexedDB', async ({
+  site,
+  baseURL,
+}) => {
   const tab = await openApp(site);
   const manifest = await (await fetch(new URL('/manifest.webmanifest', baseURL))).json();
   expect(manifest).toMatchObject({ display: 'standalone', start_url: '/' });
@@ -150,11 +196,16 @@ test('installed and offline: the service worker serves the app, the model comes 
   await tab.click('#load');
   await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringContaining('Ready')]);
   await ask(tab, 'And now?');
-  await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringMatching(/\d+ cached \(restored from IndexedDB\)/)]);
+  await expect
+    .poll(() => tab.texts('#stats'))
+    .toEqual([expect.stringMatching(/\d+ cached \(restored from IndexedDB\)/)]);
   await site.offline(false);
 });
 
-test('a new version is applied only when the visitor accepts it: fetched past the HTTP cache, no redirect kept, every tab reloads onto it together', async ({ site, baseURL }) => {
+test('a new version is applied only when the visitor accepts it: fetched past the HTTP cache, no redirect kept, every tab reloads onto it together', async ({
+  site,
+  baseURL,
+}) => {
   // The site holds the app and nothing of the tests: no harness page or bundle is deployed or precached.
   expect(existsSync('dist/e2e')).toBe(false);
   expect(readdirSync('dist/assets').filter((f) => /harness/.test(f))).toEqual([]);
@@ -173,7 +224,7 @@ test('a new version is applied only when the visitor accepts it: fetched past th
   const since = (await servedLog(baseURL!)).length;
   await fetch(new URL('/__deploy', baseURL), { method: 'POST' });
   try {
-    await one.evaluate(async () => void await (await navigator.serviceWorker.getRegistration())!.update());
+    await one.evaluate(async () => void (await (await navigator.serviceWorker.getRegistration())!.update()));
     // The new version waits; the page offers it, and both tabs still run the old one.
     await expect.poll(() => one.visible('#update')).toBe(true);
     expect(await one.texts('#update')).toEqual([expect.stringContaining('A new version of Hearth is ready.')]);
@@ -185,13 +236,25 @@ test('a new version is applied only when the visitor accepts it: fetched past th
       expect(fetched.filter((e) => e.path === path && e.reload)).not.toEqual([]);
     }
     const [newCache] = (await caches(one)).filter((k) => k !== oldCache);
-    expect(await one.evaluate(async (name) => !!(await (await globalThis.caches.open(name)).match('/manifest.webmanifest')), newCache!)).toBe(false);
-    expect(await one.evaluate(async (name) => !!(await (await globalThis.caches.open(name)).match('/index.html')), newCache!)).toBe(true);
+    expect(
+      await one.evaluate(
+        async (name) => !!(await (await globalThis.caches.open(name)).match('/manifest.webmanifest')),
+        newCache!,
+      ),
+    ).toBe(false);
+    expect(
+      await one.evaluate(
+        async (name) => !!(await (await globalThis.caches.open(name)).match('/index.html')),
+        newCache!,
+      ),
+    ).toBe(true);
 
     await one.click('#update-reload');
     // Every tab reloads onto the new version; the old cache is gone.
     // (An evaluation that meets a reload fails; the poll asks again.)
-    await expect.poll(() => two.evaluate(() => (window as unknown as { before?: boolean }).before ?? false).catch(() => true)).toBe(false);
+    await expect
+      .poll(() => two.evaluate(() => (window as unknown as { before?: boolean }).before ?? false).catch(() => true))
+      .toBe(false);
     await expect.poll(() => caches(one).catch(() => [])).toEqual([newCache]);
     await expect.poll(() => one.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
     expect(await one.visible('#update')).toBe(false);
@@ -201,7 +264,9 @@ test('a new version is applied only when the visitor accepts it: fetched past th
   }
 });
 
-test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({ site }) => {
+test('two tabs of the app share one engine: the second starts no worker, and chats on after the first closes', async ({
+  site,
+}) => {
   countWorkers(site);
   const one = await openApp(site);
   const two = await openApp(site);
@@ -210,7 +275,9 @@ test('two tabs of the app share one engine: the second starts no worker, and cha
   await two.click('#new-chat');
   await ask(two, 'Which flour for rye bread?');
   await ask(one, 'How do I feed a starter?');
-  await expect.poll(() => one.texts('#engine-status')).toEqual([expect.stringContaining('shared by 2 tabs, run by this one')]);
+  await expect
+    .poll(() => one.texts('#engine-status'))
+    .toEqual([expect.stringContaining('shared by 2 tabs, run by this one')]);
   await one.close();
   await ask(two, 'And for spelt?');
   expect(await two.texts('.msg.user')).toEqual(['Which flour for rye bread?', 'And for spelt?']);
@@ -222,15 +289,24 @@ test('two tabs of the app share one engine: the second starts no worker, and cha
 // The microphone's test is in microphone-app.spec.ts (it needs launch options of its own).
 const appPng = (name: string, seed: number): TestFile => ({ name, type: 'image/png', b64: b64(testPng(96, 96, seed)) });
 
-test('a model that reads images: attached, pasted and dropped, thumbnails in the conversation and after a reload; a file that is not an image refused', async ({ site }) => {
+test('a model that reads images: attached, pasted and dropped, thumbnails in the conversation and after a reload; a file that is not an image refused', async ({
+  site,
+}) => {
   const tab = await site.tab('/');
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
   expect(await tab.visible('#composer .attach')).toBe(false);
   expect(await tab.visible('#record')).toBe(false);
-  await loadWithProjector(tab, `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, '/test-models/gemma3-vision.mmproj.gguf', 'images');
+  await loadWithProjector(
+    tab,
+    `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`,
+    '/test-models/gemma3-vision.mmproj.gguf',
+    'images',
+  );
   expect(await tab.visible('#composer .attach')).toBe(true);
   expect(await tab.visible('#record')).toBe(false); // no audio for this model
-  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe('image/png,image/jpeg,image/gif,image/bmp');
+  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe(
+    'image/png,image/jpeg,image/gif,image/bmp',
+  );
 
   await putFiles(tab, APP_COMPOSER, 'input', [appPng('loaf.png', 1)]);
   await putFiles(tab, APP_COMPOSER, 'paste', [appPng('crumb.png', 2)]);
@@ -239,9 +315,17 @@ test('a model that reads images: attached, pasted and dropped, thumbnails in the
   // Not images: refused with a message, whatever their name or type says.
   await putFiles(tab, APP_COMPOSER, 'paste', [
     { name: 'notes.txt', type: 'text/plain', b64: b64(new TextEncoder().encode('rye')) },
-    { name: 'logo.svg', type: 'image/svg+xml', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>')) },
+    {
+      name: 'logo.svg',
+      type: 'image/svg+xml',
+      b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>')),
+    },
   ]);
-  await expect.poll(() => tab.texts('#attach-status')).toEqual(['Not attached: notes.txt is not a PNG, JPEG, GIF or BMP image; logo.svg is not a PNG, JPEG, GIF or BMP image.']);
+  await expect
+    .poll(() => tab.texts('#attach-status'))
+    .toEqual([
+      'Not attached: notes.txt is not a PNG, JPEG, GIF or BMP image; logo.svg is not a PNG, JPEG, GIF or BMP image.',
+    ]);
   await tab.click('.pending .attachment:nth-child(3) .remove');
   await expect.poll(() => tab.count('.pending .thumb')).toBe(2);
 
@@ -249,7 +333,11 @@ test('a model that reads images: attached, pasted and dropped, thumbnails in the
   expect(await tab.visible('.pending')).toBe(false);
   expect(await tab.texts('.msg.user')).toEqual(['Which breads are these?']);
   await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
-  expect(await tab.evaluate(() => [...document.querySelectorAll('.msg.user .thumb')].map((c) => c.getAttribute('aria-label')))).toEqual(['loaf.png', 'crumb.png']);
+  expect(
+    await tab.evaluate(() =>
+      [...document.querySelectorAll('.msg.user .thumb')].map((c) => c.getAttribute('aria-label')),
+    ),
+  ).toEqual(['loaf.png', 'crumb.png']);
   expect(await tab.count('#chat img')).toBe(0);
   await expect.poll(() => tab.texts('#stats')).toEqual([expect.stringContaining('tokens/s')]);
 
@@ -260,25 +348,49 @@ test('a model that reads images: attached, pasted and dropped, thumbnails in the
   // (The engine's status line, once it starts, may take two lines and move the page: click after it.)
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
   await tab.click('.msg.user .edit');
-  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe('Which breads are these?');
+  expect(await tab.evaluate(() => (document.getElementById('prompt') as HTMLTextAreaElement).value)).toBe(
+    'Which breads are these?',
+  );
   await expect.poll(() => drawnThumbnails(tab, APP_COMPOSER, '.pending .thumb')).toEqual([true, true]);
 });
 
-test('a model that reads audio: an audio file attached, shown with its length, sent and kept as it was; an image refused', async ({ site }) => {
+test('a model that reads audio: an audio file attached, shown with its length, sent and kept as it was; an image refused', async ({
+  site,
+}) => {
   const tab = await site.tab('/');
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
-  await loadWithProjector(tab, `/test-models/${PROJECTORS['qwen2a-audio'].model}.gguf`, '/test-models/qwen2a-audio.mmproj.gguf', 'audio');
+  await loadWithProjector(
+    tab,
+    `/test-models/${PROJECTORS['qwen2a-audio'].model}.gguf`,
+    '/test-models/qwen2a-audio.mmproj.gguf',
+    'audio',
+  );
   expect(await tab.visible('#composer .attach')).toBe(true);
   expect(await tab.visible('#record')).toBe(true);
-  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe('audio/wav,audio/mpeg,audio/flac');
+  expect(await tab.evaluate(() => document.querySelector<HTMLInputElement>('#composer .attach + input')!.accept)).toBe(
+    'audio/wav,audio/mpeg,audio/flac',
+  );
 
-  await putFiles(tab, APP_COMPOSER, 'input', [{ name: 'note.wav', type: 'audio/wav', b64: b64(testWav(1.5, 16000, 1)) }]);
+  await putFiles(tab, APP_COMPOSER, 'input', [
+    { name: 'note.wav', type: 'audio/wav', b64: b64(testWav(1.5, 16000, 1)) },
+  ]);
   await expect.poll(() => tab.texts('.pending .chip')).toEqual(['♪ note.wav · 1.5 s']);
   await putFiles(tab, APP_COMPOSER, 'drop', [appPng('loaf.png', 1)]);
-  await expect.poll(() => tab.texts('#attach-status')).toEqual(['Not attached: loaf.png is not WAV, MP3 or FLAC audio.']);
+  await expect
+    .poll(() => tab.texts('#attach-status'))
+    .toEqual(['Not attached: loaf.png is not WAV, MP3 or FLAC audio.']);
   await sendAndWait(tab, 'What do you hear?');
   expect(await tab.texts('.msg.user .chip')).toEqual(['♪ note.wav · 1.5 s']);
   expect(await tab.evaluate(storedClips)).toEqual([
-    { name: 'note.wav', format: 'wav', riff: 'RIFFWAVE', channels: 1, rate: 16000, bits: 16, seconds: 1.5, sound: true },
+    {
+      name: 'note.wav',
+      format: 'wav',
+      riff: 'RIFFWAVE',
+      channels: 1,
+      rate: 16000,
+      bits: 16,
+      seconds: 1.5,
+      sound: true,
+    },
   ]);
 });

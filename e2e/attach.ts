@@ -26,54 +26,76 @@ export const APP_COMPOSER: Composer = { host: null, text: '#prompt', form: '#com
 export const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 
 /** Puts `files` into the composer by `how`; returns whether the page took the event (preventDefault). */
-export function putFiles(tab: Tab, composer: Composer, how: 'input' | 'paste' | 'drop', files: TestFile[]): Promise<boolean> {
-  return tab.evaluate(({ composer, how, files }) => {
-    const root: ParentNode = composer.host ? document.querySelector(composer.host)!.shadowRoot! : document;
-    const dt = new DataTransfer();
-    for (const f of files) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
-    if (how === 'input') {
-      // The hidden input beside the attach button, as the file picker leaves it.
-      const input = root.querySelector<HTMLInputElement>('.attach + input[type=file]');
-      if (!input) throw new Error('no attach input');
-      input.files = dt.files;
-      input.dispatchEvent(new Event('change', { bubbles: true }));
-      return true;
-    }
-    // Firefox gives a constructed event a copy of the DataTransfer without its files: the event carries this one.
-    const withData = <E extends Event>(e: E, key: 'clipboardData' | 'dataTransfer'): E => Object.defineProperty(e, key, { value: dt });
-    if (how === 'paste') {
-      const e = withData(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true, composed: true }), 'clipboardData');
-      root.querySelector(composer.text)!.dispatchEvent(e);
-      return e.defaultPrevented;
-    }
-    const form = root.querySelector(composer.form)!;
-    let taken = false;
-    for (const type of ['dragenter', 'dragover', 'drop']) {
-      const e = withData(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true, composed: true }), 'dataTransfer');
-      form.dispatchEvent(e);
-      if (type === 'drop') taken = e.defaultPrevented;
-    }
-    return taken;
-  }, { composer, how, files });
+export function putFiles(
+  tab: Tab,
+  composer: Composer,
+  how: 'input' | 'paste' | 'drop',
+  files: TestFile[],
+): Promise<boolean> {
+  return tab.evaluate(
+    ({ composer, how, files }) => {
+      const root: ParentNode = composer.host ? document.querySelector(composer.host)!.shadowRoot! : document;
+      const dt = new DataTransfer();
+      for (const f of files) {
+        dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
+      }
+      if (how === 'input') {
+        // The hidden input beside the attach button, as the file picker leaves it.
+        const input = root.querySelector<HTMLInputElement>('.attach + input[type=file]');
+        if (!input) throw new Error('no attach input');
+        input.files = dt.files;
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+        return true;
+      }
+      // Firefox gives a constructed event a copy of the DataTransfer without its files: the event carries this one.
+      const withData = <E extends Event>(e: E, key: 'clipboardData' | 'dataTransfer'): E =>
+        Object.defineProperty(e, key, { value: dt });
+      if (how === 'paste') {
+        const e = withData(
+          new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true, composed: true }),
+          'clipboardData',
+        );
+        root.querySelector(composer.text)!.dispatchEvent(e);
+        return e.defaultPrevented;
+      }
+      const form = root.querySelector(composer.form)!;
+      let taken = false;
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        const e = withData(
+          new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true, composed: true }),
+          'dataTransfer',
+        );
+        form.dispatchEvent(e);
+        if (type === 'drop') taken = e.defaultPrevented;
+      }
+      return taken;
+    },
+    { composer, how, files },
+  );
 }
 
 /** For each canvas the selector matches in the composer's root: whether an image was drawn on it (not blank). */
 export function drawnThumbnails(tab: Tab, composer: Composer, selector: string): Promise<boolean[]> {
-  return tab.evaluate(({ host, selector }) => {
-    const root: ParentNode = host ? document.querySelector(host)!.shadowRoot! : document;
-    return [...root.querySelectorAll<HTMLCanvasElement>(selector)].map((c) => {
-      if (c.width < 2 || c.height < 2) return false;
-      const pixels = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-      return pixels.some((v, i) => i % 4 === 3 && v > 0);
-    });
-  }, { host: composer.host, selector });
+  return tab.evaluate(
+    ({ host, selector }) => {
+      const root: ParentNode = host ? document.querySelector(host)!.shadowRoot! : document;
+      return [...root.querySelectorAll<HTMLCanvasElement>(selector)].map((c) => {
+        if (c.width < 2 || c.height < 2) return false;
+        const pixels = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        return pixels.some((v, i) => i % 4 === 3 && v > 0);
+      });
+    },
+    { host: composer.host, selector },
+  );
 }
 
 /** Records the timings of every chunk the engine streams to the page, on the widget's engine (window.timings). */
 export function recordTimings(tab: Tab): Promise<void> {
   return tab.evaluate(() => {
     type Create = (p: unknown) => Promise<AsyncIterable<{ timings?: Record<string, unknown> }>>;
-    const engine = (document.querySelector('hearth-chat') as unknown as { engine: { chat: { completions: { create: Create } } } }).engine;
+    const engine = (
+      document.querySelector('hearth-chat') as unknown as { engine: { chat: { completions: { create: Create } } } }
+    ).engine;
     const completions = engine.chat.completions;
     const create = completions.create.bind(completions);
     const seen: Array<Record<string, unknown>> = [];
@@ -90,7 +112,8 @@ export function recordTimings(tab: Tab): Promise<void> {
   });
 }
 
-export const timings = (tab: Tab) => tab.evaluate(() => (window as unknown as { timings: Array<Record<string, unknown>> }).timings);
+export const timings = (tab: Tab) =>
+  tab.evaluate(() => (window as unknown as { timings: Array<Record<string, unknown>> }).timings);
 
 /** The app with a model loaded by URL with its projector; `reads` is what the status line says it reads. */
 export async function loadWithProjector(tab: Tab, model: string, projector: string, reads: 'images' | 'audio') {
@@ -102,7 +125,9 @@ export async function loadWithProjector(tab: Tab, model: string, projector: stri
   await tab.fill('#model-url', model);
   await tab.fill('#projector-url', projector);
   await tab.click('#load');
-  await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringMatching(new RegExp(`^Ready: .*Reads ${reads}\\.$`))]);
+  await expect
+    .poll(() => tab.texts('#load-status'))
+    .toEqual([expect.stringMatching(new RegExp(`^Ready: .*Reads ${reads}\\.$`))]);
 }
 
 /** Sends what the app's composer holds; waits for the answer (the test models write gibberish: only that it came). */
@@ -111,7 +136,9 @@ export async function sendAndWait(tab: Tab, text: string) {
   await tab.fill('#prompt', text);
   await tab.press('#prompt', 'Enter');
   await expect.poll(() => tab.count('.msg.assistant')).toBe(before + 1);
-  await expect.poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled)).toBe(false);
+  await expect
+    .poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled))
+    .toBe(false);
   expect(await tab.count('.msg.error')).toBe(0);
 }
 
@@ -127,16 +154,26 @@ export async function storedClips() {
     req.onsuccess = () => resolve(req.result);
   });
   db.close();
-  const parts = all.flatMap((c) => c.messages).flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+  const parts = all
+    .flatMap((c) => c.messages)
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
     .filter((p): p is { type: 'input_audio'; input_audio: { data: File; format: string } } => p.type === 'input_audio');
-  return Promise.all(parts.map(async ({ input_audio: { data, format } }) => {
-    const d = new DataView(await data.arrayBuffer());
-    const tag = (at: number) => String.fromCharCode(...new Uint8Array(d.buffer, at, 4));
-    let peak = 0;
-    for (let at = 44; at + 2 <= d.byteLength; at += 2) peak = Math.max(peak, Math.abs(d.getInt16(at, true)));
-    return {
-      name: data.name.replace(/\d[\d-]*/, 'T'), format, riff: tag(0) + tag(8), channels: d.getUint16(22, true), rate: d.getUint32(24, true),
-      bits: d.getUint16(34, true), seconds: d.getUint32(40, true) / d.getUint32(28, true), sound: peak > 100,
-    };
-  }));
+  return Promise.all(
+    parts.map(async ({ input_audio: { data, format } }) => {
+      const d = new DataView(await data.arrayBuffer());
+      const tag = (at: number) => String.fromCharCode(...new Uint8Array(d.buffer, at, 4));
+      let peak = 0;
+      for (let at = 44; at + 2 <= d.byteLength; at += 2) peak = Math.max(peak, Math.abs(d.getInt16(at, true)));
+      return {
+        name: data.name.replace(/\d[\d-]*/, 'T'),
+        format,
+        riff: tag(0) + tag(8),
+        channels: d.getUint16(22, true),
+        rate: d.getUint32(24, true),
+        bits: d.getUint16(34, true),
+        seconds: d.getUint32(40, true) / d.getUint32(28, true),
+        sound: peak > 100,
+      };
+    }),
+  );
 }

@@ -17,16 +17,31 @@ async function start(harness: HarnessPage, model: string, cache: Record<string, 
   await harness.evaluate((url) => window.engine.load(url, { nCtx: 2048 }), `/test-models/${model}.gguf`);
 }
 
-const ask = (harness: HarnessPage, messages: Msg[]) => harness.evaluate(async ({ messages, comparable }) => {
-  return window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 16, conversation_id: 'e2e', ...comparable });
-}, { messages, comparable: COMPARABLE });
+const ask = (harness: HarnessPage, messages: Msg[]) =>
+  harness.evaluate(
+    async ({ messages, comparable }) => {
+      return window.engine.chat.completions.create({
+        messages,
+        temperature: 0,
+        max_tokens: 16,
+        conversation_id: 'e2e',
+        ...comparable,
+      });
+    },
+    { messages, comparable: COMPARABLE },
+  );
 
 const text = (r: Awaited<ReturnType<typeof ask>>) => r.choices[0]!.message.content!;
 
 for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello', 'gemma3-hello']) {
-  test(`a conversation continues after a page reload without reading it again, answering like a cold engine to the log-probability (${model})`, async ({ harness }) => {
+  test(`a conversation continues after a page reload without reading it again, answering like a cold engine to the log-probability (${model})`, async ({
+    harness,
+  }) => {
     await start(harness, model);
-    const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const messages: Msg[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const r1 = await ask(harness, messages);
     messages.push({ role: 'assistant', content: text(r1) }, { role: 'user', content: 'And a river?' });
     const r2 = await ask(harness, messages);
@@ -50,7 +65,8 @@ for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello', 'gemma3-hello
     const cold = await ask(harness, messages);
     expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
     // The same tokens and top-20 log-probabilities: the '-hello' models say the same words to any prompt, but their
-    // log-probabilities follow it (another last question moves them by more than PROMPT_EFFECT), so a wrong state shows.
+    // log-probabilities follow it (another last question moves them by more than PROMPT_EFFECT), so a wrong state
+    // shows.
     const diff = answerDiff(r3, cold);
     expect(diff.tokens[0]).toEqual(diff.tokens[1]);
     expect(diff.logprobs).toBeLessThan(LOGPROB_TOLERANCE);
@@ -63,12 +79,24 @@ const NOTHING_CACHED = { persistent: false, conversations: false, systemPrompt: 
 
 /** A request on a fresh engine (a fresh page) that caches nothing of its own, loaded with `promptState`: a URL, or a
  * file's bytes in base64 (given to load() as a Blob). */
-async function askShipped(harness: HarnessPage, model: string, promptState: string | { base64: string }, messages: Msg[]) {
+async function askShipped(
+  harness: HarnessPage,
+  model: string,
+  promptState: string | { base64: string },
+  messages: Msg[],
+) {
   await openEngine(harness, { cache: NOTHING_CACHED });
-  const info = await harness.evaluate(({ url, promptState }) => window.engine.load(url, {
-    nCtx: 2048,
-    promptState: typeof promptState === 'string' ? promptState : new Blob([Uint8Array.from(atob(promptState.base64), (c) => c.charCodeAt(0))]),
-  }), { url: `/test-models/${model}.gguf`, promptState });
+  const info = await harness.evaluate(
+    ({ url, promptState }) =>
+      window.engine.load(url, {
+        nCtx: 2048,
+        promptState:
+          typeof promptState === 'string'
+            ? promptState
+            : new Blob([Uint8Array.from(atob(promptState.base64), (c) => c.charCodeAt(0))]),
+      }),
+    { url: `/test-models/${model}.gguf`, promptState },
+  );
   const r = await ask(harness, messages);
   await harness.evaluate(() => window.engine.terminate());
   return { info, r };
@@ -88,7 +116,9 @@ function expectLikeCold(shipped: Awaited<ReturnType<typeof ask>>, cold: Awaited<
 }
 
 for (const model of ['qwen2-hello', 'mamba-hello']) {
-  test(`a prompt state exported in the page and shipped to a fresh engine answers like a cold engine, without reading the system prompt (${model})`, async ({ harness }) => {
+  test(`a prompt state exported in the page and shipped to a fresh engine answers like a cold engine, without reading the system prompt (${model})`, async ({
+    harness,
+  }) => {
     await start(harness, model, NOTHING_CACHED);
     const base64 = await harness.evaluate(async (system) => {
       const blob = await window.engine.cache.exportPrompt({ messages: [{ role: 'system', content: system }] });
@@ -98,7 +128,10 @@ for (const model of ['qwen2-hello', 'mamba-hello']) {
     }, SYSTEM);
     const { header } = await readPromptStateHeader(blobReader(new Blob([Buffer.from(base64, 'base64')])));
     const tokens = header.tokens.length;
-    const messages: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const messages: Msg[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const { info, r } = await askShipped(harness, model, { base64 }, messages);
     expect(info.promptState?.tokens).toBe(tokens);
     expect(r.timings.cache_source).toBe('prompt-state');
@@ -107,9 +140,14 @@ for (const model of ['qwen2-hello', 'mamba-hello']) {
   });
 }
 
-test('the widget host page\'s prompt state, written in Node by `npm run prompt-state`\'s code, is fetched by URL and answers like a cold engine', async ({ harness }) => {
+test("the widget host page's prompt state, written in Node by `npm run prompt-state`'s code, is fetched by URL and answers like a cold engine", async ({
+  harness,
+}) => {
   const system = systemPromptOf(readFileSync(join(import.meta.dirname, 'widget-host.html'), 'utf8'));
-  const messages: Msg[] = [{ role: 'system', content: system }, { role: 'user', content: 'Do you bake rye?' }];
+  const messages: Msg[] = [
+    { role: 'system', content: system },
+    { role: 'user', content: 'Do you bake rye?' },
+  ];
   const { info, r } = await askShipped(harness, 'qwen2-hello', '/test-models/qwen2-hello-crumb.hearth-state', messages);
   expect(info.warnings ?? []).toEqual([]);
   expect(r.timings.cache_source).toBe('prompt-state');

@@ -3,21 +3,36 @@
 // embeddings and rerank on the embedding and reranker fixtures.
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('tool calls, structured output, logprobs, reasoning, embeddings and rerank come through the worker', async ({ harness }) => {
+test('tool calls, structured output, logprobs, reasoning, embeddings and rerank come through the worker', async ({
+  harness,
+}) => {
   await openEngine(harness);
   const result = await harness.evaluate(async () => {
     const e = window.engine;
     await e.load('/test-models/qwen2-tiny.gguf', { nCtx: 2048 });
     const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
-    const tools = [{
-      type: 'function' as const,
-      function: {
-        name: 'get_weather',
-        parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 10 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'] },
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'get_weather',
+          parameters: {
+            type: 'object',
+            properties: { city: { type: 'string', maxLength: 10 }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+            required: ['city', 'days'],
+          },
+        },
       },
-    }];
+    ];
     const stream = await e.chat.completions.create({
-      messages, tools, tool_choice: 'required', parallel_tool_calls: false, seed: 1, temperature: 1, max_tokens: 300, stream: true,
+      messages,
+      tools,
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      seed: 1,
+      temperature: 1,
+      max_tokens: 300,
+      stream: true,
     });
     const call = { name: '', args: '', deltas: 0, finish: '' };
     for await (const c of stream) {
@@ -28,14 +43,28 @@ test('tool calls, structured output, logprobs, reasoning, embeddings and rerank 
       }
       call.finish = c.choices[0]!.finish_reason ?? call.finish;
     }
-    const schema = { type: 'object', properties: { answer: { enum: ['yes', 'no'] }, confidence: { type: 'integer', minimum: 0, maximum: 100 } }, required: ['answer', 'confidence'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { answer: { enum: ['yes', 'no'] }, confidence: { type: 'integer', minimum: 0, maximum: 100 } },
+      required: ['answer', 'confidence'],
+      additionalProperties: false,
+    };
     const json = await e.chat.completions.create({
-      messages, response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } }, seed: 2, temperature: 1, max_tokens: 200,
-      logprobs: true, top_logprobs: 3,
+      messages,
+      response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } },
+      seed: 2,
+      temperature: 1,
+      max_tokens: 200,
+      logprobs: true,
+      top_logprobs: 3,
     });
     await e.load('/test-models/qwen3-tiny.gguf', { nCtx: 2048 });
     const thought = await e.chat.completions.create({
-      messages, grammar: 'root ::= "<think>" [a-z]{3,20} "</think>" [a-z]{2,10}', seed: 3, temperature: 1, max_tokens: 100,
+      messages,
+      grammar: 'root ::= "<think>" [a-z]{3,20} "</think>" [a-z]{2,10}',
+      seed: 3,
+      temperature: 1,
+      max_tokens: 100,
     });
     const refusal = (err: unknown) => ({ name: (err as Error).name, code: (err as { code: string }).code });
     await e.load('/test-models/qwen3-embed.gguf');

@@ -6,7 +6,7 @@ test('load a model, stream an answer, stop a long one, ask again', async ({ page
   await page.goto('/');
   await expect(page.locator('#engine-status')).toContainText('llama.cpp');
   await expect(page.locator('#engine-status')).toContainText('SIMD on');
-  const icon = await page.request.get(await page.locator('link[rel=icon]').getAttribute('href') ?? '');
+  const icon = await page.request.get((await page.locator('link[rel=icon]').getAttribute('href')) ?? '');
   expect(icon.headers()['content-type']).toContain('image/svg+xml'); // public/ is served as the site's static assets
   await expect(page.locator('#source-kind')).toHaveValue('test'); // offered because the server has test models
   await page.click('#load');
@@ -45,7 +45,9 @@ test('load a model, stream an answer, stop a long one, ask again', async ({ page
   expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
 });
 
-test('after a reload the conversation is back and the next answer starts from the state saved in IndexedDB', async ({ page }) => {
+test('after a reload the conversation is back and the next answer starts from the state saved in IndexedDB', async ({
+  page,
+}) => {
   await page.goto('/');
   await expect(page.locator('#engine-status')).toContainText('llama.cpp');
   await expect(page.locator('#source-kind')).toHaveValue('test');

@@ -6,21 +6,35 @@ import { readFileSync } from 'node:fs';
 import { modelPath } from '../test/helpers.ts';
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('chooses the build the page and the browser allow and says why, and where models are stored', async ({ harness, isolated: served, engineBrowser }) => {
+test('chooses the build the page and the browser allow and says why, and where models are stored', async ({
+  harness,
+  isolated: served,
+  engineBrowser,
+}) => {
   const isolated = await openEngine(harness);
   expect(isolated).toBe(served);
   const info = await harness.evaluate(() => window.engine.info());
-  // Relaxed SIMD where the browser validates it (Chromium, Firefox; not WebKitGTK), unless the plain build was asked for.
+  // Relaxed SIMD where the browser validates it (Chromium, Firefox; not WebKitGTK), unless the plain build was asked
+  // for.
   const relaxed = engineBrowser !== 'webkit' && harness.simd === 'auto';
-  if (harness.backend === 'webgpu') expect(info.build).toBe(isolated ? 'mt' : 'st'); // wllama's own build
-  else {
+  if (harness.backend === 'webgpu') {
+    expect(info.build).toBe(isolated ? 'mt' : 'st'); // wllama's own build
+  } else {
     expect(info.build).toBe(`${isolated ? 'mt' : 'st'}${relaxed ? '-relaxed' : ''}`);
-    expect(info.buildReason).toMatch(relaxed ? /^relaxed SIMD: this browser validates it/
-      : harness.simd === 'plain' ? /^plain SIMD128, as asked/ : /^plain SIMD128: this browser does not validate relaxed SIMD/);
+    expect(info.buildReason).toMatch(
+      relaxed
+        ? /^relaxed SIMD: this browser validates it/
+        : harness.simd === 'plain'
+          ? /^plain SIMD128, as asked/
+          : /^plain SIMD128: this browser does not validate relaxed SIMD/,
+    );
     expect(info.buildReason).toContain(isolated ? '2 threads' : '1 thread (the page is not cross-origin isolated)');
     // A relaxed build also says how this CPU runs its 8-bit dot products (ggml-cpu's arch/wasm/relaxed.h).
-    if (relaxed) expect(info.buildReason).toMatch(/; its 8-bit dot products run as (x86 pmaddubsw, with products summed in int16|one instruction each)$/);
-    else expect(info.buildReason).not.toContain('dot products');
+    if (relaxed) {
+      expect(info.buildReason).toMatch(
+        /; its 8-bit dot products run as (x86 pmaddubsw, with products summed in int16|one instruction each)$/,
+      );
+    } else expect(info.buildReason).not.toContain('dot products');
   }
   expect(info.threads).toBe(isolated ? 2 : 1);
   expect(info.wasmSimd).toBe(true);
@@ -35,16 +49,26 @@ test('chooses the build the page and the browser allow and says why, and where m
   }
 });
 
-// Firefox sometimes never returns from creating the pthread workers on a reload (src/backends/llamacpp/worker/client.ts); the glue
-// served here for the first start blocks the same way, at the same point.
-test('an engine whose worker stalls while starting gets a new worker (the stall simulated by a blocking glue script)', async ({ harness, isolated, baseURL }) => {
-  test.skip(!harness.serve, 'the stall is served in the test\'s place, which WebKit\'s plain WebDriver cannot do');
-  const stalled = await harness.serve!(new URL(`/hearth/hearth-${isolated ? 'mt' : 'st'}.js`, baseURL).href,
-    'self.createHearthModule = () => { for (;;); };', { 'Content-Type': 'text/javascript' }, { once: true });
+// Firefox sometimes never returns from creating the pthread workers on a reload
+// (src/backends/llamacpp/worker/client.ts); the glue served here for the first start blocks the same way, at the same
+// point.
+test('an engine whose worker stalls while starting gets a new worker (the stall simulated by a blocking glue script)', async ({
+  harness,
+  isolated,
+  baseURL,
+}) => {
+  test.skip(!harness.serve, "the stall is served in the test's place, which WebKit's plain WebDriver cannot do");
+  const stalled = await harness.serve!(
+    new URL(`/hearth/hearth-${isolated ? 'mt' : 'st'}.js`, baseURL).href,
+    'self.createHearthModule = () => { for (;;); };',
+    { 'Content-Type': 'text/javascript' },
+    { once: true },
+  );
   await openEngine(harness);
   const answer = await harness.evaluate(async () => {
     await window.engine.load('/test-models/qwen2-hello.gguf');
-    return (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+    return (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!
+      .message.content;
   });
   expect(stalled()).toHaveLength(1);
   expect(answer).toBe('Hello, world!');
@@ -55,7 +79,11 @@ test('loads with progress, streams a completion, aborts mid-stream, then answers
   const loaded = await harness.evaluate(async () => {
     const phases: Array<{ phase: string; loaded: number; total: number }> = [];
     // One request at a time, so a reply the worker went on generating would hold the engine (see below).
-    const info = await window.engine.load('/test-models/qwen2-tiny.gguf', { onProgress: (p) => phases.push(p), nCtx: 4096, nParallel: 1 });
+    const info = await window.engine.load('/test-models/qwen2-tiny.gguf', {
+      onProgress: (p) => phases.push(p),
+      nCtx: 4096,
+      nParallel: 1,
+    });
     return { name: info.name, phases };
   });
   expect(loaded.name).toBe('hearth-test-qwen2-qwen2');
@@ -66,9 +94,15 @@ test('loads with progress, streams a completion, aborts mid-stream, then answers
 
   const result = await harness.evaluate(async () => {
     const params = { messages: [{ role: 'user' as const, content: 'Tell me about the sea.' }], temperature: 0 };
-    const reference = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message.content;
+    const reference = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message
+      .content;
     const controller = new AbortController();
-    const stream = await window.engine.chat.completions.create({ ...params, max_tokens: 2000, stream: true, signal: controller.signal });
+    const stream = await window.engine.chat.completions.create({
+      ...params,
+      max_tokens: 2000,
+      stream: true,
+      signal: controller.signal,
+    });
     let chunks = 0;
     let afterAbort = 0;
     let error: { name: string; code: string; isAbortError: boolean } | null = null;
@@ -83,7 +117,8 @@ test('loads with progress, streams a completion, aborts mid-stream, then answers
       const err = e as import('../src/index.ts').HearthError;
       error = { name: err.name, code: err.code, isAbortError: err instanceof window.hearth.AbortError };
     }
-    const again = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message.content;
+    const again = (await window.engine.chat.completions.create({ ...params, max_tokens: 30 })).choices[0]!.message
+      .content;
     return { reference, chunks, afterAbort, error, again, held: (await window.engine.cache.stats()).memory.tokens };
   });
   expect(result.error).toEqual({ name: 'AbortError', code: 'aborted', isAbortError: true });
@@ -97,12 +132,16 @@ test('loads with progress, streams a completion, aborts mid-stream, then answers
   expect(result.held).toBeLessThan(200);
 });
 
-test('streams OpenAI chunks and stops at the end-of-turn token; include_usage adds the usage chunk', async ({ harness }) => {
+test('streams OpenAI chunks and stops at the end-of-turn token; include_usage adds the usage chunk', async ({
+  harness,
+}) => {
   await openEngine(harness);
   const out = await harness.evaluate(async () => {
     await window.engine.load('/test-models/qwen2-hello.gguf');
     const stream = await window.engine.chat.completions.create({
-      messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
     });
     const chunks = [];
     for await (const c of stream) chunks.push(c);
@@ -119,15 +158,21 @@ test('streams OpenAI chunks and stops at the end-of-turn token; include_usage ad
   expect(finish!.timings!.prompt_n).toBe(usage!.usage!.prompt_tokens);
 });
 
-test('streams several requests at once through the worker, each with its own answer; the context grows with demand', async ({ harness }) => {
-  test.skip(harness.backend === 'webgpu', 'batching and a context sized from demand are the wasm engine\'s');
+test('streams several requests at once through the worker, each with its own answer; the context grows with demand', async ({
+  harness,
+}) => {
+  test.skip(harness.backend === 'webgpu', "batching and a context sized from demand are the wasm engine's");
   await openEngine(harness);
   const out = await harness.evaluate(async () => {
     const info = await window.engine.load('/test-models/qwen2-hello.gguf');
     const before = (await window.engine.info()).context!;
     const ask = async (content: string) => {
       const chunks = [];
-      const stream = await window.engine.chat.completions.create({ messages: [{ role: 'user', content }], stream: true, temperature: 0 });
+      const stream = await window.engine.chat.completions.create({
+        messages: [{ role: 'user', content }],
+        stream: true,
+        temperature: 0,
+      });
       for await (const c of stream) chunks.push(c);
       return chunks;
     };
@@ -151,7 +196,10 @@ test('streams several requests at once through the worker, each with its own ans
 test('bad model sources give a typed ModelLoadError, and a good model loads afterwards', async ({ harness }) => {
   await openEngine(harness);
   const results = await harness.evaluate(async () => {
-    const small = await window.hearth.createEngine({ maxModelBytes: 20e6, backend: (await window.engine.info()).selection.requested as 'wasm' | 'webgpu' | 'auto' });
+    const small = await window.hearth.createEngine({
+      maxModelBytes: 20e6,
+      backend: (await window.engine.info()).selection.requested as 'wasm' | 'webgpu' | 'auto',
+    });
     const good = await (await fetch('/test-models/qwen2-hello.gguf')).blob();
     const attempts: Array<[string, () => Promise<unknown>]> = [
       ['not a GGUF', () => window.engine.load(new Blob(['just some text, not a model'.repeat(20)]))],
@@ -167,12 +215,18 @@ test('bad model sources give a typed ModelLoadError, and a good model loads afte
         out[label] = { name: 'none', code: '', message: 'loaded', typed: false };
       } catch (e) {
         const err = e as import('../src/index.ts').ModelLoadError;
-        out[label] = { name: err.name, code: err.code, message: err.message, typed: err instanceof window.hearth.ModelLoadError };
+        out[label] = {
+          name: err.name,
+          code: err.code,
+          message: err.message,
+          typed: err instanceof window.hearth.ModelLoadError,
+        };
       }
     }
     small.terminate();
     await window.engine.load(good);
-    const answer = (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+    const answer = (await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] }))
+      .choices[0]!.message.content;
     return { out, answer };
   });
   const expected: Record<string, [string, RegExp]> = {
@@ -189,17 +243,35 @@ test('bad model sources give a typed ModelLoadError, and a good model loads afte
   expect(results.answer).toBe('Hello, world!');
 });
 
-test('loads { hf: { repo, file } } from huggingface.co: sizes and sha256 from its API, then the file (fake Hugging Face server: no internet here)', async ({ harness }) => {
-  test.skip(!harness.serve, 'huggingface.co is answered in the test\'s place, which WebKit\'s plain WebDriver cannot do');
+test('loads { hf: { repo, file } } from huggingface.co: sizes and sha256 from its API, then the file (fake Hugging Face server: no internet here)', async ({
+  harness,
+}) => {
+  test.skip(!harness.serve, "huggingface.co is answered in the test's place, which WebKit's plain WebDriver cannot do");
   const model = readFileSync(modelPath('qwen2-hello'));
   const cors = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
-  const tree = [{ type: 'file', path: 'qwen2-hello.gguf', size: model.length, lfs: { oid: createHash('sha256').update(model).digest('hex'), size: model.length } }];
-  const api = await harness.serve!('https://huggingface.co/api/', JSON.stringify(tree), { ...cors, 'Content-Type': 'application/json' });
-  const files = await harness.serve!('https://huggingface.co/hearth-test/', model, { ...cors, 'Content-Type': 'application/octet-stream' });
+  const tree = [
+    {
+      type: 'file',
+      path: 'qwen2-hello.gguf',
+      size: model.length,
+      lfs: { oid: createHash('sha256').update(model).digest('hex'), size: model.length },
+    },
+  ];
+  const api = await harness.serve!('https://huggingface.co/api/', JSON.stringify(tree), {
+    ...cors,
+    'Content-Type': 'application/json',
+  });
+  const files = await harness.serve!('https://huggingface.co/hearth-test/', model, {
+    ...cors,
+    'Content-Type': 'application/octet-stream',
+  });
   await openEngine(harness);
   const result = await harness.evaluate(async () => {
     const phases: string[] = [];
-    await window.engine.load({ hf: { repo: 'hearth-test/qwen2-hello-GGUF', file: 'qwen2-hello.gguf' } }, { onProgress: (p) => phases.push(p.phase) });
+    await window.engine.load(
+      { hf: { repo: 'hearth-test/qwen2-hello-GGUF', file: 'qwen2-hello.gguf' } },
+      { onProgress: (p) => phases.push(p.phase) },
+    );
     const reply = await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] });
     return { phases: [...new Set(phases)], answer: reply.choices[0]!.message.content };
   });

@@ -36,13 +36,23 @@ export interface HarnessPage {
    * Answers every request whose URL starts with `prefix` with `body` (with `once`, only the first; the server answers
    * the rest); returns the URLs it answered so far. Null where the driver cannot (WebKit's plain WebDriver).
    */
-  serve: ((prefix: string, body: Uint8Array | string, headers: Record<string, string>, options?: { once?: boolean }) => Promise<() => string[]>) | null;
+  serve:
+    | ((
+        prefix: string,
+        body: Uint8Array | string,
+        headers: Record<string, string>,
+        options?: { once?: boolean },
+      ) => Promise<() => string[]>)
+    | null;
 }
 
 export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
 export type EngineSimd = 'auto' | 'plain';
 
-export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend; simd: EngineSimd }, { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }>({
+export const test = base.extend<
+  { harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend; simd: EngineSimd },
+  { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }
+>({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
   /** Whether the project's server sends COOP/COEP (threads). */
   isolated: [true, { option: true }],
@@ -51,23 +61,32 @@ export const test = base.extend<{ harness: HarnessPage; site: Site; isolated: bo
   /** The SIMD the API tests ask createEngine for ('auto': relaxed where the browser has it). */
   simd: ['auto', { option: true }],
 
-  firefox: [async ({ engineBrowser }, use) => {
-    if (engineBrowser !== 'firefox') return use(null);
-    const profile = mkdtempSync(join(tmpdir(), 'hearth-firefox-'));
-    const browser = await puppeteer.launch({
-      browser: 'firefox', executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr', headless: true, userDataDir: profile,
-    });
-    await use(browser);
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  }, { scope: 'worker' }],
+  firefox: [
+    async ({ engineBrowser }, use) => {
+      if (engineBrowser !== 'firefox') return use(null);
+      const profile = mkdtempSync(join(tmpdir(), 'hearth-firefox-'));
+      const browser = await puppeteer.launch({
+        browser: 'firefox',
+        executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+        headless: true,
+        userDataDir: profile,
+      });
+      await use(browser);
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+    { scope: 'worker' },
+  ],
 
-  webkit: [async ({ engineBrowser }, use) => {
-    if (engineBrowser !== 'webkit') return use(null);
-    const driver = await WebKitDriver.start();
-    await use(driver);
-    driver.stop();
-  }, { scope: 'worker' }],
+  webkit: [
+    async ({ engineBrowser }, use) => {
+      if (engineBrowser !== 'webkit') return use(null);
+      const driver = await WebKitDriver.start();
+      await use(driver);
+      driver.stop();
+    },
+    { scope: 'worker' },
+  ],
 
   // Chromium's page is Playwright's own (traces on failure); a Firefox page gets a browser context of its own, and a
   // WebKit one a browser of its own, so storage (IndexedDB) starts empty for every test as it does in Playwright.
@@ -116,11 +135,14 @@ function chromiumHarness(page: Page, choice: EngineChoice): HarnessPage {
     waitForFunction: (fn) => page.waitForFunction(fn),
     async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
-      await page.route((url) => url.href.startsWith(prefix), (route) => {
-        if (options.once && answered.length) return route.fallback();
-        answered.push(route.request().url());
-        return route.fulfill({ body: Buffer.from(body), headers });
-      });
+      await page.route(
+        (url) => url.href.startsWith(prefix),
+        (route) => {
+          if (options.once && answered.length) return route.fallback();
+          answered.push(route.request().url());
+          return route.fulfill({ body: Buffer.from(body), headers });
+        },
+      );
       return () => answered;
     },
   };
@@ -141,7 +163,9 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, choice: EngineChoice
       // that lets a request through must not win over the one that answers it.
       page.on('request', (request) => {
         if (request.isInterceptResolutionHandled()) return;
-        if (!request.url().startsWith(prefix) || (options.once && answered.length)) return void request.continue(request.continueRequestOverrides(), 0);
+        if (!request.url().startsWith(prefix) || (options.once && answered.length)) {
+          return void request.continue(request.continueRequestOverrides(), 0);
+        }
         answered.push(request.url());
         void request.respond({ status: 200, body: Buffer.from(body), headers }, 1);
       });
@@ -150,7 +174,11 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, choice: EngineChoice
   };
 }
 
-function webkitHarness(session: import('./webkit.ts').WebKitSession, baseURL: string, choice: EngineChoice): HarnessPage {
+function webkitHarness(
+  session: import('./webkit.ts').WebKitSession,
+  baseURL: string,
+  choice: EngineChoice,
+): HarnessPage {
   const evaluate = <R, A>(fn: (arg: A) => R | Promise<R>, arg?: A) => session.evaluate<R>(fn.toString(), arg);
   return {
     ...choice,
@@ -172,8 +200,11 @@ function webkitHarness(session: import('./webkit.ts').WebKitSession, baseURL: st
 export async function openEngine(harness: HarnessPage, options: Record<string, unknown> = {}): Promise<boolean> {
   await harness.goto('/e2e/harness.html');
   await harness.waitForFunction(() => window.hearthReady);
-  return harness.evaluate(async (opts) => {
-    window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), ...opts });
-    return crossOriginIsolated;
-  }, { backend: harness.backend, simd: harness.simd, ...options });
+  return harness.evaluate(
+    async (opts) => {
+      window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), ...opts });
+      return crossOriginIsolated;
+    },
+    { backend: harness.backend, simd: harness.simd, ...options },
+  );
 }

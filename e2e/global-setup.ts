@@ -8,11 +8,29 @@ import { tarball } from '../test/package-project.ts';
 
 export default async function setup() {
   const root = join(import.meta.dirname, '..');
-  for (const f of ['dist/index.html', 'dist/hearth/engine.worker.js', 'dist/hearth/hearth-mt.wasm', 'dist/hearth/hearth-st.wasm', '.cache/e2e-dist/e2e/harness.html']) {
-    if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run "npm run build:wasm && npm run build && npm run build:e2e" first`);
+  for (const f of [
+    'dist/index.html',
+    'dist/hearth/engine.worker.js',
+    'dist/hearth/hearth-mt.wasm',
+    'dist/hearth/hearth-st.wasm',
+    '.cache/e2e-dist/e2e/harness.html',
+  ]) {
+    if (!existsSync(join(root, f))) {
+      throw new Error(`${f} is missing: run "npm run build:wasm && npm run build && npm run build:e2e" first`);
+    }
   }
   tarball(); // the npm package (e2e/package.spec.ts), or an error that says how to build it
-  const models = ['qwen2-hello', 'qwen2-tool', 'qwen2-tiny', 'qwen3-tiny', 'qwen3-embed', 'qwen3-rerank', 'mamba-hello', 'qwen35-hello', 'gemma3-hello'] as const;
+  const models = [
+    'qwen2-hello',
+    'qwen2-tool',
+    'qwen2-tiny',
+    'qwen3-tiny',
+    'qwen3-embed',
+    'qwen3-rerank',
+    'mamba-hello',
+    'qwen35-hello',
+    'gemma3-hello',
+  ] as const;
   for (const name of models) await ensureModel(name);
   for (const name of ['gemma3-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);
   // The widget's example host page ships its system prompt's state.

@@ -13,15 +13,26 @@ import { expect, test } from './fixtures.ts';
 import type { Tab } from './site.ts';
 
 const launch = config.use?.launchOptions ?? {};
-test.use({ launchOptions: { ...launch, args: [...launch.args ?? [], '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'] } });
-
-/** How often the page asked for the microphone, and how many of the tracks it got are still live. */
-const mic = (tab: Tab) => tab.evaluate(() => {
-  const m = (window as unknown as { mic: { calls: number; streams: MediaStream[] } }).mic;
-  return { calls: m.calls, live: m.streams.flatMap((s) => s.getTracks()).filter((t) => t.readyState === 'live').length };
+test.use({
+  launchOptions: {
+    ...launch,
+    args: [...(launch.args ?? []), '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
+  },
 });
 
-test('a clip recorded from the microphone (asked for only on Record) is attached and sent as a WAV, beside an audio file', async ({ site }) => {
+/** How often the page asked for the microphone, and how many of the tracks it got are still live. */
+const mic = (tab: Tab) =>
+  tab.evaluate(() => {
+    const m = (window as unknown as { mic: { calls: number; streams: MediaStream[] } }).mic;
+    return {
+      calls: m.calls,
+      live: m.streams.flatMap((s) => s.getTracks()).filter((t) => t.readyState === 'live').length,
+    };
+  });
+
+test('a clip recorded from the microphone (asked for only on Record) is attached and sent as a WAV, beside an audio file', async ({
+  site,
+}) => {
   if (site.browser === 'firefox') {
     site.initScript(() => {
       navigator.mediaDevices.getUserMedia = async () => {
@@ -48,9 +59,16 @@ test('a clip recorded from the microphone (asked for only on Record) is attached
   });
   const tab = await site.tab('/');
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
-  await loadWithProjector(tab, `/test-models/${PROJECTORS['qwen2a-audio'].model}.gguf`, '/test-models/qwen2a-audio.mmproj.gguf', 'audio');
+  await loadWithProjector(
+    tab,
+    `/test-models/${PROJECTORS['qwen2a-audio'].model}.gguf`,
+    '/test-models/qwen2a-audio.mmproj.gguf',
+    'audio',
+  );
   expect(await tab.visible('#record')).toBe(true);
-  await putFiles(tab, APP_COMPOSER, 'input', [{ name: 'note.wav', type: 'audio/wav', b64: b64(testWav(1.5, 16000, 1)) }]);
+  await putFiles(tab, APP_COMPOSER, 'input', [
+    { name: 'note.wav', type: 'audio/wav', b64: b64(testWav(1.5, 16000, 1)) },
+  ]);
   await expect.poll(() => tab.count('.pending .chip')).toBe(1);
   expect(await mic(tab)).toEqual({ calls: 0, live: 0 }); // not asked for at startup, nor for a file
 
@@ -62,7 +80,9 @@ test('a clip recorded from the microphone (asked for only on Record) is attached
   await new Promise((resolve) => setTimeout(resolve, 1500));
   await tab.click('#record');
   await expect.poll(() => tab.count('.pending .chip')).toBe(2);
-  await expect.poll(async () => (await tab.texts('.pending .chip'))[1]).toMatch(/^♪ recording-[\d-]+\.wav · \d+\.\d s$/);
+  await expect
+    .poll(async () => (await tab.texts('.pending .chip'))[1])
+    .toMatch(/^♪ recording-[\d-]+\.wav · \d+\.\d s$/);
   expect(await tab.texts('#record')).toEqual(['Record']);
   expect(await mic(tab)).toEqual({ calls: 1, live: 0 }); // the microphone let go
 
@@ -71,9 +91,26 @@ test('a clip recorded from the microphone (asked for only on Record) is attached
   // Sent and kept: the file as it was, the recording as a 16 kHz mono 16-bit WAV with sound in it.
   const clips = await tab.evaluate(storedClips);
   expect(clips).toEqual([
-    { name: 'note.wav', format: 'wav', riff: 'RIFFWAVE', channels: 1, rate: 16000, bits: 16, seconds: 1.5, sound: true },
-    { name: 'recording-T.wav', format: 'wav', riff: 'RIFFWAVE', channels: 1, rate: 16000, bits: 16, seconds: expect.any(Number),
-      sound: site.browser === 'chromium' ? true : expect.any(Boolean) },
+    {
+      name: 'note.wav',
+      format: 'wav',
+      riff: 'RIFFWAVE',
+      channels: 1,
+      rate: 16000,
+      bits: 16,
+      seconds: 1.5,
+      sound: true,
+    },
+    {
+      name: 'recording-T.wav',
+      format: 'wav',
+      riff: 'RIFFWAVE',
+      channels: 1,
+      rate: 16000,
+      bits: 16,
+      seconds: expect.any(Number),
+      sound: site.browser === 'chromium' ? true : expect.any(Boolean),
+    },
   ]);
   expect(clips[1]!.seconds).toBeGreaterThan(0.5);
 });

@@ -43,23 +43,35 @@ interface Loaded {
 
 /** Loads `source` in the page and asks one greedy question; a failed load comes back as `error`. */
 function load(page: Page, source: ModelSource, options: { store?: boolean } = {}): Promise<Loaded> {
-  return page.evaluate(async ({ source, options }) => {
-    const events: Progress[] = [];
-    try {
-      await window.engine.load(source, { ...options, nCtx: 512, onProgress: (p) => events.push(p) });
-    } catch (err) {
-      const e = err as { name: string; code: string; message: string; details: Record<string, unknown> };
-      return { error: { name: e.name, code: e.code, message: e.message, details: e.details }, list: await window.engine.models.list() };
-    }
-    const reply = await window.engine.chat.completions.create({ messages: [{ role: 'user', content: 'Tell me about bread.' }], max_tokens: 8, temperature: 0 });
-    return { events, answer: reply.choices[0]!.message.content, list: await window.engine.models.list() };
-  }, { source, options });
+  return page.evaluate(
+    async ({ source, options }) => {
+      const events: Progress[] = [];
+      try {
+        await window.engine.load(source, { ...options, nCtx: 512, onProgress: (p) => events.push(p) });
+      } catch (err) {
+        const e = err as { name: string; code: string; message: string; details: Record<string, unknown> };
+        return {
+          error: { name: e.name, code: e.code, message: e.message, details: e.details },
+          list: await window.engine.models.list(),
+        };
+      }
+      const reply = await window.engine.chat.completions.create({
+        messages: [{ role: 'user', content: 'Tell me about bread.' }],
+        max_tokens: 8,
+        temperature: 0,
+      });
+      return { events, answer: reply.choices[0]!.message.content, list: await window.engine.models.list() };
+    },
+    { source, options },
+  );
 }
 
 /** The model's answer loaded from the site, kept in memory (not through the store). */
 const reference = async (page: Page) => (await load(page, '/test-models/qwen2-tiny.gguf', { store: false })).answer;
 
-test('downloads into the store with progress and a sha256 check; after a reload it loads from there with the server stopped', async ({ site }) => {
+test('downloads into the store with progress and a sha256 check; after a reload it loads from there with the server stopped', async ({
+  site,
+}) => {
   const page = await site.tab();
   await openEngine(page);
   const first = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
@@ -68,7 +80,9 @@ test('downloads into the store with progress and a sha256 check; after a reload 
   expect(downloads.some((e) => (e.bytesPerSecond ?? 0) > 0)).toBe(true);
   expect(first.events!.filter((e) => e.phase === 'verify').at(-1)).toMatchObject({ loaded: size(), total: size() });
   expect(first.events!.at(-1)).toMatchObject({ phase: 'load', loaded: size() });
-  expect(first.list).toEqual([expect.objectContaining({ name: 'tiny.gguf', size: size(), complete: true, verified: true })]);
+  expect(first.list).toEqual([
+    expect.objectContaining({ name: 'tiny.gguf', size: size(), complete: true, verified: true }),
+  ]);
   expect(first.answer).toBe(await reference(page));
   const usage = await page.evaluate(() => window.engine.models.usage());
   expect(usage.models).toBe(size());
@@ -107,7 +121,9 @@ test('a download cut off by a reload resumes where it stopped', async ({ site })
   await openEngine(page);
   await page.evaluate((u) => {
     (window as unknown as { seen: number }).seen = 0;
-    void window.engine.load(u, { onProgress: (p) => void ((window as unknown as { seen: number }).seen = p.loaded) }).catch(() => {});
+    void window.engine
+      .load(u, { onProgress: (p) => void ((window as unknown as { seen: number }).seen = p.loaded) })
+      .catch(() => {});
   }, url);
   await page.waitFor((half) => (window as unknown as { seen: number }).seen > half, size() / 2);
   await sleep(1200); // the store saves its progress every second
@@ -123,7 +139,9 @@ test('a download cut off by a reload resumes where it stopped', async ({ site })
   expect(resumed.answer).toBe(await reference(page));
 });
 
-test('refuses a short file, a wrong sha256 and a web page, saying why and keeping none; lists and deletes', async ({ site }) => {
+test('refuses a short file, a wrong sha256 and a web page, saying why and keeping none; lists and deletes', async ({
+  site,
+}) => {
   server.addHub('test/short', 'main', { 'tiny.gguf': { path: tiny, size: size() + 4096 } });
   server.addHub('test/damaged', 'main', { 'tiny.gguf': { path: tiny, sha256: 'ab'.repeat(32) } });
   const page = await site.tab();
@@ -133,7 +151,9 @@ test('refuses a short file, a wrong sha256 and a web page, saying why and keepin
   const damaged = await load(page, { hf: { repo: 'test/damaged', file: 'tiny.gguf' } });
   expect(damaged.error).toMatchObject({ name: 'ModelLoadError', code: 'checksum_mismatch' });
   // A typo'd URL on a host that answers it with its home page: stopped at the first bytes.
-  const page404 = server.add('/site/typo.gguf', { bytes: new TextEncoder().encode(`<!doctype html>${'<p>home</p>'.repeat(300_000)}`) });
+  const page404 = server.add('/site/typo.gguf', {
+    bytes: new TextEncoder().encode(`<!doctype html>${'<p>home</p>'.repeat(300_000)}`),
+  });
   const html = await load(page, page404);
   expect(html.error).toMatchObject({ name: 'ModelLoadError', code: 'not_gguf' });
   expect(server.sent('/site/typo.gguf')).toBeLessThan(2 << 20);
@@ -142,13 +162,22 @@ test('refuses a short file, a wrong sha256 and a web page, saying why and keepin
   const ok = await load(page, { hf: { repo: 'test/tiny', file: 'tiny.gguf' } });
   expect(ok.list.filter((m) => m.complete).map((m) => m.name)).toEqual(['tiny.gguf']);
   const id = ok.list.find((m) => m.complete)!.id;
-  const after = await page.evaluate(async (i) => [await window.engine.models.delete(i), await window.engine.models.list()] as const, id);
+  const after = await page.evaluate(
+    async (i) => [await window.engine.models.delete(i), await window.engine.models.list()] as const,
+    id,
+  );
   expect(after[0]).toBe(true);
   expect(after[1].map((m) => m.id)).not.toContain(id);
 });
 
-test('a download over the quota says how much is needed, and keeps what it has to resume (Chromium: its quota lowered through the DevTools protocol)', async ({ site, baseURL }) => {
-  test.skip(site.browser !== 'chromium', 'lowers the origin\'s quota through the DevTools protocol, which only Chromium has');
+test('a download over the quota says how much is needed, and keeps what it has to resume (Chromium: its quota lowered through the DevTools protocol)', async ({
+  site,
+  baseURL,
+}) => {
+  test.skip(
+    site.browser !== 'chromium',
+    "lowers the origin's quota through the DevTools protocol, which only Chromium has",
+  );
   const page = await site.tab();
   await openEngine(page);
   // Chromium's own quota for this origin, lowered below the model's size: writes past it fail. (Its

@@ -31,32 +31,59 @@ type Harness = Parameters<typeof openEngine>[0];
 /** window.engine on wasm, and window.remote over the server at `baseURL`, loaded. */
 async function openBoth(harness: Harness, baseURL: string, model = 'qwen2-hello') {
   await openEngine(harness, { backend: 'wasm' });
-  return harness.evaluate(async ({ baseURL, model }) => {
-    const remote = await window.hearth.createEngine({ backend: { remote: { baseURL, model } } });
-    (globalThis as unknown as { remote: typeof remote }).remote = remote;
-    const loaded = await remote.load(model); // the source is not fetched: a server has its model
-    return { loaded, info: await remote.info() };
-  }, { baseURL, model });
+  return harness.evaluate(
+    async ({ baseURL, model }) => {
+      const remote = await window.hearth.createEngine({ backend: { remote: { baseURL, model } } });
+      (globalThis as unknown as { remote: typeof remote }).remote = remote;
+      const loaded = await remote.load(model); // the source is not fetched: a server has its model
+      return { loaded, info: await remote.info() };
+    },
+    { baseURL, model },
+  );
 }
 
-test('answers through the server as the wasm engine does: the same greedy tokens and top log-probabilities', async ({ harness }) => {
+test('answers through the server as the wasm engine does: the same greedy tokens and top log-probabilities', async ({
+  harness,
+}) => {
   const { loaded, info } = await openBoth(harness, chat.baseURL);
   expect(loaded).toMatchObject({ name: 'qwen2-hello', architecture: 'remote' });
-  expect(info).toMatchObject({ backend: 'remote', remote: { baseURL: chat.baseURL, model: 'qwen2-hello' }, selection: { requested: 'remote' } });
+  expect(info).toMatchObject({
+    backend: 'remote',
+    remote: { baseURL: chat.baseURL, model: 'qwen2-hello' },
+    selection: { requested: 'remote' },
+  });
   const out = await harness.evaluate(async () => {
     await window.engine.load('/test-models/qwen2-hello.gguf');
-    const params = { messages: [{ role: 'user' as const, content: 'Hi' }], temperature: 0, max_tokens: 6, logprobs: true, top_logprobs: 5 };
+    const params = {
+      messages: [{ role: 'user' as const, content: 'Hi' }],
+      temperature: 0,
+      max_tokens: 6,
+      logprobs: true,
+      top_logprobs: 5,
+    };
     const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
-    return { wasm: await window.engine.chat.completions.create(params), remote: await remote.chat.completions.create(params) };
+    return {
+      wasm: await window.engine.chat.completions.create(params),
+      remote: await remote.chat.completions.create(params),
+    };
   });
-  expect(out.remote.choices[0]!.message).toMatchObject({ role: 'assistant', content: out.wasm.choices[0]!.message.content, refusal: null });
+  expect(out.remote.choices[0]!.message).toMatchObject({
+    role: 'assistant',
+    content: out.wasm.choices[0]!.message.content,
+    refusal: null,
+  });
   // llama-server counts the end-of-turn token in completion_tokens (as wllama, its code); Hearth does not.
-  expect(out.remote.usage).toMatchObject({ prompt_tokens: out.wasm.usage.prompt_tokens, completion_tokens: out.wasm.usage.completion_tokens + 1 });
+  expect(out.remote.usage).toMatchObject({
+    prompt_tokens: out.wasm.usage.prompt_tokens,
+    completion_tokens: out.wasm.usage.completion_tokens + 1,
+  });
   const [a, b] = [out.wasm.choices[0]!.logprobs!.content!, out.remote.choices[0]!.logprobs!.content!];
   expect(b.map((t) => t.token)).toEqual(a.map((t) => t.token));
   a.forEach((t, i) => {
     const theirs = new Map(b[i]!.top_logprobs.map((x) => [x.token, x.logprob]));
-    for (const top of t.top_logprobs.slice(0, 3)) expect(Math.abs(top.logprob - theirs.get(top.token)!)).toBeLessThan(LOGPROB_TOLERANCE);
+    for (const top of t.top_logprobs.slice(0, 3)) {
+      expect(Math.abs(top.logprob - theirs.get(top.token)!)).toBeLessThan(LOGPROB_TOLERANCE);
+    }
   });
   expect(out.remote.timings).toMatchObject({ predicted_n: out.remote.usage.completion_tokens });
 });
@@ -66,12 +93,23 @@ test('streams with include_usage; an abort ends the stream and the next request 
   const out = await harness.evaluate(async () => {
     const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
     const chunks = [];
-    for await (const c of await remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: 5, stream_options: { include_usage: true } })) chunks.push(c);
+    for await (const c of await remote.chat.completions.create({
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      max_tokens: 5,
+      stream_options: { include_usage: true },
+    }))
+      chunks.push(c);
     const stop = new AbortController();
     let seen = 0;
     let aborted = '';
     try {
-      for await (const _ of await remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: 1000, signal: stop.signal })) {
+      for await (const _ of await remote.chat.completions.create({
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+        max_tokens: 1000,
+        signal: stop.signal,
+      })) {
         if (++seen === 3) stop.abort();
       }
     } catch (err) {
@@ -84,23 +122,38 @@ test('streams with include_usage; an abort ends the stream and the next request 
   expect(finish!.choices[0]!.finish_reason).toBe('length');
   expect(usage).toMatchObject({ choices: [], usage: { completion_tokens: 5 } });
   expect(out.aborted).toBe('AbortError');
-  // Chunks already on their way when the abort came still arrive (the server streams ~1,000 tokens a second); then it ends.
+  // Chunks already on their way when the abort came still arrive (the server streams ~1,000 tokens a second); then it
+  // ends.
   expect(out.seen).toBeLessThan(200);
   expect(out.after).toBe(3);
 });
 
-test('tool calls come back as the wasm engine gives them, streamed or not; json_schema replies follow the schema', async ({ harness }) => {
+test('tool calls come back as the wasm engine gives them, streamed or not; json_schema replies follow the schema', async ({
+  harness,
+}) => {
   await openBoth(harness, tool.baseURL, 'qwen2-tool');
   const out = await harness.evaluate(async (tinyURL) => {
     await window.engine.load('/test-models/qwen2-tool.gguf');
     const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
     const weather = {
       type: 'function' as const,
-      function: { name: 'get_weather', parameters: { type: 'object', properties: { days: { type: 'integer', minimum: 1, maximum: 9 } }, required: ['days'] } },
+      function: {
+        name: 'get_weather',
+        parameters: {
+          type: 'object',
+          properties: { days: { type: 'integer', minimum: 1, maximum: 9 } },
+          required: ['days'],
+        },
+      },
     };
     // 'auto': the model calls the tool of itself (a grammar for 'required' is each side's own; llama-server's lets a
     // random model ramble before its call).
-    const params = { messages: [{ role: 'user' as const, content: 'Weather in Paris?' }], tools: [weather], tool_choice: 'auto' as const, temperature: 0 };
+    const params = {
+      messages: [{ role: 'user' as const, content: 'Weather in Paris?' }],
+      tools: [weather],
+      tool_choice: 'auto' as const,
+      temperature: 0,
+    };
     const calls = async (engine: typeof window.engine) => {
       const plain = (await engine.chat.completions.create(params)).choices[0]!;
       const streamed: Record<number, { name: string; arguments: string }> = {};
@@ -111,33 +164,51 @@ test('tool calls come back as the wasm engine gives them, streamed or not; json_
           call.arguments += d.function.arguments;
         }
       }
-      return { finish: plain.finish_reason, calls: plain.message.tool_calls!.map((c) => c.function), streamed: Object.values(streamed) };
+      return {
+        finish: plain.finish_reason,
+        calls: plain.message.tool_calls!.map((c) => c.function),
+        streamed: Object.values(streamed),
+      };
     };
     const tiny = await window.hearth.createEngine({ backend: { remote: { baseURL: tinyURL, model: 'qwen2-tiny' } } });
     await tiny.load('qwen2-tiny');
-    const schema = { type: 'object', properties: { unit: { enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1, maximum: 9 } }, required: ['unit', 'days'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { unit: { enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1, maximum: 9 } },
+      required: ['unit', 'days'],
+      additionalProperties: false,
+    };
     const json = await tiny.chat.completions.create({
-      messages: [{ role: 'user', content: 'Weather?' }], response_format: { type: 'json_schema', json_schema: { name: 'w', schema } }, temperature: 0.7, seed: 1, max_tokens: 200,
+      messages: [{ role: 'user', content: 'Weather?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema } },
+      temperature: 0.7,
+      seed: 1,
+      max_tokens: 200,
     });
     return { wasm: await calls(window.engine), remote: await calls(remote), json: json.choices[0]!.message.content };
   }, tiny.baseURL);
   expect(out.remote.finish).toBe('tool_calls');
   expect(out.remote.calls).toEqual([{ name: 'get_weather', arguments: expect.any(String) }]);
   expect(JSON.parse(out.remote.calls[0]!.arguments)).toEqual({ days: 2 });
-  expect(out.remote.calls.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) }))).toEqual(out.wasm.calls.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) })));
+  expect(out.remote.calls.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) }))).toEqual(
+    out.wasm.calls.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) })),
+  );
   expect(out.remote.streamed.map((c) => JSON.parse(c.arguments))).toEqual([{ days: 2 }]);
   const parsed = JSON.parse(out.json!);
   expect(['celsius', 'fahrenheit']).toContain(parsed.unit);
   expect(parsed.days).toBeGreaterThanOrEqual(1);
 });
 
-test('embeddings through the server equal the wasm engine\'s', async ({ harness }) => {
+test("embeddings through the server equal the wasm engine's", async ({ harness }) => {
   await openBoth(harness, embed.baseURL, 'qwen3-embed');
   const out = await harness.evaluate(async () => {
     await window.engine.load('/test-models/qwen3-embed.gguf');
     const input = ['Bread is baked.', 'The sea is deep.'];
     const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
-    return { wasm: await window.engine.embeddings.create({ input }), remote: await remote.embeddings.create({ input }) };
+    return {
+      wasm: await window.engine.embeddings.create({ input }),
+      remote: await remote.embeddings.create({ input }),
+    };
   });
   out.wasm.data.forEach((d, i) => {
     const r = out.remote.data[i]!.embedding;
@@ -146,17 +217,32 @@ test('embeddings through the server equal the wasm engine\'s', async ({ harness 
   });
 });
 
-test('errors are typed: a prompt over the server\'s context, an option it cannot honour, a server out of reach', async ({ harness }) => {
+test("errors are typed: a prompt over the server's context, an option it cannot honour, a server out of reach", async ({
+  harness,
+}) => {
   await openBoth(harness, chat.baseURL);
   const out = await harness.evaluate(async () => {
     const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
-    const fail = (p: Promise<unknown>) => p.then(() => null, (e) => ({ name: e.name, code: e.code, message: e.message }));
-    const full = await fail(remote.chat.completions.create({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }));
-    const shift = await fail(remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], context_overflow: 'shift' }));
-    const ok = (await remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 })).choices[0]!.message.content;
-    const gone = await window.hearth.createEngine({ backend: { remote: { baseURL: 'http://127.0.0.1:9/v1', model: 'x' } } });
+    const fail = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e) => ({ name: e.name, code: e.code, message: e.message }),
+      );
+    const full = await fail(
+      remote.chat.completions.create({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }),
+    );
+    const shift = await fail(
+      remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], context_overflow: 'shift' }),
+    );
+    const ok = (await remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 }))
+      .choices[0]!.message.content;
+    const gone = await window.hearth.createEngine({
+      backend: { remote: { baseURL: 'http://127.0.0.1:9/v1', model: 'x' } },
+    });
     const unreachable = await fail(gone.load('x'));
-    const badOptions = await fail(window.hearth.createEngine({ backend: { remote: { baseURL: 'ftp://x', model: 'x' } } }));
+    const badOptions = await fail(
+      window.hearth.createEngine({ backend: { remote: { baseURL: 'ftp://x', model: 'x' } } }),
+    );
     return { full, shift, ok, unreachable, badOptions };
   });
   expect(out.full).toMatchObject({ name: 'ContextFullError', code: 'context_full' });
@@ -167,12 +253,15 @@ test('errors are typed: a prompt over the server\'s context, an option it cannot
   expect(out.badOptions!.message).toMatch(/backend\.remote\.baseURL/);
 });
 
-test('fallback: a model this device cannot run answers from the server, and info() says why; otherwise nothing reaches the server', async ({ harness }) => {
+test('fallback: a model this device cannot run answers from the server, and info() says why; otherwise nothing reaches the server', async ({
+  harness,
+}) => {
   await openEngine(harness, { backend: 'wasm' });
   const out = await harness.evaluate(async (baseURL) => {
     const fallback = { remote: { baseURL, model: 'qwen2-hello' } };
     performance.setResourceTimingBufferSize(100_000); // every request of the page counted, however many
-    const toServer = () => performance.getEntriesByType('resource').filter((e) => e.name.startsWith(new URL(baseURL).origin)).length;
+    const toServer = () =>
+      performance.getEntriesByType('resource').filter((e) => e.name.startsWith(new URL(baseURL).origin)).length;
     // A model that fits: the wasm engine answers and the server hears nothing.
     const fits = await window.hearth.createEngine({ backend: 'wasm', fallback });
     await fits.load('/test-models/qwen2-hello.gguf');
@@ -185,8 +274,19 @@ test('fallback: a model this device cannot run answers from the server, and info
     const info = await small.info();
     // Without a fallback the same load is the typed error it always was.
     const none = await window.hearth.createEngine({ backend: 'wasm', maxModelBytes: 1e6 });
-    const error = await none.load('/test-models/qwen2-hello.gguf').then(() => null, (e) => ({ name: e.name, code: e.code }));
-    return { local, answer: r.choices[0]!.message.content, backend: info.backend, remote: info.remote, reason: info.selection.reason, requests: toServer(), error };
+    const error = await none.load('/test-models/qwen2-hello.gguf').then(
+      () => null,
+      (e) => ({ name: e.name, code: e.code }),
+    );
+    return {
+      local,
+      answer: r.choices[0]!.message.content,
+      backend: info.backend,
+      remote: info.remote,
+      reason: info.selection.reason,
+      requests: toServer(),
+      error,
+    };
   }, chat.baseURL);
   expect(out.local).toEqual({ backend: 'wasm', requests: 0 });
   expect(out.answer).toBe('Hello, world!');
@@ -198,14 +298,21 @@ test('fallback: a model this device cannot run answers from the server, and info
   expect(out.error).toEqual({ name: 'ModelLoadError', code: 'too_large' });
 });
 
-test('a server that goes away mid-stream: the stream fails with EngineError remote_stream_ended, what came stays', async ({ harness }) => {
+test('a server that goes away mid-stream: the stream fails with EngineError remote_stream_ended, what came stays', async ({
+  harness,
+}) => {
   const dying = await startLlamaServer({ model: modelPath('qwen2-tiny') });
   try {
     await openBoth(harness, dying.baseURL, 'qwen2-tiny');
     const first = await harness.evaluate(async () => {
       const remote = (globalThis as unknown as { remote: typeof window.engine }).remote;
       // ignore_eos (llama-server's): the random model must not end its answer before the server is killed.
-      const stream = await remote.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: 1900, ignore_eos: true } as never);
+      const stream = await remote.chat.completions.create({
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+        max_tokens: 1900,
+        ignore_eos: true,
+      } as never);
       const it = (stream as AsyncIterable<{ choices: Array<{ delta: { content?: string } }> }>)[Symbol.asyncIterator]();
       let text = '';
       for (let i = 0; i < 3; i++) text += (await it.next()).value!.choices[0]!.delta.content ?? '';
@@ -234,7 +341,9 @@ test('a server that goes away mid-stream: the stream fails with EngineError remo
 /** The widget's and the app's own page: a model announced at 8 GiB (vite.config.ts), which no device here can run. */
 const TOO_LARGE = '/test-models/too-large.gguf';
 
-test('the widget with fallback-url: a model the device cannot run answers from the server, and a notice says so; without it, an error', async ({ site }) => {
+test('the widget with fallback-url: a model the device cannot run answers from the server, and a notice says so; without it, an error', async ({
+  site,
+}) => {
   // The example host page without its CSP (connect-src 'self' would block the server, as the README says).
   const open = async (attrs: Record<string, string>) => {
     const tab = await site.tab('/e2e/widget-host.html?csp=none');
@@ -248,20 +357,32 @@ test('the widget with fallback-url: a model the device cannot run answers from t
   };
   // Without the attribute (the default) the model is an error, and the notice never shows.
   const plain = await open({ model: TOO_LARGE });
-  await expect.poll(() => plain.texts('.status')).toEqual([expect.stringMatching(/^Could not start: .*holds models up to/)]);
+  await expect
+    .poll(() => plain.texts('.status'))
+    .toEqual([expect.stringMatching(/^Could not start: .*holds models up to/)]);
   expect(await plain.visible('.remote')).toBe(false);
 
   const tab = await open({ model: TOO_LARGE, 'fallback-url': chat.baseURL, 'fallback-model': 'qwen2-hello' });
-  const answer = await tab.evaluate(() => (document.querySelector('hearth-chat') as HTMLElement & { send(t: string): Promise<string> }).send('Hi'));
+  const answer = await tab.evaluate(() =>
+    (document.querySelector('hearth-chat') as HTMLElement & { send(t: string): Promise<string> }).send('Hi'),
+  );
   expect(answer).toBe('Hello, world!');
-  expect(await tab.texts('.remote')).toEqual([`Answers come from ${new URL(chat.baseURL).host}, not from this browser: this device cannot run the model here.`]);
+  expect(await tab.texts('.remote')).toEqual([
+    `Answers come from ${new URL(chat.baseURL).host}, not from this browser: this device cannot run the model here.`,
+  ]);
   expect(await tab.visible('.remote')).toBe(true);
   // The tab without a fallback still has none: it shares no engine with this one.
-  await plain.evaluate(() => (document.querySelector('hearth-chat') as HTMLElement & { send(t: string): Promise<string> }).send('Hi').catch(() => ''));
+  await plain.evaluate(() =>
+    (document.querySelector('hearth-chat') as HTMLElement & { send(t: string): Promise<string> })
+      .send('Hi')
+      .catch(() => ''),
+  );
   expect(await plain.visible('.remote')).toBe(false);
 });
 
-test('the app with a fallback server in its settings: off by default, then used for a model the device cannot run, and said so', async ({ site }) => {
+test('the app with a fallback server in its settings: off by default, then used for a model the device cannot run, and said so', async ({
+  site,
+}) => {
   const tab = await site.tab('/');
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
   const load = async (app: Tab) => {
@@ -274,13 +395,23 @@ test('the app with a fallback server in its settings: off by default, then used 
     await app.click('#load');
   };
   await load(tab);
-  await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringMatching(/^Could not load the model: .*holds models up to/)]);
+  await expect
+    .poll(() => tab.texts('#load-status'))
+    .toEqual([expect.stringMatching(/^Could not load the model: .*holds models up to/)]);
 
   await tab.fill('#fallback-url', chat.baseURL);
   await tab.fill('#fallback-model', 'qwen2-hello');
   await load(tab);
-  await expect.poll(() => tab.texts('#load-status')).toEqual([expect.stringMatching(new RegExp(`^Ready: qwen2-hello, answered by the server at ${chat.baseURL.replace(/[.]/g, '\\.')}`))]);
-  expect(await tab.texts('#engine-status')).toEqual([`Answers come from the server at ${chat.baseURL} (qwen2-hello), not from this browser`]);
+  await expect
+    .poll(() => tab.texts('#load-status'))
+    .toEqual([
+      expect.stringMatching(
+        new RegExp(`^Ready: qwen2-hello, answered by the server at ${chat.baseURL.replace(/[.]/g, '\\.')}`),
+      ),
+    ]);
+  expect(await tab.texts('#engine-status')).toEqual([
+    `Answers come from the server at ${chat.baseURL} (qwen2-hello), not from this browser`,
+  ]);
   await tab.fill('#prompt', 'Hi');
   await tab.press('#prompt', 'Enter');
   await expect.poll(async () => (await tab.texts('.msg.assistant')).at(-1)).toBe('Hello, world!');

@@ -23,18 +23,32 @@ async function openTab(site: Site): Promise<Page> {
 
 const shared = (page: Page) => page.evaluate(async () => (await window.engine.info()).shared);
 
-const load = (page: Page, model: string) => page.evaluate(async (url) => {
-  const phases: string[] = [];
-  const info = await window.engine.load(url, { nCtx: 2048, onProgress: (p) => phases.push(p.phase) });
-  return { name: info.name, phases: [...new Set(phases)] };
-}, `/test-models/${model}.gguf`);
+const load = (page: Page, model: string) =>
+  page.evaluate(async (url) => {
+    const phases: string[] = [];
+    const info = await window.engine.load(url, { nCtx: 2048, onProgress: (p) => phases.push(p.phase) });
+    return { name: info.name, phases: [...new Set(phases)] };
+  }, `/test-models/${model}.gguf`);
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-const ask = (page: Page, messages: Msg[], conversation_id?: string) => page.evaluate(async ({ messages, conversation_id }) => {
-  const r = await window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 12, conversation_id });
-  return { text: r.choices[0]!.message.content!, source: r.timings!.cache_source, cached: r.usage.prompt_tokens_details.cached_tokens };
-}, { messages, conversation_id });
+const ask = (page: Page, messages: Msg[], conversation_id?: string) =>
+  page.evaluate(
+    async ({ messages, conversation_id }) => {
+      const r = await window.engine.chat.completions.create({
+        messages,
+        temperature: 0,
+        max_tokens: 12,
+        conversation_id,
+      });
+      return {
+        text: r.choices[0]!.message.content!,
+        source: r.timings!.cache_source,
+        cached: r.usage.prompt_tokens_details.cached_tokens,
+      };
+    },
+    { messages, conversation_id },
+  );
 
 /** Starts a long streamed answer in the tab and waits for its first chunks; streamEnd() tells how it ended. */
 async function streamLong(page: Page) {
@@ -43,7 +57,10 @@ async function streamLong(page: Page) {
     w.chunks = 0;
     w.streamed = (async () => {
       const stream = await window.engine.chat.completions.create({
-        messages: [{ role: 'user', content: 'Tell me a long story.' }], temperature: 0, max_tokens: 2000, stream: true,
+        messages: [{ role: 'user', content: 'Tell me a long story.' }],
+        temperature: 0,
+        max_tokens: 2000,
+        stream: true,
       });
       try {
         for await (const _ of stream) w.chunks++;
@@ -59,8 +76,9 @@ async function streamLong(page: Page) {
 
 const streamEnd = (page: Page) => page.evaluate(() => (window as unknown as { streamed: Promise<unknown> }).streamed);
 
-
-test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({ site }) => {
+test('tabs share one engine: the model is loaded once, both chat, each on its own model; closing the running tab moves the engine and the conversation continues', async ({
+  site,
+}) => {
   countWorkers(site);
   const a = await openTab(site);
   const b = await openTab(site);
@@ -78,7 +96,10 @@ test('tabs share one engine: the model is loaded once, both chat, each on its ow
   // Both chat at once, answered as one tab alone is (greedy decoding; batched together in the one engine).
   const question: Msg[] = [{ role: 'user', content: 'Tell me about the sea.' }];
   const alone = await ask(a, question);
-  const conversation: Msg[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+  const conversation: Msg[] = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: 'Name a bread.' },
+  ];
   const [fromA, fromB] = await Promise.all([ask(a, question), ask(b, conversation, 'b-chat')]);
   expect(fromA.text).toBe(alone.text);
   expect(fromB.text.length).toBeGreaterThan(0);
@@ -110,7 +131,9 @@ test('tabs share one engine: the model is loaded once, both chat, each on its ow
 // A crashed tab says nothing (no pagehide); the browser releases its locks, and that is how the others notice. The
 // crash is simulated by dropping the tab's goodbye, then closing it: a real renderer crash (CDP Page.crash) takes
 // both tabs down here, since Chromium puts same-site tabs in one process.
-test('a tab that vanishes without a word is noticed: its requests stop, and when it ran the engine another tab takes over (crash simulated)', async ({ site }) => {
+test('a tab that vanishes without a word is noticed: its requests stop, and when it ran the engine another tab takes over (crash simulated)', async ({
+  site,
+}) => {
   const crash = async (page: Page) => {
     await page.evaluate(() => {
       const post = BroadcastChannel.prototype.postMessage;
@@ -143,22 +166,30 @@ test('a tab that vanishes without a word is noticed: its requests stop, and when
 async function forge(site: Site, messages: Array<Record<string, unknown>>, holdTermLock?: string) {
   const page = await site.tab('/e2e/harness.html');
   await page.waitFor(() => window.hearthReady);
-  await page.evaluate(async ({ messages, holdTermLock }) => {
-    const names = window.hearthWire.lockNames('e2e');
-    if (holdTermLock) {
-      // A page that plays a leader to the end: it holds a term's lock, announces it, and never answers.
-      await new Promise<void>((held) => void navigator.locks.request(names.term(holdTermLock), () => {
-      held();
-      return new Promise(() => {});
-    }));
-    }
-    const channel = new BroadcastChannel(names.channel);
-    for (const m of messages) channel.postMessage(window.hearthWire.stamp(m as never));
-  }, { messages, holdTermLock });
+  await page.evaluate(
+    async ({ messages, holdTermLock }) => {
+      const names = window.hearthWire.lockNames('e2e');
+      if (holdTermLock) {
+        // A page that plays a leader to the end: it holds a term's lock, announces it, and never answers.
+        await new Promise<void>(
+          (held) =>
+            void navigator.locks.request(names.term(holdTermLock), () => {
+              held();
+              return new Promise(() => {});
+            }),
+        );
+      }
+      const channel = new BroadcastChannel(names.channel);
+      for (const m of messages) channel.postMessage(window.hearthWire.stamp(m as never));
+    },
+    { messages, holdTermLock },
+  );
   return page;
 }
 
-test('messages forged on the channel by another page cannot stall or fool the tabs: a leader without its lock is ignored, a silent one times out', async ({ site }) => {
+test('messages forged on the channel by another page cannot stall or fool the tabs: a leader without its lock is ignored, a silent one times out', async ({
+  site,
+}) => {
   const a = await openTab(site);
   const b = await openTab(site);
   await load(a, 'qwen2-hello');
@@ -208,25 +239,57 @@ test('messages forged on the channel by another page cannot stall or fool the ta
   expect(failed!.seconds).toBeLessThan(30);
   await silent.close();
   await forger.close();
-  await expect.poll(async () => (await ask(b, [{ role: 'user', content: 'Hi' }]).catch(() => ({ text: null }))).text).toBe('Hello, world!');
+  await expect
+    .poll(async () => (await ask(b, [{ role: 'user', content: 'Hi' }]).catch(() => ({ text: null }))).text)
+    .toBe('Hello, world!');
 });
 
-test('an image sent from a tab without the engine is read by the leader, and the follow-up from the other tab reuses it without encoding', async ({ site }) => {
+test('an image sent from a tab without the engine is read by the leader, and the follow-up from the other tab reuses it without encoding', async ({
+  site,
+}) => {
   const a = await openTab(site);
   const b = await openTab(site);
-  const withProjector = (page: Page) => page.evaluate(async ({ model, mmproj }) => {
-    await window.engine.load(model, { nCtx: 2048, projector: mmproj });
-    return (await window.engine.info()).input;
-  }, { model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, mmproj: '/test-models/gemma3-vision.mmproj.gguf' });
+  const withProjector = (page: Page) =>
+    page.evaluate(
+      async ({ model, mmproj }) => {
+        await window.engine.load(model, { nCtx: 2048, projector: mmproj });
+        return (await window.engine.info()).input;
+      },
+      {
+        model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`,
+        mmproj: '/test-models/gemma3-vision.mmproj.gguf',
+      },
+    );
   expect(await withProjector(a)).toContain('image');
   expect(await withProjector(b)).toContain('image');
-  const askImage = (page: Page, png: string, followUp: string | null) => page.evaluate(async ({ png, followUp }) => {
-    const file = new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'photo.png', { type: 'image/png' });
-    const messages: import('../src/types.ts').ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: file } }] }];
-    if (followUp) messages.push({ role: 'assistant', content: followUp }, { role: 'user', content: 'And?' });
-    const r = await window.engine.chat.completions.create({ messages, temperature: 0, max_tokens: 8, conversation_id: 'shared-image' });
-    return { text: r.choices[0]!.message.content!, mediaMs: r.timings!.media_ms ?? 0, source: r.timings!.cache_source };
-  }, { png, followUp });
+  const askImage = (page: Page, png: string, followUp: string | null) =>
+    page.evaluate(
+      async ({ png, followUp }) => {
+        const file = new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'photo.png', { type: 'image/png' });
+        const messages: import('../src/types.ts').ChatMessage[] = [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: file } },
+            ],
+          },
+        ];
+        if (followUp) messages.push({ role: 'assistant', content: followUp }, { role: 'user', content: 'And?' });
+        const r = await window.engine.chat.completions.create({
+          messages,
+          temperature: 0,
+          max_tokens: 8,
+          conversation_id: 'shared-image',
+        });
+        return {
+          text: r.choices[0]!.message.content!,
+          mediaMs: r.timings!.media_ms ?? 0,
+          source: r.timings!.cache_source,
+        };
+      },
+      { png, followUp },
+    );
   const png = Buffer.from(testPng(96, 96, 9)).toString('base64');
   const first = await askImage(b, png, null); // b has no engine: the File crosses the channel to a's worker
   expect(first.mediaMs).toBeGreaterThan(0);

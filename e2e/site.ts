@@ -1,10 +1,20 @@
 // A site as a visitor's browser holds it — tabs of one profile — for the specs that drive pages (the widget, the app,
 // tabs sharing an engine, the model store): one test source for Chromium (Playwright) and Firefox (puppeteer-core over
-// WebDriver BiDi). Elements are found by CSS selectors through open shadow roots (the widget's), in the page; clicks and
-// key presses are the driver's real input events. What the browser fetched is read from the test server's own log
+// WebDriver BiDi). Elements are found by CSS selectors through open shadow roots (the widget's), in the page; clicks
+// and key presses are the driver's real input events. What the browser fetched is read from the test server's own log
 // (vite.config.ts), the same for every browser and for requests from workers.
-import type { BrowserContext, ElementHandle as PwElement, JSHandle as PwHandle, Page as PwPage } from '@playwright/test';
-import type { BrowserContext as FfContext, ElementHandle as FfElement, JSHandle as FfHandle, Page as FfPage } from 'puppeteer-core';
+import type {
+  BrowserContext,
+  ElementHandle as PwElement,
+  JSHandle as PwHandle,
+  Page as PwPage,
+} from '@playwright/test';
+import type {
+  BrowserContext as FfContext,
+  ElementHandle as FfElement,
+  JSHandle as FfHandle,
+  Page as FfPage,
+} from 'puppeteer-core';
 
 /** The browsers the e2e projects run in. */
 export type EngineBrowser = 'chromium' | 'firefox' | 'webkit';
@@ -69,8 +79,13 @@ const call = <R>(page: AnyPage, source: string, arg: unknown) =>
   page.evaluate(`(${source})(${JSON.stringify(arg)})`) as Promise<R>;
 
 /** The first element the selector matches, as the driver's handle (both drivers' handles click and press alike). */
-async function element(page: AnyPage, selector: string): Promise<{ click(): Promise<unknown>; press(key: string): Promise<unknown> }> {
-  const handle = await page.evaluateHandle(`(${inPage.first})(${JSON.stringify(selector)})`) as { asElement(): unknown };
+async function element(
+  page: AnyPage,
+  selector: string,
+): Promise<{ click(): Promise<unknown>; press(key: string): Promise<unknown> }> {
+  const handle = (await page.evaluateHandle(`(${inPage.first})(${JSON.stringify(selector)})`)) as {
+    asElement(): unknown;
+  };
   const el = handle.asElement() as PwElement | FfElement | null;
   if (!el) throw new Error(`no element matches ${selector}`);
   return el as unknown as { click(): Promise<unknown>; press(key: string): Promise<unknown> };
@@ -82,8 +97,8 @@ function commonTab(page: AnyPage) {
     count: (selector: string) => call<number>(page, inPage.count, selector),
     visible: (selector: string) => call<boolean>(page, inPage.visible, selector),
     fill: (selector: string, text: string) => call<void>(page, inPage.fill, [selector, text]),
-    click: async (selector: string) => void await (await element(page, selector)).click(),
-    press: async (selector: string, key: 'Enter' | 'Escape') => void await (await element(page, selector)).press(key),
+    click: async (selector: string) => void (await (await element(page, selector)).click()),
+    press: async (selector: string, key: 'Enter' | 'Escape') => void (await (await element(page, selector)).press(key)),
   };
 }
 
@@ -94,17 +109,17 @@ export function chromiumSite(context: BrowserContext, first: PwPage): Site {
     browser: 'chromium',
     playwright: page,
     ...commonTab(page as unknown as AnyPage),
-    goto: async (path) => void await page.goto(path),
-    reload: async () => void await page.reload(),
+    goto: async (path) => void (await page.goto(path)),
+    reload: async () => void (await page.reload()),
     close: () => page.close(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never),
-    waitFor: async (fn, arg) => void await page.waitForFunction(fn, arg as never, { timeout: 120_000 }),
-    screenshot: async (path) => void await page.screenshot({ path }),
+    waitFor: async (fn, arg) => void (await page.waitForFunction(fn, arg as never, { timeout: 120_000 })),
+    screenshot: async (path) => void (await page.screenshot({ path })),
   });
   return {
     browser: 'chromium',
     async tab(path) {
-      const page = unused ?? await context.newPage();
+      const page = unused ?? (await context.newPage());
       unused = null;
       for (const fn of scripts) await page.addInitScript(fn);
       const tab = wrap(page);
@@ -124,11 +139,11 @@ export function firefoxSite(context: FfContext, baseURL: string): Site {
     browser: 'firefox',
     playwright: null,
     ...commonTab(page as unknown as AnyPage),
-    goto: async (path) => void await page.goto(new URL(path, baseURL).href),
-    reload: async () => void await page.reload(),
+    goto: async (path) => void (await page.goto(new URL(path, baseURL).href)),
+    reload: async () => void (await page.reload()),
     close: () => page.close(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
-    waitFor: async (fn, arg) => void await page.waitForFunction(fn, { timeout: 120_000 }, arg as never),
+    waitFor: async (fn, arg) => void (await page.waitForFunction(fn, { timeout: 120_000 }, arg as never)),
     screenshot: async () => {}, // the README's pictures come from Chromium
   });
   return {
@@ -155,7 +170,9 @@ export function firefoxSite(context: FfContext, baseURL: string): Site {
 /** The test server's log (vite.config.ts) from `since` on: what the browser fetched, workers' requests too, and
  * whether each went past the HTTP cache. */
 export async function servedLog(baseURL: string, since = 0): Promise<Array<{ path: string; reload: boolean }>> {
-  return ((await (await fetch(new URL('/__log', baseURL))).json()) as Array<{ path: string; reload: boolean }>).slice(since);
+  return ((await (await fetch(new URL('/__log', baseURL))).json()) as Array<{ path: string; reload: boolean }>).slice(
+    since,
+  );
 }
 
 /** The paths in the test server's log from `since` on. */
@@ -176,4 +193,5 @@ export function countWorkers(site: Site) {
   });
 }
 
-export const workersStarted = (tab: Tab) => tab.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);
+export const workersStarted = (tab: Tab) =>
+  tab.evaluate(() => (window as unknown as { workersStarted: number }).workersStarted);

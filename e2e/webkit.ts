@@ -9,10 +9,12 @@ const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/w
 /** A free TCP port on this machine. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).on('error', reject);
+    const server = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      })
+      .on('error', reject);
   });
 }
 
@@ -27,7 +29,10 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000)
 
 /** The driver process (and the X display it needs when there is none): one per test worker. */
 export class WebKitDriver {
-  private constructor(private readonly url: string, private readonly processes: ChildProcess[]) {}
+  private constructor(
+    private readonly url: string,
+    private readonly processes: ChildProcess[],
+  ) {}
 
   static async start(): Promise<WebKitDriver> {
     const processes: ChildProcess[] = [];
@@ -46,8 +51,12 @@ export class WebKitDriver {
   }
 
   async request(method: string, path: string, body?: unknown): Promise<{ [k: string]: unknown }> {
-    const res = await fetch(this.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = await res.json() as { value: { error?: string; message?: string } & Record<string, unknown> };
+    const res = await fetch(this.url + path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as { value: { error?: string; message?: string } & Record<string, unknown> };
     if (json.value?.error) throw new Error(`WebDriver ${path}: ${json.value.error}: ${json.value.message}`);
     return json.value;
   }
@@ -55,7 +64,12 @@ export class WebKitDriver {
   /** A new browser window of its own (a new MiniBrowser: empty storage). */
   async session(): Promise<WebKitSession> {
     const value = await this.request('POST', '/session', {
-      capabilities: { alwaysMatch: { browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } } },
+      capabilities: {
+        alwaysMatch: {
+          browserName: 'MiniBrowser',
+          'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+        },
+      },
     });
     const session = new WebKitSession(this, value.sessionId as string);
     await this.request('POST', `/session/${session.id}/timeouts`, { script: 180_000, pageLoad: 120_000 });
@@ -68,7 +82,10 @@ export class WebKitDriver {
 }
 
 export class WebKitSession {
-  constructor(private readonly driver: WebKitDriver, readonly id: string) {}
+  constructor(
+    private readonly driver: WebKitDriver,
+    readonly id: string,
+  ) {}
 
   goto(url: string) {
     return this.driver.request('POST', `/session/${this.id}/url`, { url });
@@ -85,10 +102,14 @@ export class WebKitSession {
         (value) => done({ ok: true, value: value === undefined ? null : value }),
         (e) => done({ ok: false, message: e && e.message !== undefined ? String(e.message) : String(e), name: e && e.name,
           details: e && e.details ? JSON.stringify(e.details) : undefined }));`;
-    const result = await this.driver.request('POST', `/session/${this.id}/execute/async`, { script, args: [arg ?? null] }) as
-      { ok: boolean; value?: R; message?: string; name?: string; details?: string };
+    const result = (await this.driver.request('POST', `/session/${this.id}/execute/async`, {
+      script,
+      args: [arg ?? null],
+    })) as { ok: boolean; value?: R; message?: string; name?: string; details?: string };
     // A HearthError's details go with it: without DevTools, they are all a rare failure leaves behind.
-    if (!result.ok) throw new Error(`${result.name ?? 'Error'}: ${result.message}${result.details ? ` ${result.details}` : ''}`);
+    if (!result.ok) {
+      throw new Error(`${result.name ?? 'Error'}: ${result.message}${result.details ? ` ${result.details}` : ''}`);
+    }
     return result.value as R;
   }
 

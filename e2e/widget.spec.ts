@@ -24,27 +24,39 @@ type Widget = HTMLElement & { send(text: string): Promise<string>; engine: unkno
 function watch(site: Site) {
   site.initScript(() => {
     window.seen = { events: [], violations: [] };
-    document.addEventListener('securitypolicyviolation', (e) => window.seen.violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.seen.violations.push(`${e.violatedDirective} ${e.blockedURI}`),
+    );
     for (const type of ['hearth-progress', 'hearth-ready', 'hearth-message', 'hearth-error']) {
       document.addEventListener(type, (e) => {
         const detail = (e as CustomEvent).detail as { error?: { name: string; code: string; message: string } } | null;
         // Errors do not survive JSON: keep what identifies them.
-        const plain = detail?.error ? { error: { name: detail.error.name, code: detail.error.code, message: detail.error.message } } : detail;
+        const plain = detail?.error
+          ? { error: { name: detail.error.name, code: detail.error.code, message: detail.error.message } }
+          : detail;
         window.seen.events.push({ type, detail: JSON.parse(JSON.stringify(plain ?? null)) });
       });
     }
   });
 }
 
-const events = (tab: Tab, type: string) => tab.evaluate((t) => window.seen.events.filter((e) => e.type === t).map((e) => e.detail), type);
-const ready = (tab: Tab) => tab.waitFor(() => window.seen.events.some((e) => e.type === 'hearth-ready' || e.type === 'hearth-error'));
-const send = (tab: Tab, text: string) => tab.evaluate((t) => (document.querySelector('hearth-chat') as Widget).send(t), text);
-const setAttrs = (tab: Tab, attrs: Record<string, string>) => tab.evaluate((a) => {
-  for (const [k, v] of Object.entries(a)) document.querySelector('hearth-chat')!.setAttribute(k, v);
-}, attrs);
+const events = (tab: Tab, type: string) =>
+  tab.evaluate((t) => window.seen.events.filter((e) => e.type === t).map((e) => e.detail), type);
+const ready = (tab: Tab) =>
+  tab.waitFor(() => window.seen.events.some((e) => e.type === 'hearth-ready' || e.type === 'hearth-error'));
+const send = (tab: Tab, text: string) =>
+  tab.evaluate((t) => (document.querySelector('hearth-chat') as Widget).send(t), text);
+const setAttrs = (tab: Tab, attrs: Record<string, string>) =>
+  tab.evaluate((a) => {
+    for (const [k, v] of Object.entries(a)) document.querySelector('hearth-chat')!.setAttribute(k, v);
+  }, attrs);
 
 /** The page opened with the widget, opened and ready (its model loaded). */
-async function openWidget(site: Site, path = '/e2e/widget-host.html', attrs: Record<string, string> = {}): Promise<Tab> {
+async function openWidget(
+  site: Site,
+  path = '/e2e/widget-host.html',
+  attrs: Record<string, string> = {},
+): Promise<Tab> {
   const tab = await site.tab(path);
   await setAttrs(tab, attrs);
   await tab.click('.launcher');
@@ -53,16 +65,27 @@ async function openWidget(site: Site, path = '/e2e/widget-host.html', attrs: Rec
   return tab;
 }
 
-for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on every response', '/csp-all/e2e/widget-host.html']] as const) {
-  test(`one tag under a strict CSP ${policy}: nothing loads until opened, then progress, an answer, and after a reload the conversation continues from IndexedDB`, async ({ site, baseURL }) => {
+for (const [policy, path] of [
+  ['on the page', '/e2e/widget-host.html'],
+  ['on every response', '/csp-all/e2e/widget-host.html'],
+] as const) {
+  test(`one tag under a strict CSP ${policy}: nothing loads until opened, then progress, an answer, and after a reload the conversation continues from IndexedDB`, async ({
+    site,
+    baseURL,
+  }) => {
     watch(site);
     const since = (await served(baseURL!)).length;
     const tab = await site.tab(path);
     await expect.poll(() => tab.texts('.launcher')).toEqual(['Ask the baker']);
     expect(await tab.evaluate(() => crossOriginIsolated)).toBe(false);
     // Styled by the page through custom properties.
-    expect(await tab.evaluate(() => getComputedStyle(document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.launcher')!).backgroundColor))
-      .toBe('rgb(37, 99, 235)');
+    expect(
+      await tab.evaluate(
+        () =>
+          getComputedStyle(document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.launcher')!)
+            .backgroundColor,
+      ),
+    ).toBe('rgb(37, 99, 235)');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await served(baseURL!, since)).filter((p) => /\/(hearth|test-models)\//.test(p))).toEqual([]);
 
@@ -70,20 +93,22 @@ for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on eve
     await expect.poll(() => tab.texts('.msg.assistant strong')).toEqual(['anything']); // the welcome, as Markdown
     await ready(tab);
     expect(await events(tab, 'hearth-error')).toEqual([]);
-    const progress = await events(tab, 'hearth-progress') as Array<{ phase: string; loaded: number; file?: string }>;
+    const progress = (await events(tab, 'hearth-progress')) as Array<{ phase: string; loaded: number; file?: string }>;
     expect(progress.some((p) => p.phase === 'load' && p.loaded > 0)).toBe(true);
     // The page ships its system prompt's state (the prompt-state attribute): downloaded like the model.
     expect(progress.some((p) => p.phase === 'download' && p.file === 'prompt-state' && p.loaded > 0)).toBe(true);
-    const [readyEvent] = await events(tab, 'hearth-ready') as Array<{ info: { build: string; backend: string } }>;
+    const [readyEvent] = (await events(tab, 'hearth-ready')) as Array<{ info: { build: string; backend: string } }>;
     expect(readyEvent!.info).toMatchObject({ build: 'st-relaxed', backend: 'wasm' }); // no isolation: the single-thread build (relaxed SIMD: Chromium, Firefox)
     expect(await served(baseURL!, since)).toContain(path.replace('e2e/widget-host.html', 'hearth/engine.worker.js'));
 
     await tab.fill('textarea', 'What is a sourdough starter?');
     await tab.press('textarea', 'Enter');
-    await expect.poll(() => tab.texts('.msg.assistant')).toEqual(['Hello! Ask me anything about bread.', 'Hello, world!']);
+    await expect
+      .poll(() => tab.texts('.msg.assistant'))
+      .toEqual(['Hello! Ask me anything about bread.', 'Hello, world!']);
     expect(await tab.texts('.msg.user')).toEqual(['What is a sourdough starter?']);
     // A first visit: the system prompt was not read, it came with the page.
-    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining('from the site\'s prompt state')]);
+    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringContaining("from the site's prompt state")]);
     // The KV save runs after the answer, in the background: wait until IndexedDB has the conversation.
     await expect.poll(() => tab.evaluate(savedConversations)).toBe(1);
 
@@ -104,34 +129,47 @@ for (const [policy, path] of [['on the page', '/e2e/widget-host.html'], ['on eve
   });
 }
 
-test('a CSP on every response without \'wasm-unsafe-eval\' is an error that names the directive, not a hang', async ({ site }) => {
+test("a CSP on every response without 'wasm-unsafe-eval' is an error that names the directive, not a hang", async ({
+  site,
+}) => {
   watch(site);
   const tab = await site.tab('/csp-all-no-wasm/e2e/widget-host.html');
   await tab.click('.launcher');
   await ready(tab);
-  const [error] = await events(tab, 'hearth-error') as Array<{ error: { name: string; code: string; message: string } }>;
+  const [error] = (await events(tab, 'hearth-error')) as Array<{
+    error: { name: string; code: string; message: string };
+  }>;
   expect(error!.error).toMatchObject({ name: 'EngineError', code: 'csp_blocked' });
   expect(error!.error.message).toMatch(/'wasm-unsafe-eval'/);
-  await expect.poll(() => tab.texts('.status')).toEqual([expect.stringMatching(/Could not start: .*'wasm-unsafe-eval'/)]);
+  await expect
+    .poll(() => tab.texts('.status'))
+    .toEqual([expect.stringMatching(/Could not start: .*'wasm-unsafe-eval'/)]);
 });
 
 /** A WebGPU adapter with shader-f16 (simulated: this machine has no GPU), as a GPU machine offers one. */
 function simulateGpu(site: Site) {
   site.initScript(() => {
     const adapter = {
-      features: new Set(['shader-f16']), limits: { maxStorageBufferBindingSize: 1 << 30, maxBufferSize: 1 << 30 },
+      features: new Set(['shader-f16']),
+      limits: { maxStorageBufferBindingSize: 1 << 30, maxBufferSize: 1 << 30 },
       info: { vendor: 'simulated', architecture: '', device: '', description: 'simulated adapter' },
     };
-    Object.defineProperty(Navigator.prototype, 'gpu', { configurable: true, get: () => ({ requestAdapter: async () => adapter }) });
+    Object.defineProperty(Navigator.prototype, 'gpu', {
+      configurable: true,
+      get: () => ({ requestAdapter: async () => adapter }),
+    });
   });
 }
 
-test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a site that opts into WebGPU under a strict CSP falls back to wasm, saying which directive blocked it', async ({ site, baseURL }) => {
+test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a site that opts into WebGPU under a strict CSP falls back to wasm, saying which directive blocked it', async ({
+  site,
+  baseURL,
+}) => {
   watch(site);
   simulateGpu(site);
   const since = (await served(baseURL!)).length;
   const plain = await openWidget(site);
-  const [first] = await events(plain, 'hearth-ready') as Array<{ info: { backend: string } }>;
+  const [first] = (await events(plain, 'hearth-ready')) as Array<{ info: { backend: string } }>;
   expect(first!.info.backend).toBe('wasm');
   expect((await served(baseURL!, since)).filter((p) => /wllama|select-/.test(p))).toEqual([]); // no WebGPU code loaded
   expect(await send(plain, 'Hi')).toBe('Hello, world!');
@@ -139,9 +177,13 @@ test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a
 
   // backend="auto": wllama's worker comes from a blob: URL, which script-src 'self' forbids. Before, this hung forever.
   const optedIn = await openWidget(site, '/e2e/widget-host.html', { backend: 'auto' });
-  const [second] = await events(optedIn, 'hearth-ready') as Array<{ info: { backend: string; selection: { reason: string } } }>;
+  const [second] = (await events(optedIn, 'hearth-ready')) as Array<{
+    info: { backend: string; selection: { reason: string } };
+  }>;
   expect(second!.info.backend).toBe('wasm');
-  expect(second!.info.selection.reason).toMatch(/Content-Security-Policy blocked wllama's worker .*it needs blob: in (worker-src|script-src)/);
+  expect(second!.info.selection.reason).toMatch(
+    /Content-Security-Policy blocked wllama's worker .*it needs blob: in (worker-src|script-src)/,
+  );
   expect(await send(optedIn, 'Hi')).toBe('Hello, world!');
 });
 
@@ -190,7 +232,8 @@ const TAKEOVER = [
   '<div popover="manual" id="p">popover</div>',
   '<p id="hearth" name="send">clobbering</p>',
 ];
-const MARKDOWN = '**bold** and a [site](https://example.com/docs)\n\n```js\nconst bread = "<b>rye</b>";\n```\n\n- one\n- two';
+const MARKDOWN =
+  '**bold** and a [site](https://example.com/docs)\n\n```js\nconst bread = "<b>rye</b>";\n```\n\n- one\n- two';
 
 /** Gives the widget an engine that streams `text` in small pieces, cutting tags apart as a token stream does, and
  * records what it was asked. */
@@ -198,21 +241,30 @@ async function feed(tab: Tab, text: string) {
   await tab.evaluate((t) => {
     window.sentParams = [];
     (document.querySelector('hearth-chat') as Widget).engine = {
-      chat: { completions: { create: async (params: Record<string, unknown>) => {
-        window.sentParams!.push(JSON.parse(JSON.stringify({ ...params, signal: undefined, onProgress: undefined })));
-        return (async function* () {
-          for (let i = 0; i < t.length; i += 5) {
-            await new Promise((resolve) => setTimeout(resolve, 0));
-            yield { choices: [{ index: 0, delta: { content: t.slice(i, i + 5) }, finish_reason: null }] };
-          }
-        })();
-      } } },
+      chat: {
+        completions: {
+          create: async (params: Record<string, unknown>) => {
+            window.sentParams!.push(
+              JSON.parse(JSON.stringify({ ...params, signal: undefined, onProgress: undefined })),
+            );
+            return (async function* () {
+              for (let i = 0; i < t.length; i += 5) {
+                await new Promise((resolve) => setTimeout(resolve, 0));
+                yield { choices: [{ index: 0, delta: { content: t.slice(i, i + 5) }, finish_reason: null }] };
+              }
+            })();
+          },
+        },
+      },
     };
   }, text);
 }
 
 for (const csp of ['strict', 'none']) {
-  test(`model output cannot run, fetch, restyle or pose as the controls (CSP: ${csp}; stream fed by the test, not a model)`, async ({ site, baseURL }) => {
+  test(`model output cannot run, fetch, restyle or pose as the controls (CSP: ${csp}; stream fed by the test, not a model)`, async ({
+    site,
+    baseURL,
+  }) => {
     watch(site);
     const origin = new URL(baseURL!).origin;
     const tab = await site.tab(`/e2e/widget-host.html?csp=${csp}`);
@@ -233,11 +285,22 @@ for (const csp of ['strict', 'none']) {
       };
       return {
         tags: [...new Set([...last.querySelectorAll('*')].map((n) => n.tagName.toLowerCase()))].sort(),
-        attributes: [...new Set([...last.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)))].sort(),
-        links: [...last.querySelectorAll<HTMLAnchorElement>('a[href]')].map((a) => ({ href: a.getAttribute('href'), target: a.target, rel: a.rel })),
+        attributes: [
+          ...new Set([...last.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name))),
+        ].sort(),
+        links: [...last.querySelectorAll<HTMLAnchorElement>('a[href]')].map((a) => ({
+          href: a.getAttribute('href'),
+          target: a.target,
+          rel: a.rel,
+        })),
         // Nothing of the answer is taken out of the flow or drawn above the page…
-        lifted: [...last.querySelectorAll('*')].filter((n) => ['fixed', 'absolute', 'sticky'].includes(getComputedStyle(n).position) ||
-          n.matches('dialog[open], :popover-open')).map((n) => n.tagName),
+        lifted: [...last.querySelectorAll('*')]
+          .filter(
+            (n) =>
+              ['fixed', 'absolute', 'sticky'].includes(getComputedStyle(n).position) ||
+              n.matches('dialog[open], :popover-open'),
+          )
+          .map((n) => n.tagName),
         // …and what a visitor clicks at the widget's controls is the controls.
         controls: ['textarea', 'form .send', 'header .close', 'header .new'].map((sel) => {
           const el = root.querySelector(sel)!;
@@ -248,17 +311,28 @@ for (const csp of ['strict', 'none']) {
     await new Promise((resolve) => setTimeout(resolve, 1000)); // let any onerror/onload/ontoggle fire, any media load
     // Nothing was fetched on its own: the attacker's server saw no request.
     expect((await served(baseURL!, since)).filter((p) => p.startsWith('/exfil/'))).toEqual([]);
-    expect(answer.tags.filter((t) => !['a', 'br', 'code', 'li', 'p', 'pre', 'strong', 'table', 'tbody', 'td', 'tr', 'ul'].includes(t))).toEqual([]);
+    expect(
+      answer.tags.filter(
+        (t) => !['a', 'br', 'code', 'li', 'p', 'pre', 'strong', 'table', 'tbody', 'td', 'tr', 'ul'].includes(t),
+      ),
+    ).toEqual([]);
     expect(answer.attributes.filter((a) => !['href', 'target', 'rel', 'align'].includes(a))).toEqual([]);
     for (const link of answer.links) {
       expect(link.href).toMatch(/^https?:\/\//);
       expect(link).toMatchObject({ target: '_blank', rel: 'noopener noreferrer nofollow' });
     }
     // Media became links a visitor may click.
-    expect(answer.links.map((l) => l.href)).toEqual(expect.arrayContaining([
-      `${origin}/exfil/video-poster`, `${origin}/exfil/audio-src`, `${origin}/exfil/source-src`, `${origin}/exfil/track-src`,
-      `${origin}/exfil/img-src`, `${origin}/exfil/markdown-image`, 'https://example.com/docs',
-    ]));
+    expect(answer.links.map((l) => l.href)).toEqual(
+      expect.arrayContaining([
+        `${origin}/exfil/video-poster`,
+        `${origin}/exfil/audio-src`,
+        `${origin}/exfil/source-src`,
+        `${origin}/exfil/track-src`,
+        `${origin}/exfil/img-src`,
+        `${origin}/exfil/markdown-image`,
+        'https://example.com/docs',
+      ]),
+    );
     expect(answer.lifted).toEqual([]);
     expect(answer.controls).toEqual([true, true, true, true]);
     // Without a policy a handler that got through would have run. Under the strict one it could not run (window.pwned
@@ -267,7 +341,13 @@ for (const csp of ['strict', 'none']) {
     if (csp === 'none') expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
     // The widget's own controls: Send works again, and nothing in the log answers to their names.
     expect(await tab.count('.log .msg .send, .log .msg .stop, .log .msg [class], .log .msg [id], .log dialog')).toBe(0);
-    expect(await tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement).disabled)).toBe(false);
+    expect(
+      await tab.evaluate(
+        () =>
+          (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement)
+            .disabled,
+      ),
+    ).toBe(false);
     expect(await tab.visible('.launcher')).toBe(false); // the page's layout survived the <style> payload
     expect(await tab.visible('.panel')).toBe(true);
     // The widget asked for a bounded reply.
@@ -285,7 +365,7 @@ for (const csp of ['strict', 'none']) {
   });
 }
 
-test('works under Trusted Types (require-trusted-types-for \'script\'; trusted-types hearth)', async ({ site }) => {
+test("works under Trusted Types (require-trusted-types-for 'script'; trusted-types hearth)", async ({ site }) => {
   watch(site);
   const tab = await openWidget(site, '/e2e/widget-host.html?csp=tt');
   expect(await send(tab, 'Hi')).toBe('Hello, world!');
@@ -297,7 +377,9 @@ test('works under Trusted Types (require-trusted-types-for \'script\'; trusted-t
   expect((await tab.evaluate(() => window.seen.violations)).filter((v) => /trusted-types/.test(v))).toEqual([]);
 });
 
-test('a long conversation stays within the context: 100 turns on a 512-token context, the oldest turns dropped from what the model reads, none from the screen', async ({ site }) => {
+test('a long conversation stays within the context: 100 turns on a 512-token context, the oldest turns dropped from what the model reads, none from the screen', async ({
+  site,
+}) => {
   watch(site);
   const tab = await openWidget(site, '/e2e/widget-host.html', { 'context-size': '512', 'max-tokens': '32' });
   const answers = await tab.evaluate(async () => {
@@ -332,7 +414,9 @@ test('two tabs on one conversation take turns, and every turn is kept', async ({
   await expect.poll(() => a.texts('.msg.user')).toEqual(order);
 });
 
-test('widgets with different models on one site keep their own conversations, and neither load deletes the other\'s saved state', async ({ site }) => {
+test("widgets with different models on one site keep their own conversations, and neither load deletes the other's saved state", async ({
+  site,
+}) => {
   watch(site);
   const hello = await openWidget(site);
   await send(hello, 'For the hello model');
@@ -359,18 +443,26 @@ test('a new conversation, a stored record that is not valid, and deleting the do
   await send(tab, 'A fresh start');
 
   // A record that is not this code's (content that is not text) is dropped, not a reason for every send to fail.
-  const damaged = await tab.evaluate(() => new Promise<number>((resolve, reject) => {
-    const open = indexedDB.open('hearth-chat');
-    open.onsuccess = () => {
-      const store = open.result.transaction('conversations', 'readwrite').objectStore('conversations');
-      const req = store.getAllKeys();
-      req.onsuccess = () => {
-        for (const key of req.result) store.put({ id: key, title: 'x', messages: [{ role: 'user', content: { not: 'text' } }], updatedAt: 1 }, key);
-        store.transaction.oncomplete = () => resolve(req.result.length);
-      };
-    };
-    open.onerror = () => reject(open.error);
-  }));
+  const damaged = await tab.evaluate(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open('hearth-chat');
+        open.onsuccess = () => {
+          const store = open.result.transaction('conversations', 'readwrite').objectStore('conversations');
+          const req = store.getAllKeys();
+          req.onsuccess = () => {
+            for (const key of req.result) {
+              store.put(
+                { id: key, title: 'x', messages: [{ role: 'user', content: { not: 'text' } }], updatedAt: 1 },
+                key,
+              );
+            }
+            store.transaction.oncomplete = () => resolve(req.result.length);
+          };
+        };
+        open.onerror = () => reject(open.error);
+      }),
+  );
   expect(damaged).toBe(1);
   await tab.reload();
   await tab.click('.launcher');
@@ -378,8 +470,18 @@ test('a new conversation, a stored record that is not valid, and deleting the do
   expect(await send(tab, 'Still here?')).toBe('Hello, world!');
   expect(await tab.texts('.msg.user')).toEqual(['Still here?']);
 
-  const stored = () => tab.evaluate(async () => ((await ((document.querySelector('hearth-chat') as Widget).engine as
-    { models: { list(): Promise<Array<{ name: string }>> } } | null)?.models.list()) ?? []).map((m) => m.name).sort());
+  const stored = () =>
+    tab.evaluate(async () =>
+      (
+        (await (
+          (document.querySelector('hearth-chat') as Widget).engine as {
+            models: { list(): Promise<Array<{ name: string }>> };
+          } | null
+        )?.models.list()) ?? []
+      )
+        .map((m) => m.name)
+        .sort(),
+    );
   // The model, and the prompt state the page ships beside it.
   const both = ['qwen2-hello-crumb.hearth-state', 'qwen2-hello.gguf'];
   expect(await stored()).toEqual(both);
@@ -391,12 +493,23 @@ test('a new conversation, a stored record that is not valid, and deleting the do
   expect(await stored()).toEqual(both);
 });
 
-test('the size check counts every script the widget loads: what the browser fetched on open is the build\'s list', async ({ site, baseURL }) => {
+test("the size check counts every script the widget loads: what the browser fetched on open is the build's list", async ({
+  site,
+  baseURL,
+}) => {
   watch(site);
   const since = (await served(baseURL!)).length;
   await openWidget(site);
-  const fetched = [...new Set((await served(baseURL!, since)).filter((p) => p.startsWith('/widget/')).map((p) => p.slice('/widget/'.length)))];
-  const report = JSON.parse(readFileSync('dist/widget/size.json', 'utf8')) as { gzip_bytes: number; limit: number; files: Record<string, number> };
+  const fetched = [
+    ...new Set(
+      (await served(baseURL!, since)).filter((p) => p.startsWith('/widget/')).map((p) => p.slice('/widget/'.length)),
+    ),
+  ];
+  const report = JSON.parse(readFileSync('dist/widget/size.json', 'utf8')) as {
+    gzip_bytes: number;
+    limit: number;
+    files: Record<string, number>;
+  };
   expect(fetched.sort()).toEqual(Object.keys(report.files).sort());
   const gzipped = fetched.reduce((n, f) => n + gzipSync(readFileSync(`dist/widget/${f}`), { level: 9 }).length, 0);
   expect(gzipped).toBe(report.gzip_bytes);
@@ -404,21 +517,37 @@ test('the size check counts every script the widget loads: what the browser fetc
 });
 
 // Images: off unless the page asks (the images attribute), with the model's projector named beside it.
-const VISION = { model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`, projector: '/test-models/gemma3-vision.mmproj.gguf', images: '', 'max-tokens': '16' };
+const VISION = {
+  model: `/test-models/${PROJECTORS['gemma3-vision'].model}.gguf`,
+  projector: '/test-models/gemma3-vision.mmproj.gguf',
+  images: '',
+  'max-tokens': '16',
+};
 const png = (name: string, seed: number): TestFile => ({ name, type: 'image/png', b64: b64(testPng(96, 96, seed)) });
 const NOT_IMAGES: TestFile[] = [
   { name: 'notes.txt', type: 'text/plain', b64: b64(new TextEncoder().encode('rye, spelt, wheat')) },
-  { name: 'logo.svg', type: 'image/svg+xml', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=1"><circle r="4"/></svg>')) },
+  {
+    name: 'logo.svg',
+    type: 'image/svg+xml',
+    b64: b64(
+      new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=1"><circle r="4"/></svg>'),
+    ),
+  },
   // An SVG that calls itself a PNG: taken by its bytes, not its name or type.
-  { name: 'logo.png', type: 'image/png', b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><circle r="4"/></svg>')) },
+  {
+    name: 'logo.png',
+    type: 'image/png',
+    b64: b64(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><circle r="4"/></svg>')),
+  },
 ];
 
 /** Gives the widget these attributes (prompt-state removed: it is the hello model's). */
-const imageAttrs = (tab: Tab, attrs: Record<string, string>) => tab.evaluate((a) => {
-  const widget = document.querySelector('hearth-chat')!;
-  widget.removeAttribute('prompt-state');
-  for (const [k, v] of Object.entries(a)) widget.setAttribute(k, v);
-}, attrs);
+const imageAttrs = (tab: Tab, attrs: Record<string, string>) =>
+  tab.evaluate((a) => {
+    const widget = document.querySelector('hearth-chat')!;
+    widget.removeAttribute('prompt-state');
+    for (const [k, v] of Object.entries(a)) widget.setAttribute(k, v);
+  }, attrs);
 
 /** The widget-host page with these attributes. */
 async function imageWidget(site: Site, attrs: Record<string, string>): Promise<Tab> {
@@ -427,7 +556,9 @@ async function imageWidget(site: Site, attrs: Record<string, string>): Promise<T
   return tab;
 }
 
-test('images (the images attribute): attached, pasted and dropped, thumbnails in the log, an answer; after a reload the thumbnails again and the image not encoded again', async ({ site }) => {
+test('images (the images attribute): attached, pasted and dropped, thumbnails in the log, an answer; after a reload the thumbnails again and the image not encoded again', async ({
+  site,
+}) => {
   watch(site);
   const tab = await imageWidget(site, VISION);
   await tab.click('.launcher');
@@ -446,15 +577,26 @@ test('images (the images attribute): attached, pasted and dropped, thumbnails in
   await tab.fill('textarea', 'Which bread is this?');
   await tab.press('textarea', 'Enter');
   await expect.poll(() => tab.count('.msg.assistant')).toBe(2); // the welcome, the answer
-  await expect.poll(() => tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement).disabled)).toBe(false);
+  await expect
+    .poll(() =>
+      tab.evaluate(
+        () =>
+          (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('form .send') as HTMLButtonElement)
+            .disabled,
+      ),
+    )
+    .toBe(false);
   expect(await tab.count('.msg.error')).toBe(0);
   expect(await tab.visible('.pending')).toBe(false);
   expect(await tab.texts('.msg.user')).toEqual(['Which bread is this?']);
   await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.msg.user .thumb')).toEqual([true, true]);
-  expect(await tab.evaluate(() => document.querySelector('hearth-chat')!.shadowRoot!.querySelectorAll('img').length)).toBe(0);
+  expect(
+    await tab.evaluate(() => document.querySelector('hearth-chat')!.shadowRoot!.querySelectorAll('img').length),
+  ).toBe(0);
   await expect.poll(() => tab.evaluate(savedConversations)).toBe(1);
 
-  // The images were kept with the conversation (Blobs in IndexedDB): drawn again after a reload, before the model loads.
+  // The images were kept with the conversation (Blobs in IndexedDB): drawn again after a reload, before the model
+  // loads.
   await tab.reload();
   await imageAttrs(tab, VISION);
   await tab.click('.launcher');
@@ -472,46 +614,79 @@ test('images (the images attribute): attached, pasted and dropped, thumbnails in
   expect(await tab.evaluate(() => window.seen.violations)).toEqual([]);
 });
 
-test('images: a file that is not an image is refused with a message and never sent; a failed send gives the text and the images back (engine fed by the test)', async ({ site }) => {
+test('images: a file that is not an image is refused with a message and never sent; a failed send gives the text and the images back (engine fed by the test)', async ({
+  site,
+}) => {
   watch(site);
   const tab = await imageWidget(site, VISION);
   await feed(tab, 'Noted.');
   await tab.click('.launcher');
   await expect.poll(() => tab.visible('form .attach')).toBe(true);
   for (const how of ['paste', 'drop', 'input'] as const) {
-    await tab.evaluate(() => void (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.status')!.textContent = ''));
+    await tab.evaluate(
+      () => void (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('.status')!.textContent = ''),
+    );
     await putFiles(tab, WIDGET_COMPOSER, how, NOT_IMAGES);
-    await expect.poll(() => tab.texts('.status')).toEqual([expect.stringMatching(/^Not attached: notes\.txt .*; logo\.svg .*; logo\.png is not a PNG, JPEG, GIF or BMP image\.$/)]);
+    await expect
+      .poll(() => tab.texts('.status'))
+      .toEqual([
+        expect.stringMatching(
+          /^Not attached: notes\.txt .*; logo\.svg .*; logo\.png is not a PNG, JPEG, GIF or BMP image\.$/,
+        ),
+      ]);
     expect(await tab.count('.pending .attachment')).toBe(0);
   }
   expect(await send(tab, 'Hi')).toBe('Noted.');
-  expect(await tab.evaluate(() => window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content))).toEqual(['Hi']);
+  expect(
+    await tab.evaluate(() =>
+      window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content),
+    ),
+  ).toEqual(['Hi']);
   expect(await tab.evaluate(() => window.pwned)).toBeUndefined();
 
   // A send that fails: the text and the image come back to the composer.
   await tab.evaluate(() => {
-    (document.querySelector('hearth-chat') as Widget).engine = { chat: { completions: { create: async () => {
-      throw Object.assign(new Error('images are not read here'), { name: 'InvalidRequestError', code: 'images_not_supported' });
-    } } } };
+    (document.querySelector('hearth-chat') as Widget).engine = {
+      chat: {
+        completions: {
+          create: async () => {
+            throw Object.assign(new Error('images are not read here'), {
+              name: 'InvalidRequestError',
+              code: 'images_not_supported',
+            });
+          },
+        },
+      },
+    };
   });
   await putFiles(tab, WIDGET_COMPOSER, 'paste', [png('loaf.png', 1)]);
   await expect.poll(() => tab.count('.pending .thumb')).toBe(1);
   await tab.fill('textarea', 'What is this?');
   await tab.press('textarea', 'Enter');
   await expect.poll(() => tab.texts('.msg.error')).toEqual(['images are not read here']);
-  expect(await tab.evaluate(() => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value)).toBe('What is this?');
+  expect(
+    await tab.evaluate(
+      () => (document.querySelector('hearth-chat')!.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value,
+    ),
+  ).toBe('What is this?');
   await expect.poll(() => drawnThumbnails(tab, WIDGET_COMPOSER, '.pending .thumb')).toEqual([true]);
   expect(await tab.texts('.msg.user')).toEqual(['Hi']);
   // Sent again, the image goes with the text (the test's engine sees its part; the file itself does not survive JSON).
   await feed(tab, 'A loaf.');
   await tab.press('textarea', 'Enter');
   await expect.poll(() => tab.evaluate(() => window.sentParams!.length)).toBe(1);
-  expect(await tab.evaluate(() => (window.sentParams![0]!.messages as Array<{ content: unknown }>).at(-1)!.content))
-    .toEqual([{ type: 'image_url', image_url: { url: {} } }, { type: 'text', text: 'What is this?' }]);
+  expect(
+    await tab.evaluate(() => (window.sentParams![0]!.messages as Array<{ content: unknown }>).at(-1)!.content),
+  ).toEqual([
+    { type: 'image_url', image_url: { url: {} } },
+    { type: 'text', text: 'What is this?' },
+  ]);
   expect(await tab.count('.pending .attachment')).toBe(0);
 });
 
-test('without the images attribute: no attach button, and a pasted or dropped image is not attached', async ({ site }) => {
+test('without the images attribute: no attach button, and a pasted or dropped image is not attached', async ({
+  site,
+}) => {
   watch(site);
   const tab = await site.tab('/e2e/widget-host.html');
   await feed(tab, 'Noted.');
@@ -521,6 +696,10 @@ test('without the images attribute: no attach button, and a pasted or dropped im
   expect(await putFiles(tab, WIDGET_COMPOSER, 'paste', [png('loaf.png', 1)])).toBe(false);
   expect(await putFiles(tab, WIDGET_COMPOSER, 'drop', [png('loaf.png', 1)])).toBe(false);
   expect(await send(tab, 'Hi')).toBe('Noted.');
-  expect(await tab.evaluate(() => window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content))).toEqual(['Hi']);
+  expect(
+    await tab.evaluate(() =>
+      window.sentParams!.map((p) => (p.messages as Array<{ content: unknown }>).at(-1)!.content),
+    ),
+  ).toEqual(['Hi']);
   expect(await tab.count('.thumb')).toBe(0);
 });

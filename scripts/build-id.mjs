@@ -16,7 +16,8 @@ export function buildId() {
  * @param {string} dir
  * @returns {string[]} */
 export function filesUnder(dir) {
-  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
     .flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name)) : [join(dir, d.name)]));
 }
 

@@ -23,31 +23,49 @@ export const tarballPath = join(root, '.cache', `${PACKAGE_NAME}-${dev.version}.
 // The engine's files, from public/hearth (npm run build:wasm, build:worker): src/core/assets.ts's ASSET_FILES
 // (this script runs in plain Node, which cannot import it; test/package.test.ts checks the two agree) and
 // build-info.json. Not the worker's source map (1 MB).
-const ENGINE_FILES = ['engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-st-relaxed.wasm', 'hearth-mt.js', 'hearth-mt.wasm',
-  'hearth-mt-relaxed.wasm', 'wllama.wasm', 'build-info.json'];
+const ENGINE_FILES = [
+  'engine.worker.js',
+  'hearth-st.js',
+  'hearth-st.wasm',
+  'hearth-st-relaxed.wasm',
+  'hearth-mt.js',
+  'hearth-mt.wasm',
+  'hearth-mt-relaxed.wasm',
+  'wllama.wasm',
+  'build-info.json',
+];
 // Bundled into the package (patched), so not a dependency of it.
 const BUILT_IN = ['@huggingface/jinja'];
 const dependencies = Object.fromEntries(Object.entries(dev.dependencies).filter(([name]) => !BUILT_IN.includes(name)));
 
 async function buildLibrary(outDir) {
-  const external = (id) => id.startsWith('node:') || Object.keys(dependencies).some((d) => id === d || id.startsWith(`${d}/`));
+  const external = (id) =>
+    id.startsWith('node:') || Object.keys(dependencies).some((d) => id === d || id.startsWith(`${d}/`));
   await build({
     configFile: false,
     root,
     logLevel: 'warn',
     // null: a bundled widget finds the engine's files as the library does (packaged-assets.js).
     define: { ...buildDefine(), __HEARTH_WIDGET_ASSETS__: 'null' },
-    plugins: [{
-      // src/core/packaged-assets.ts (null in this repository) becomes lib/packaged-assets.js, written below.
-      name: 'hearth-packaged-assets',
-      enforce: 'pre',
-      resolveId: (id) => (/\/packaged-assets\.ts$/.test(id) ? { id: './packaged-assets.js', external: true } : null),
-    }],
+    plugins: [
+      {
+        // src/core/packaged-assets.ts (null in this repository) becomes lib/packaged-assets.js, written below.
+        name: 'hearth-packaged-assets',
+        enforce: 'pre',
+        resolveId: (id) => (/\/packaged-assets\.ts$/.test(id) ? { id: './packaged-assets.js', external: true } : null),
+      },
+    ],
     build: {
       lib: {
-        entry: { index: join(root, 'src/index.ts'), node: join(root, 'src/node.ts'), cli: join(root, 'src/cli.ts'), widget: join(root, 'src/widget/hearth-chat.ts'),
-          openai: join(root, 'src/openai.ts'), 'ai-sdk': join(root, 'src/ai-sdk.ts'),
-          jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js') },
+        entry: {
+          index: join(root, 'src/index.ts'),
+          node: join(root, 'src/node.ts'),
+          cli: join(root, 'src/cli.ts'),
+          widget: join(root, 'src/widget/hearth-chat.ts'),
+          openai: join(root, 'src/openai.ts'),
+          'ai-sdk': join(root, 'src/ai-sdk.ts'),
+          jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js'),
+        },
         formats: ['es'],
       },
       outDir,
@@ -63,37 +81,77 @@ async function buildLibrary(outDir) {
   // Each file by a literal new URL(…, import.meta.url): bundlers copy what it names and rewrite the address; Node
   // and a static host resolve it beside this module.
   const urls = ENGINE_FILES.filter((f) => !f.endsWith('.json'))
-    .map((f) => `  '${f}': new URL('../widget/${f}', import.meta.url).href,`).join('\n');
-  writeFileSync(join(outDir, 'packaged-assets.js'),
-    `// Where the engine's files are: the package's widget/ folder (scripts/build-package.mjs writes this file).\nexport default {\n${urls}\n};\n`);
+    .map((f) => `  '${f}': new URL('../widget/${f}', import.meta.url).href,`)
+    .join('\n');
+  writeFileSync(
+    join(outDir, 'packaged-assets.js'),
+    `// Where the engine's files are: the package's widget/ folder (scripts/build-package.mjs writes this file).\nexport default {\n${urls}\n};\n`,
+  );
 }
 
 function buildTypes(outDir) {
   const config = join(root, '.cache', 'tsconfig.package.json');
-  writeFileSync(config, JSON.stringify({
-    extends: '../tsconfig.json',
-    compilerOptions: {
-      noEmit: false, declaration: true, emitDeclarationOnly: true, rewriteRelativeImportExtensions: true,
-      rootDir: '../src', outDir, types: ['node'],
-    },
-    include: [], files: ['../src/index.ts', '../src/node.ts', '../src/widget/hearth-chat.ts', '../src/openai.ts', '../src/ai-sdk.ts'],
-  }, null, 2));
+  writeFileSync(
+    config,
+    JSON.stringify(
+      {
+        extends: '../tsconfig.json',
+        compilerOptions: {
+          noEmit: false,
+          declaration: true,
+          emitDeclarationOnly: true,
+          rewriteRelativeImportExtensions: true,
+          rootDir: '../src',
+          outDir,
+          types: ['node'],
+        },
+        include: [],
+        files: [
+          '../src/index.ts',
+          '../src/node.ts',
+          '../src/widget/hearth-chat.ts',
+          '../src/openai.ts',
+          '../src/ai-sdk.ts',
+        ],
+      },
+      null,
+      2,
+    ),
+  );
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
   // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
   // './x.d.ts'), which every moduleResolution setting finds.
   for (const file of filesUnder(outDir).filter((f) => f.endsWith('.d.ts'))) {
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/(from\s+|import\()(['"])(\.{1,2}\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/(from\s+|import\()(['"])(\.{1,2}\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'),
+    );
   }
 }
 
 function packageJson() {
-  const entry = (name) => ({ types: `./lib/types/${name}.d.ts`, default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js` });
+  const entry = (name) => ({
+    types: `./lib/types/${name}.d.ts`,
+    default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js`,
+  });
   return {
     name: PACKAGE_NAME,
     version: dev.version,
     description: dev.description,
     license: dev.license,
-    keywords: ['llm', 'llama.cpp', 'gguf', 'webassembly', 'wasm', 'webgpu', 'browser', 'openai', 'chat', 'kv-cache', 'indexeddb'],
+    keywords: [
+      'llm',
+      'llama.cpp',
+      'gguf',
+      'webassembly',
+      'wasm',
+      'webgpu',
+      'browser',
+      'openai',
+      'chat',
+      'kv-cache',
+      'indexeddb',
+    ],
     type: 'module',
     exports: {
       '.': entry('index'),
@@ -118,7 +176,9 @@ function packageJson() {
 
 export async function buildPackage() {
   for (const f of ENGINE_FILES.filter((f) => f.startsWith('hearth-'))) {
-    if (!existsSync(join(root, 'public/hearth', f))) throw new Error(`public/hearth/${f} is missing: run "npm run build:wasm" first`);
+    if (!existsSync(join(root, 'public/hearth', f))) {
+      throw new Error(`public/hearth/${f} is missing: run "npm run build:wasm" first`);
+    }
   }
   copyWllamaWasm();
   await build(workerBuildConfig());
@@ -137,11 +197,17 @@ export async function buildPackage() {
   writeFileSync(join(widgetDir, 'package.json'), '{ "type": "commonjs" }\n');
   for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(root, f), join(stageDir, f));
   mkdirSync(join(stageDir, 'bin'));
-  writeFileSync(join(stageDir, 'bin', 'hearth.js'),
-    "#!/usr/bin/env node\nimport { main } from '../lib/cli.js';\n\nprocess.exitCode = await main(process.argv.slice(2));\n", { mode: 0o755 });
+  writeFileSync(
+    join(stageDir, 'bin', 'hearth.js'),
+    "#!/usr/bin/env node\nimport { main } from '../lib/cli.js';\n\nprocess.exitCode = await main(process.argv.slice(2));\n",
+    { mode: 0o755 },
+  );
   writeFileSync(join(stageDir, 'package.json'), `${JSON.stringify(packageJson(), null, 2)}\n`);
   rmSync(tarballPath, { force: true });
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(root, '.cache')], { cwd: stageDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(root, '.cache')], {
+    cwd: stageDir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   console.log(`[build:package] ${tarballPath}: ${(statSync(tarballPath).size / 1e6).toFixed(1)} MB`);
 }
 

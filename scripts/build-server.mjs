@@ -1,10 +1,20 @@
-// npm run build:server — llama.cpp's own `llama-server`, built natively from the pinned source (scripts/llama-source.mjs)
-// into .cache/native-server/llama-server: the real OpenAI-compatible server the remote backend's e2e test talks to
-// (test/fixtures/llama-server.ts starts it). With the host's cmake and g++, not the wasm build root: this is a plain
-// Linux binary. Unpatched source: wasm/patches are wasm kernels (and a grammar speed-up) the server does not need.
-// Only the llama-server target, CPU only, no network features, so a clean CI run spends minutes here, not tens.
+// npm run build:server — llama.cpp's own `llama-server`, built natively from the pinned source
+// (scripts/llama-source.mjs) into .cache/native-server/llama-server: the real OpenAI-compatible server the remote
+// backend's e2e test talks to (test/fixtures/llama-server.ts starts it). With the host's cmake and g++, not the wasm
+// build root: this is a plain Linux binary. Unpatched source: wasm/patches are wasm kernels (and a grammar speed-up)
+// the server does not need. Only the llama-server target, CPU only, no network features, so a clean CI run spends
+// minutes here, not tens.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, root } from './llama-source.mjs';
@@ -60,26 +70,58 @@ function main() {
     rmSync(buildDir, { recursive: true, force: true });
   }
   mkdirSync(buildDir, { recursive: true });
-  execFileSync('cmake', ['-S', source.dir, '-B', buildDir, '-G', 'Unix Makefiles', '-Wno-dev',
-    ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  execFileSync(
+    'cmake',
+    [
+      '-S',
+      source.dir,
+      '-B',
+      buildDir,
+      '-G',
+      'Unix Makefiles',
+      '-Wno-dev',
+      ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env },
+  );
   const jobs = String(Number(process.env.HEARTH_BUILD_JOBS) || availableParallelism());
-  execFileSync('cmake', ['--build', buildDir, '--target', 'llama-server', '--', `-j${jobs}`], { stdio: 'inherit', env });
+  execFileSync('cmake', ['--build', buildDir, '--target', 'llama-server', '--', `-j${jobs}`], {
+    stdio: 'inherit',
+    env,
+  });
   // Copy, then rename: a half-written binary is never taken for a finished one.
   copyFileSync(join(buildDir, 'bin', 'llama-server'), `${serverBinary}.partial`);
   renameSync(`${serverBinary}.partial`, serverBinary);
   writeFileSync(stampFile, stamp);
   buildProbe(source, buildDir);
-  console.log(`[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  console.log(
+    `[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+  );
 }
 
 /** The probe, against the static libraries the llama-server build left (libmtmd is one of them); rebuilt when older. */
 function buildProbe(source, buildDir) {
   const src = join(root, 'test', 'native', 'mtmd-probe.cpp');
-  if (existsSync(probeBinary) && statSync(probeBinary).mtimeMs > Math.max(statSync(src).mtimeMs, statSync(serverBinary).mtimeMs)) return;
-  const libs = ['tools/mtmd/libmtmd.a', 'src/libllama.a', 'ggml/src/libggml.a', 'ggml/src/libggml-cpu.a', 'ggml/src/libggml-base.a',
-    'vendor/hash/libvendor-hash.a'].map((l) => join(buildDir, l));
+  if (
+    existsSync(probeBinary) &&
+    statSync(probeBinary).mtimeMs > Math.max(statSync(src).mtimeMs, statSync(serverBinary).mtimeMs)
+  ) {
+    return;
+  }
+  const libs = [
+    'tools/mtmd/libmtmd.a',
+    'src/libllama.a',
+    'ggml/src/libggml.a',
+    'ggml/src/libggml-cpu.a',
+    'ggml/src/libggml-base.a',
+    'vendor/hash/libvendor-hash.a',
+  ].map((l) => join(buildDir, l));
   const include = ['include', 'ggml/include', 'tools/mtmd'].map((d) => `-I${join(source.dir, d)}`);
-  execFileSync('g++', ['-O2', '-std=c++17', ...include, src, ...libs, '-fopenmp', '-lpthread', '-o', `${probeBinary}.partial`], { stdio: 'inherit' });
+  execFileSync(
+    'g++',
+    ['-O2', '-std=c++17', ...include, src, ...libs, '-fopenmp', '-lpthread', '-o', `${probeBinary}.partial`],
+    { stdio: 'inherit' },
+  );
   renameSync(`${probeBinary}.partial`, probeBinary);
 }
 

@@ -57,17 +57,24 @@ export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAsset
   const withImages = closure([...onOpen, ...entry.dynamicImports.filter(isImages)]);
   const withWebgpu = closure([...onOpen, ...onOpen.flatMap((n) => byName.get(n).dynamicImports)]);
   const report = {
-    on_page_gzip_bytes: total(onPage), gzip_bytes: total(onOpen), webgpu_extra_gzip_bytes: total(withWebgpu) - total(onOpen),
-    images_extra_gzip_bytes: total(withImages) - total(onOpen), limit: LIMIT,
+    on_page_gzip_bytes: total(onPage),
+    gzip_bytes: total(onOpen),
+    webgpu_extra_gzip_bytes: total(withWebgpu) - total(onOpen),
+    images_extra_gzip_bytes: total(withImages) - total(onOpen),
+    limit: LIMIT,
     files: Object.fromEntries(onOpen.map((n) => [n, gz(n)])),
   };
   writeFileSync(join(outDir, 'size.json'), JSON.stringify(report, null, 2));
-  console.log(`[build:widget] ${join(outDir, 'hearth-chat.js')}: ${(report.on_page_gzip_bytes / 1024).toFixed(1)} kB gzipped on the page, ` +
-    `${(report.gzip_bytes / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; the worker and wasm not counted; ` +
-    `${(report.webgpu_extra_gzip_bytes / 1024).toFixed(1)} kB more with an opted-in WebGPU backend, ` +
-    `${(report.images_extra_gzip_bytes / 1024).toFixed(1)} kB more with images)`);
+  console.log(
+    `[build:widget] ${join(outDir, 'hearth-chat.js')}: ${(report.on_page_gzip_bytes / 1024).toFixed(1)} kB gzipped on the page, ` +
+      `${(report.gzip_bytes / 1024).toFixed(1)} kB once opened (limit ${LIMIT / 1024} kB; the worker and wasm not counted; ` +
+      `${(report.webgpu_extra_gzip_bytes / 1024).toFixed(1)} kB more with an opted-in WebGPU backend, ` +
+      `${(report.images_extra_gzip_bytes / 1024).toFixed(1)} kB more with images)`,
+  );
   if (report.gzip_bytes > LIMIT) {
-    console.error(`[build:widget] the widget's JS loaded on open is ${report.gzip_bytes} bytes gzipped, over the ${LIMIT}-byte budget`);
+    console.error(
+      `[build:widget] the widget's JS loaded on open is ${report.gzip_bytes} bytes gzipped, over the ${LIMIT}-byte budget`,
+    );
     process.exit(1);
   }
   return report;

@@ -22,7 +22,12 @@ export function workerBuildConfig({ watch = false } = {}) {
     logLevel: 'warn',
     define: buildDefine(),
     build: {
-      lib: { entry: join(root, 'workers/engine.worker.ts'), formats: ['iife'], name: 'hearthEngineWorker', fileName: () => 'engine.worker.js' },
+      lib: {
+        entry: join(root, 'workers/engine.worker.ts'),
+        formats: ['iife'],
+        name: 'hearthEngineWorker',
+        fileName: () => 'engine.worker.js',
+      },
       outDir: join(root, 'public/hearth'),
       emptyOutDir: false, // the wasm builds live there too
       target: 'es2022',

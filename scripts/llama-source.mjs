@@ -17,7 +17,9 @@ const packageDir = join(toolsDir, 'node_modules', 'node-llama-cpp', 'llama');
 export function llamaSource() {
   const bundle = join(packageDir, 'gitRelease.bundle');
   if (!existsSync(bundle)) {
-    throw new Error(`llama.cpp source bundle not found at ${bundle}. Run "npm ci" (its prepare step installs tools/llama).`);
+    throw new Error(
+      `llama.cpp source bundle not found at ${bundle}. Run "npm ci" (its prepare step installs tools/llama).`,
+    );
   }
   const heads = execFileSync('git', ['bundle', 'list-heads', bundle], { encoding: 'utf8' });
   const commit = heads.trim().split(/\s+/)[0];
@@ -29,7 +31,9 @@ export function llamaSource() {
     const tmp = `${dir}.partial`;
     rmSync(tmp, { recursive: true, force: true });
     execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', bundle, tmp], { stdio: 'inherit' });
-    execFileSync('git', ['-C', tmp, '-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], { stdio: 'inherit' });
+    execFileSync('git', ['-C', tmp, '-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], {
+      stdio: 'inherit',
+    });
     renameSync(tmp, dir);
   }
   return { dir, commit, tag };
@@ -44,7 +48,11 @@ export function llamaSource() {
  */
 export function patchedSource(source) {
   const patchDir = join(root, 'wasm', 'patches');
-  const patches = existsSync(patchDir) ? readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort() : [];
+  const patches = existsSync(patchDir)
+    ? readdirSync(patchDir)
+        .filter((f) => f.endsWith('.patch'))
+        .sort()
+    : [];
   if (!patches.length) return source;
   const hash = createHash('sha256');
   for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));

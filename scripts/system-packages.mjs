@@ -12,19 +12,41 @@ import { existsSync } from 'node:fs';
 
 /** What each package provides, and how to tell it is there (an executable; tests may point elsewhere). */
 const PACKAGES = {
-  mmdebstrap: { found: () => onPath('mmdebstrap'), what: 'mmdebstrap (makes the build root with Debian trixie\'s emscripten)' },
+  mmdebstrap: {
+    found: () => onPath('mmdebstrap'),
+    what: "mmdebstrap (makes the build root with Debian trixie's emscripten)",
+  },
   bubblewrap: { found: () => onPath('bwrap'), what: 'bubblewrap (bwrap, runs the build inside that root)' },
-  chromium: { found: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'), what: 'Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)' },
-  'firefox-esr': { found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'), what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)' },
-  'webkit2gtk-driver': { found: () => onPath('WebKitWebDriver'), what: 'WebKitGTK\'s WebDriver (WebKitWebDriver) and MiniBrowser' },
-  xvfb: { found: () => onPath('Xvfb') || !!process.env.DISPLAY, what: 'Xvfb, a virtual X display for WebKitGTK (or a DISPLAY)' },
+  chromium: {
+    found: () => existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'),
+    what: 'Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)',
+  },
+  'firefox-esr': {
+    found: () => existsSync(process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr'),
+    what: 'Firefox ESR at /usr/bin/firefox-esr (or set FIREFOX_PATH)',
+  },
+  'webkit2gtk-driver': {
+    found: () => onPath('WebKitWebDriver'),
+    what: "WebKitGTK's WebDriver (WebKitWebDriver) and MiniBrowser",
+  },
+  xvfb: {
+    found: () => onPath('Xvfb') || !!process.env.DISPLAY,
+    what: 'Xvfb, a virtual X display for WebKitGTK (or a DISPLAY)',
+  },
   cmake: { found: () => onPath('cmake'), what: 'CMake (builds llama-server natively)' },
   make: { found: () => onPath('make'), what: 'make' },
   'g++': { found: () => onPath('g++'), what: 'g++ (builds llama-server natively)' },
-  'python3-jinja2': { found: () => spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0, what: 'Python 3 with jinja2' },
+  'python3-jinja2': {
+    found: () => spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0,
+    what: 'Python 3 with jinja2',
+  },
 };
 
-const NEEDS = { build: ['mmdebstrap', 'bubblewrap'], test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'], server: ['cmake', 'make', 'g++'] };
+const NEEDS = {
+  build: ['mmdebstrap', 'bubblewrap'],
+  test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'],
+  server: ['cmake', 'make', 'g++'],
+};
 
 function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
@@ -46,9 +68,11 @@ export function ensurePackages(purpose) {
     process.exit(1);
   }
   console.error(`[system-packages] missing: ${missing.map((name) => PACKAGES[name].what).join('; ')}.`);
-  console.error(apt
-    ? `Run:  sudo apt-get install -y ${missing.join(' ')}`
-    : 'Install them with your system\'s package manager, then run this again.');
+  console.error(
+    apt
+      ? `Run:  sudo apt-get install -y ${missing.join(' ')}`
+      : "Install them with your system's package manager, then run this again.",
+  );
   process.exit(1);
 }
 

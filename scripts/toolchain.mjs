@@ -22,15 +22,30 @@ export function ensureToolchain() {
   const tmp = `${toolchainDir}.partial`;
   // mmdebstrap mounts /proc, /sys and /dev inside the root while it works; an interrupted run may leave them, and
   // removing the folder would then walk into the host's.
-  const mounted = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '')
+  const mounted = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[1] ?? '')
     .filter((m) => m.startsWith(`${tmp}/`) || m.startsWith(`${toolchainDir}/`));
-  if (mounted.length) throw new Error(`unmount these first (an interrupted mmdebstrap left them): ${mounted.join(' ')}`);
+  if (mounted.length) {
+    throw new Error(`unmount these first (an interrupted mmdebstrap left them): ${mounted.join(' ')}`);
+  }
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(dirname(tmp), { recursive: true }); // mmdebstrap wants the target's parent to exist
   console.log(`[toolchain] making a Debian ${SUITE} build root with ${PACKAGES.join(', ')} (mmdebstrap, once)…`);
   // --variant=apt: only what apt needs plus the packages; no recommends (documentation, test suites).
-  execFileSync('mmdebstrap', ['--quiet', '--variant=apt', `--include=${PACKAGES.join(',')}`, '--aptopt=APT::Install-Recommends "false"',
-    SUITE, tmp, mirror()], { stdio: 'inherit' });
+  execFileSync(
+    'mmdebstrap',
+    [
+      '--quiet',
+      '--variant=apt',
+      `--include=${PACKAGES.join(',')}`,
+      '--aptopt=APT::Install-Recommends "false"',
+      SUITE,
+      tmp,
+      mirror(),
+    ],
+    { stdio: 'inherit' },
+  );
   writeFileSync(join(tmp, '.hearth-packages'), stamp);
   rmSync(toolchainDir, { recursive: true, force: true });
   renameSync(tmp, toolchainDir);
@@ -40,7 +55,9 @@ export function ensureToolchain() {
 function mirror() {
   for (const file of ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']) {
     if (!existsSync(file)) continue;
-    const m = /^URIs:\s*(\S+\/debian)\/?\s*$/m.exec(readFileSync(file, 'utf8')) ?? /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\/?\s/m.exec(readFileSync(file, 'utf8'));
+    const m =
+      /^URIs:\s*(\S+\/debian)\/?\s*$/m.exec(readFileSync(file, 'utf8')) ??
+      /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\/?\s/m.exec(readFileSync(file, 'utf8'));
     if (m) return m[1];
   }
   return 'http://deb.debian.org/debian';
@@ -52,12 +69,47 @@ function mirror() {
  * inside .cache for a later `rm -rf` to walk into. `opts.binds`: more folders to show at their own paths.
  */
 export function inToolchain(cmd, args, opts = {}) {
-  const wrapped = ['--bind', toolchainDir, '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
-    '--ro-bind', '/etc/resolv.conf', '/etc/resolv.conf', '--ro-bind-try', '/etc/ssl/certs', '/etc/ssl/certs', '--bind', root, root,
-    ...(opts.binds ?? []).flatMap((dir) => ['--bind', dir, dir]), '--chdir', opts.cwd ?? root,
-    '--setenv', 'HOME', '/root',
+  const wrapped = [
+    '--bind',
+    toolchainDir,
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--ro-bind',
+    '/etc/resolv.conf',
+    '/etc/resolv.conf',
+    '--ro-bind-try',
+    '/etc/ssl/certs',
+    '/etc/ssl/certs',
+    '--bind',
+    root,
+    root,
+    ...(opts.binds ?? []).flatMap((dir) => ['--bind', dir, dir]),
+    '--chdir',
+    opts.cwd ?? root,
+    '--setenv',
+    'HOME',
+    '/root',
     // The repository belongs to whoever cloned it; git inside refuses "dubious ownership" otherwise.
-    '--setenv', 'GIT_CONFIG_COUNT', '1', '--setenv', 'GIT_CONFIG_KEY_0', 'safe.directory', '--setenv', 'GIT_CONFIG_VALUE_0', '*',
-    cmd, ...args];
-  return execFileSync('bwrap', wrapped, { encoding: opts.encoding, stdio: opts.stdio, env: { ...process.env, ...opts.env } });
+    '--setenv',
+    'GIT_CONFIG_COUNT',
+    '1',
+    '--setenv',
+    'GIT_CONFIG_KEY_0',
+    'safe.directory',
+    '--setenv',
+    'GIT_CONFIG_VALUE_0',
+    '*',
+    cmd,
+    ...args,
+  ];
+  return execFileSync('bwrap', wrapped, {
+    encoding: opts.encoding,
+    stdio: opts.stdio,
+    env: { ...process.env, ...opts.env },
+  });
 }

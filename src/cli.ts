@@ -18,18 +18,28 @@ starts after the system prompt instead of reading it. The KV type is Hearth's de
 picks: f32 where 8,192 tokens fit in 512 MiB, else f16) unless --kv-type says; f16 halves the file, and the page
 then loads the model with an f16 KV cache (the file says so; Hearth follows it unless told otherwise).`;
 
-const parseOptions = (args: string[]) => parseArgs({
-  args, strict: true,
-  options: {
-    model: { type: 'string' }, system: { type: 'string' }, out: { type: 'string', short: 'o' }, tools: { type: 'string' },
-    'kv-type': { type: 'string' }, 'n-ctx': { type: 'string' }, threads: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-  },
-});
+const parseOptions = (args: string[]) =>
+  parseArgs({
+    args,
+    strict: true,
+    options: {
+      model: { type: 'string' },
+      system: { type: 'string' },
+      out: { type: 'string', short: 'o' },
+      tools: { type: 'string' },
+      'kv-type': { type: 'string' },
+      'n-ctx': { type: 'string' },
+      threads: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== 'prompt-state') {
-    console.error(command && command !== '--help' && command !== '-h' ? `unknown command: ${command}\n\n${USAGE}` : USAGE);
+    console.error(
+      command && command !== '--help' && command !== '-h' ? `unknown command: ${command}\n\n${USAGE}` : USAGE,
+    );
     return command === '--help' || command === '-h' ? 0 : 2;
   }
   let values: ReturnType<typeof parseOptions>['values'];
@@ -49,24 +59,37 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--model, --system and -o are needed; --kv-type is f32 or f16\n\n${USAGE}`);
     return 2;
   }
-  const tools = values.tools ? JSON.parse(readFileSync(values.tools, 'utf8')) as Tool[] : undefined;
+  const tools = values.tools ? (JSON.parse(readFileSync(values.tools, 'utf8')) as Tool[]) : undefined;
   const threads = values.threads ? Number(values.threads) : 1;
-  const engine = await createNodeEngine({ cache: { persistent: false }, modelsDir: null, threads, variant: threads > 1 ? 'mt' : 'st' });
+  const engine = await createNodeEngine({
+    cache: { persistent: false },
+    modelsDir: null,
+    threads,
+    variant: threads > 1 ? 'mt' : 'st',
+  });
   try {
-    const info = await engine.load({ path: model }, {
-      ...(kv ? { cacheTypeK: kv as GgmlType, cacheTypeV: kv as GgmlType } : {}), nCtx: values['n-ctx'] ? Number(values['n-ctx']) : undefined,
-      onProgress: progress('load'),
-    });
+    const info = await engine.load(
+      { path: model },
+      {
+        ...(kv ? { cacheTypeK: kv as GgmlType, cacheTypeV: kv as GgmlType } : {}),
+        nCtx: values['n-ctx'] ? Number(values['n-ctx']) : undefined,
+        onProgress: progress('load'),
+      },
+    );
     const t0 = performance.now();
     const blob = await engine.cache.exportPrompt({
-      messages: [{ role: 'system', content: readFileSync(system, 'utf8') }], tools, onProgress: progress('prefill'),
+      messages: [{ role: 'system', content: readFileSync(system, 'utf8') }],
+      tools,
+      onProgress: progress('prefill'),
     });
     writeFileSync(out, new Uint8Array(await blob.arrayBuffer()));
     const s = (performance.now() - t0) / 1000;
     process.stderr.write('\n');
     const { header } = await readPromptStateHeader(blobReader(blob));
-    console.log(`${out}: ${formatBytes(blob.size)}, the state of ${header.tokens.length} tokens of ${info.name} ` +
-      `(${header.typeK} KV cache), computed in ${s.toFixed(1)} s`);
+    console.log(
+      `${out}: ${formatBytes(blob.size)}, the state of ${header.tokens.length} tokens of ${info.name} ` +
+        `(${header.typeK} KV cache), computed in ${s.toFixed(1)} s`,
+    );
     return 0;
   } finally {
     await engine.unload();
@@ -82,8 +105,11 @@ function progress(phase: Progress['phase']) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-    console.error(`hearth: ${(err as Error).message}`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(`hearth: ${(err as Error).message}`);
+      process.exit(1);
+    },
+  );
 }

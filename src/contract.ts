@@ -3,8 +3,20 @@
 // the requests it takes, resolved (ResolvedRequest, SamplerParams). It imports only the public types, so the core,
 // every backend, the API and the shared tabs import it downward.
 import type {
-  CacheStats, ExportPromptParams, ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, EngineInfo, LoadOptions,
-  ModelInfo, ModelSource, ModelStoreUsage, Progress, StoredModel, StoredModelRef, Tool,
+  CacheStats,
+  ExportPromptParams,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatMessage,
+  EngineInfo,
+  LoadOptions,
+  ModelInfo,
+  ModelSource,
+  ModelStoreUsage,
+  Progress,
+  StoredModel,
+  StoredModelRef,
+  Tool,
 } from './types.ts';
 
 /** The callbacks and the abort signal of one call. Across a worker's or a tab's boundary the callbacks' calls and
@@ -69,7 +81,9 @@ export interface Backend extends BackendCalls {
 /** What a backend honours. The router refuses the rest with InvalidRequestError 'unsupported_by_backend'. */
 export interface Supports {
   /** The load options it acts on, each with the values it takes (true: any); 'all' for every option. */
-  loadOptions: 'all' | { readonly [K in keyof LoadRequest['options']]?: true | ((value: LoadRequest['options'][K]) => boolean) };
+  loadOptions:
+    | 'all'
+    | { readonly [K in keyof LoadRequest['options']]?: true | ((value: LoadRequest['options'][K]) => boolean) };
   contextOverflow: ReadonlyArray<ResolvedRequest['contextOverflow']>;
   embeddings: boolean;
   rerank: boolean;

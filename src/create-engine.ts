@@ -25,7 +25,9 @@ export interface HearthClient extends HearthEngine {
 export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
   const checked = checkEngineOptions(options);
   const remote = typeof checked.backend === 'object' ? checkRemote(checked.backend.remote, 'backend') : null;
-  const start = remote ? () => serverOnly(remote) : starter(options, checked.backend as Exclude<typeof checked.backend, object>);
+  const start = remote
+    ? () => serverOnly(remote)
+    : starter(options, checked.backend as Exclude<typeof checked.backend, object>);
   if (checked.shared === null) return new Client(await start());
   return new Client(await joinShared(checked.shared, start));
 }
@@ -34,14 +36,22 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
 function starter(options: EngineOptions, backend: 'auto' | 'wasm' | 'webgpu'): () => Promise<LocalEngine> {
   const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
   const init = workerInit({
-    threads: options.threads, simd: options.simd ?? 'auto', assetsUrl: options.assetsUrl, maxModelBytes: options.maxModelBytes,
-    hfEndpoint: options.hfEndpoint, cache: options.cache,
+    threads: options.threads,
+    simd: options.simd ?? 'auto',
+    assetsUrl: options.assetsUrl,
+    maxModelBytes: options.maxModelBytes,
+    hfEndpoint: options.hfEndpoint,
+    cache: options.cache,
   });
   return async () => {
     const worker = await startEngineWorker(init);
     const router = await selectBackends(worker.calls, {
-      requested: backend, fallback, wasmUrl: init.assets['wllama.wasm'], threads: init.threads,
-      maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES, storage: worker.started?.storage ?? null,
+      requested: backend,
+      fallback,
+      wasmUrl: init.assets['wllama.wasm'],
+      threads: init.threads,
+      maxModelBytes: options.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES,
+      storage: worker.started?.storage ?? null,
     });
     return {
       calls: engineCalls(router, worker.calls),
@@ -58,7 +68,10 @@ function starter(options: EngineOptions, backend: 'auto' | 'wasm' | 'webgpu'): (
 async function serverOnly(remote: RemoteOptions): Promise<LocalEngine> {
   const { ServerBackend } = await import('./backends/server/server.ts');
   const router = new BackendRouter([new ServerBackend(remote)], {
-    requested: 'remote', reason: 'a server was asked for (backend: { remote })', adapter: null, selfTest: null,
+    requested: 'remote',
+    reason: 'a server was asked for (backend: { remote })',
+    adapter: null,
+    selfTest: null,
   });
   return { calls: engineCalls(router, NO_SERVICES), terminate: () => void router.unload().catch(() => {}) };
 }
@@ -76,7 +89,10 @@ class Client extends EngineApi implements HearthClient {
     // asks the user, and the load must not wait on a prompt they may never answer.
     const stored = isWebSource(source) && options.store !== false;
     if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
-      this.persisting ??= navigator.storage.persisted().then((yes) => yes || navigator.storage.persist()).catch(() => false);
+      this.persisting ??= navigator.storage
+        .persisted()
+        .then((yes) => yes || navigator.storage.persist())
+        .catch(() => false);
     }
     return super.load(source, options);
   }

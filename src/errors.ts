@@ -5,35 +5,85 @@
 /** ModelLoadError: the model (or its projector, or a prompt state file) could not be fetched or loaded. */
 export const MODEL_LOAD_CODES = [
   // the source
-  'invalid_source', 'unsupported_source', 'not_found', 'http_error', 'network_error',
+  'invalid_source',
+  'unsupported_source',
+  'not_found',
+  'http_error',
+  'network_error',
   // the file
-  'not_gguf', 'truncated', 'invalid_file', 'too_large', 'size_mismatch', 'checksum_mismatch', 'checksum_unavailable', 'quota_exceeded',
+  'not_gguf',
+  'truncated',
+  'invalid_file',
+  'too_large',
+  'size_mismatch',
+  'checksum_mismatch',
+  'checksum_unavailable',
+  'quota_exceeded',
   // llama.cpp
-  'unsupported', 'unsupported_architecture', 'unsupported_quantization', 'invalid_projector', 'unsupported_projector',
-  'kv_too_large', 'context_failed',
+  'unsupported',
+  'unsupported_architecture',
+  'unsupported_quantization',
+  'invalid_projector',
+  'unsupported_projector',
+  'kv_too_large',
+  'context_failed',
 ] as const;
 export type ModelLoadErrorCode = (typeof MODEL_LOAD_CODES)[number];
 
 /** InvalidRequestError: the call itself is wrong; the message says what to change (details.param names the option). */
 export const INVALID_REQUEST_CODES = [
-  'invalid_request', 'invalid_parameter', 'no_model', 'no_store', 'model_not_found', 'no_such_model', 'unsupported_by_backend',
-  'unsupported_content', 'invalid_schema', 'invalid_grammar', 'template_error', 'input_too_long',
-  'not_an_embedding_model', 'not_a_reranker', 'images_not_supported', 'audio_not_supported', 'invalid_image',
-  'invalid_audio', 'media_too_large', 'too_many_media', 'remote_invalid_request',
+  'invalid_request',
+  'invalid_parameter',
+  'no_model',
+  'no_store',
+  'model_not_found',
+  'no_such_model',
+  'unsupported_by_backend',
+  'unsupported_content',
+  'invalid_schema',
+  'invalid_grammar',
+  'template_error',
+  'input_too_long',
+  'not_an_embedding_model',
+  'not_a_reranker',
+  'images_not_supported',
+  'audio_not_supported',
+  'invalid_image',
+  'invalid_audio',
+  'media_too_large',
+  'too_many_media',
+  'remote_invalid_request',
 ] as const;
 export type InvalidRequestErrorCode = (typeof INVALID_REQUEST_CODES)[number];
 
-/** EngineError: the engine, its worker, the shared engine or a server failed (details.retryable where a retry may work). */
+/** EngineError: the engine, its worker, the shared engine or a server failed (details.retryable where a retry may
+ * work). */
 export const ENGINE_CODES = [
-  'engine_error', 'decode_failed', 'wasm_crash', 'context_resize_failed', 'media_encode_failed', 'backend_error',
+  'engine_error',
+  'decode_failed',
+  'wasm_crash',
+  'context_resize_failed',
+  'media_encode_failed',
+  'backend_error',
   // starting the engine
-  'not_initialised', 'worker_failed', 'worker_stalled', 'start_timeout', 'terminated', 'csp_blocked',
+  'not_initialised',
+  'worker_failed',
+  'worker_stalled',
+  'start_timeout',
+  'terminated',
+  'csp_blocked',
   'trusted_types_blocked',
   // the shared engine
-  'leader_gone', 'leader_timeout',
+  'leader_gone',
+  'leader_timeout',
   // a server (EngineOptions.backend / fallback { remote })
-  'remote_unreachable', 'remote_unauthorized', 'remote_rate_limited', 'remote_error', 'remote_timeout',
-  'remote_bad_response', 'remote_stream_ended',
+  'remote_unreachable',
+  'remote_unauthorized',
+  'remote_rate_limited',
+  'remote_error',
+  'remote_timeout',
+  'remote_bad_response',
+  'remote_stream_ended',
 ] as const;
 export type EngineErrorCode = (typeof ENGINE_CODES)[number];
 
@@ -94,7 +144,11 @@ export class AbortError extends HearthError {
 /** The request itself is wrong (bad parameter, no model loaded); the message says what to change. */
 export class InvalidRequestError extends HearthError {
   declare readonly code: InvalidRequestErrorCode;
-  constructor(message: string, code: InvalidRequestErrorCode = 'invalid_request', details: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    code: InvalidRequestErrorCode = 'invalid_request',
+    details: Record<string, unknown> = {},
+  ) {
     super(message, code, details);
     this.name = 'InvalidRequestError';
   }
@@ -141,7 +195,8 @@ const revive: Record<string, (w: WireError) => HearthError> = {
   ModelLoadError: (w) => new ModelLoadError(w.message, known(MODEL_LOAD_CODES, w.code, 'unsupported'), w.details),
   ContextFullError: (w) => new ContextFullError(w.message, w.details as { promptTokens: number; nCtx: number }),
   AbortError: (w) => new AbortError(w.message),
-  InvalidRequestError: (w) => new InvalidRequestError(w.message, known(INVALID_REQUEST_CODES, w.code, 'invalid_request'), w.details),
+  InvalidRequestError: (w) =>
+    new InvalidRequestError(w.message, known(INVALID_REQUEST_CODES, w.code, 'invalid_request'), w.details),
   CacheError: (w) => new CacheError(w.message, known(CACHE_CODES, w.code, 'cache_error'), w.details),
   EngineError: (w) => new EngineError(w.message, known(ENGINE_CODES, w.code, 'engine_error'), w.details),
 };
@@ -155,5 +210,7 @@ export function toWire(err: unknown): WireError {
 }
 
 export function fromWire(w: WireError): HearthError {
-  return Object.hasOwn(revive, w.name) ? revive[w.name]!(w) : new EngineError(w.message, known(ENGINE_CODES, w.code, 'engine_error'), w.details);
+  return Object.hasOwn(revive, w.name)
+    ? revive[w.name]!(w)
+    : new EngineError(w.message, known(ENGINE_CODES, w.code, 'engine_error'), w.details);
 }

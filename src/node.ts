@@ -56,7 +56,10 @@ export async function openPath(path: string): Promise<ModelFile> {
 export class NodeEngine extends EngineApi {
   constructor(readonly engine: Engine) {
     const router = new BackendRouter([llamacppBackend(engine)], {
-      requested: 'wasm', reason: 'Node runs the WebAssembly engine', adapter: null, selfTest: null,
+      requested: 'wasm',
+      reason: 'Node runs the WebAssembly engine',
+      adapter: null,
+      selfTest: null,
     });
     super(engineCalls(router, engine));
   }

@@ -55,14 +55,19 @@ describe('generateText and streamText', () => {
     const messages = [{ role: 'user' as const, content: 'Hi' }];
     const first = await generateText({ model: hearth(), system: SYSTEM, messages });
     const second = await generateText({
-      model: hearth(), system: SYSTEM, messages: [...messages, { role: 'assistant', content: first.text }, { role: 'user', content: 'And again?' }],
+      model: hearth(),
+      system: SYSTEM,
+      messages: [...messages, { role: 'assistant', content: first.text }, { role: 'user', content: 'And again?' }],
     });
     expect(first.usage.inputTokenDetails.cacheReadTokens).toBe(0);
     expect(second.text).toBe('Hello, world!');
     expect(second.usage.inputTokenDetails.cacheReadTokens).toBeGreaterThan(first.usage.inputTokens! - 8);
-    expect(second.usage.inputTokenDetails.noCacheTokens).toBe(second.usage.inputTokens! - second.usage.inputTokenDetails.cacheReadTokens!);
+    expect(second.usage.inputTokenDetails.noCacheTokens).toBe(
+      second.usage.inputTokens! - second.usage.inputTokenDetails.cacheReadTokens!,
+    );
     expect(second.providerMetadata?.hearth).toMatchObject({
-      cachedTokens: second.usage.inputTokenDetails.cacheReadTokens, timings: { cache_source: 'memory' },
+      cachedTokens: second.usage.inputTokenDetails.cacheReadTokens,
+      timings: { cache_source: 'memory' },
     });
   });
 
@@ -70,7 +75,15 @@ describe('generateText and streamText', () => {
     const r = streamText({ model: createHearth(hello)(), prompt: 'Hi' });
     const parts = [];
     for await (const p of r.fullStream) parts.push(p);
-    expect(types(parts)).toEqual(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
+    expect(types(parts)).toEqual([
+      'start',
+      'start-step',
+      'text-start',
+      'text-delta',
+      'text-end',
+      'finish-step',
+      'finish',
+    ]);
     expect(parts.filter((p) => p.type === 'text-delta').length).toBeGreaterThan(1); // streamed, not one piece
     expect(await r.text).toBe('Hello, world!');
     const direct = await hello.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] });
@@ -82,7 +95,7 @@ describe('generateText and streamText', () => {
     expect((await r.providerMetadata)?.hearth?.timings).toMatchObject({ predicted_n: 4 });
   });
 
-  it('include.rawChunks hands out Hearth\'s own chunks, the last one with the usage', async () => {
+  it("include.rawChunks hands out Hearth's own chunks, the last one with the usage", async () => {
     const r = streamText({ model: createHearth(hello)(), prompt: 'Hi', include: { rawChunks: true } });
     const raw: ChatCompletionChunk[] = [];
     for await (const p of r.fullStream) if (p.type === 'raw') raw.push(p.rawValue as ChatCompletionChunk);
@@ -118,18 +131,41 @@ describe('generateText and streamText', () => {
   it('streams reasoning_content as reasoning parts, before the text', async () => {
     // A random model never thinks on its own: a grammar (a Hearth option) makes it write a reasoning block first.
     const grammar = 'root ::= "<think>\\n" [a-z] [a-z ]{3,29} "\\n</think>\\n\\n" [a-z] [a-z ]{1,19}';
-    const options = { model: createHearth(qwen3)(), prompt: 'Why is the sky blue?', seed: 1, temperature: 1, providerOptions: { hearth: { grammar } } };
-    const direct = await qwen3.chat.completions.create({ messages: [{ role: 'user', content: 'Why is the sky blue?' }], grammar, seed: 1, temperature: 1 });
+    const options = {
+      model: createHearth(qwen3)(),
+      prompt: 'Why is the sky blue?',
+      seed: 1,
+      temperature: 1,
+      providerOptions: { hearth: { grammar } },
+    };
+    const direct = await qwen3.chat.completions.create({
+      messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+      grammar,
+      seed: 1,
+      temperature: 1,
+    });
     const r = streamText(options);
     const parts = [];
     for await (const p of r.fullStream) parts.push(p);
     expect(types(parts)).toEqual([
-      'start', 'start-step', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish',
+      'start',
+      'start-step',
+      'reasoning-start',
+      'reasoning-delta',
+      'reasoning-end',
+      'text-start',
+      'text-delta',
+      'text-end',
+      'finish-step',
+      'finish',
     ]);
     expect(await r.reasoningText).toBe(direct.choices[0]!.message.reasoning_content);
     expect(await r.text).toBe(direct.choices[0]!.message.content);
     const g = await generateText(options);
-    expect([g.reasoningText, g.text]).toEqual([direct.choices[0]!.message.reasoning_content, direct.choices[0]!.message.content]);
+    expect([g.reasoningText, g.text]).toEqual([
+      direct.choices[0]!.message.reasoning_content,
+      direct.choices[0]!.message.content,
+    ]);
   });
 });
 
@@ -137,13 +173,22 @@ describe('structured output', () => {
   const person = z.object({
     name: z.string().min(1).max(10),
     age: z.number().int().min(0).max(120),
-    tags: z.array(z.enum(['red', 'green', 'blue'])).min(1).max(3),
+    tags: z
+      .array(z.enum(['red', 'green', 'blue']))
+      .min(1)
+      .max(3),
   });
 
   it('Output.object with a zod schema gives a valid object even from a random model, 4 seeds', async () => {
     const model = createHearth(tiny)();
     for (let seed = 0; seed < 4; seed++) {
-      const r = await generateText({ model, prompt: 'Describe a person.', output: Output.object({ schema: person }), seed, temperature: 1 });
+      const r = await generateText({
+        model,
+        prompt: 'Describe a person.',
+        output: Output.object({ schema: person }),
+        seed,
+        temperature: 1,
+      });
       // The SDK parsed and validated it (it throws NoObjectGeneratedError otherwise); check once more here.
       expect(person.parse(r.output), `seed ${seed}: ${r.text}`).toEqual(r.output);
       expect(JSON.parse(r.text)).toEqual(r.output);
@@ -151,7 +196,13 @@ describe('structured output', () => {
   });
 
   it('streams partial objects that end in the valid one', async () => {
-    const r = streamText({ model: createHearth(tiny)(), prompt: 'Describe a person.', output: Output.object({ schema: person }), seed: 7, temperature: 1 });
+    const r = streamText({
+      model: createHearth(tiny)(),
+      prompt: 'Describe a person.',
+      output: Output.object({ schema: person }),
+      seed: 7,
+      temperature: 1,
+    });
     const partials = [];
     for await (const p of r.partialOutputStream) partials.push(p);
     const output = await r.output;
@@ -169,7 +220,12 @@ describe('tools', () => {
     const model = createHearth(tiny)();
     for (let seed = 0; seed < 4; seed++) {
       const r = await generateText({
-        model, prompt: 'What is the weather in Paris this week?', tools: { get_weather: weather }, toolChoice: 'required', seed, temperature: 1,
+        model,
+        prompt: 'What is the weather in Paris this week?',
+        tools: { get_weather: weather },
+        toolChoice: 'required',
+        seed,
+        temperature: 1,
         providerOptions: { hearth: { parallel_tool_calls: false } },
       });
       expect(r.finishReason, `seed ${seed}`).toBe('tool-calls');
@@ -183,15 +239,27 @@ describe('tools', () => {
 
   it('streams tool input deltas, then the tool call, equal to the non-streamed one', async () => {
     const options = {
-      model: createHearth(tiny)(), prompt: 'What is the weather in Paris this week?', tools: { get_weather: weather },
-      toolChoice: 'required' as const, seed: 3, temperature: 1, providerOptions: { hearth: { parallel_tool_calls: false } },
+      model: createHearth(tiny)(),
+      prompt: 'What is the weather in Paris this week?',
+      tools: { get_weather: weather },
+      toolChoice: 'required' as const,
+      seed: 3,
+      temperature: 1,
+      providerOptions: { hearth: { parallel_tool_calls: false } },
     };
     const whole = await generateText(options);
     const r = streamText(options);
     const parts = [];
     for await (const p of r.fullStream) parts.push(p);
     expect(types(parts)).toEqual([
-      'start', 'start-step', 'tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call', 'finish-step', 'finish',
+      'start',
+      'start-step',
+      'tool-input-start',
+      'tool-input-delta',
+      'tool-input-end',
+      'tool-call',
+      'finish-step',
+      'finish',
     ]);
     expect(parts.filter((p) => p.type === 'tool-input-delta').length).toBeGreaterThan(3);
     const calls = await r.toolCalls;
@@ -209,13 +277,17 @@ describe('tools', () => {
       },
     });
     const r = await generateText({
-      model: createHearth(hello)(), prompt: 'What is the weather in Paris this week?', tools: { get_weather: withExecute },
+      model: createHearth(hello)(),
+      prompt: 'What is the weather in Paris this week?',
+      tools: { get_weather: withExecute },
       // A call first (forced by a grammar), then the answer.
       prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? 'required' : 'auto' }),
-      stopWhen: stepCountIs(2), providerOptions: { hearth: { parallel_tool_calls: false } }, include: { requestBody: true },
+      stopWhen: stepCountIs(2),
+      providerOptions: { hearth: { parallel_tool_calls: false } },
+      include: { requestBody: true },
     });
     expect(r.steps).toHaveLength(2);
-    const [first, second] = r.steps as [typeof r.steps[0], typeof r.steps[0]];
+    const [first, second] = r.steps as [(typeof r.steps)[0], (typeof r.steps)[0]];
     expect(first.finishReason).toBe('tool-calls');
     expect(calls).toEqual([first.toolCalls[0]!.input]);
     expect(first.toolResults[0]!.output).toEqual({ forecast: 'sunny', high: 24 });
@@ -233,13 +305,13 @@ describe('tools', () => {
 describe('embeddings and reranking', () => {
   const texts = ['the sea at night', 'fresh bread', 'stars over the hills', 'a cup of tea', 'rivers in spring'];
 
-  it('embedMany and embed give the engine\'s vectors, in order, with usage', async () => {
+  it("embedMany and embed give the engine's vectors, in order, with usage", async () => {
     const model = createHearth(embedder).embeddingModel();
     const direct = await embedder.embeddings.create({ input: texts });
     const r = await embedMany({ model, values: texts });
     expect(r.embeddings).toHaveLength(texts.length);
     r.embeddings.forEach((e, i) => {
-      expect(e).toHaveLength((direct.data[i]!.embedding).length);
+      expect(e).toHaveLength(direct.data[i]!.embedding.length);
       expect(Math.max(...e.map((x, k) => Math.abs(x - direct.data[i]!.embedding[k]!)))).toBeLessThan(1e-4);
     });
     expect(r.usage.tokens).toBe(direct.usage.prompt_tokens);
@@ -247,14 +319,20 @@ describe('embeddings and reranking', () => {
     expect(Math.max(...one.embedding.map((x, k) => Math.abs(x - r.embeddings[2]![k]!)))).toBeLessThan(1e-4);
   });
 
-  it('embedMany on a chat model rejects with Hearth\'s error', async () => {
-    await expect(embedMany({ model: createHearth(hello).embeddingModel(), values: ['x'], maxRetries: 0 }))
-      .rejects.toMatchObject({ code: 'not_an_embedding_model' });
+  it("embedMany on a chat model rejects with Hearth's error", async () => {
+    await expect(
+      embedMany({ model: createHearth(hello).embeddingModel(), values: ['x'], maxRetries: 0 }),
+    ).rejects.toMatchObject({ code: 'not_an_embedding_model' });
   });
 
   it('rerank orders documents as the engine does', async () => {
     const direct = await reranker.rerank({ query: 'what to drink', documents: texts });
-    const r = await rerank({ model: createHearth(reranker).rerankingModel(), query: 'what to drink', documents: texts, topN: 3 });
+    const r = await rerank({
+      model: createHearth(reranker).rerankingModel(),
+      query: 'what to drink',
+      documents: texts,
+      topN: 3,
+    });
     expect(r.ranking.map((x) => x.originalIndex)).toEqual(direct.results.slice(0, 3).map((x) => x.index));
     expect(r.ranking[0]!.score).toBeCloseTo(direct.results[0]!.relevance_score, 5);
     expect(r.rerankedDocuments[0]).toBe(texts[direct.results[0]!.index]);
@@ -267,10 +345,13 @@ describe('abort, errors and warnings', () => {
   const probe = () => ({ model: createHearth(tiny)(), prompt: 'Count to ten.', temperature: 0, maxOutputTokens: 8 });
   const story = { prompt: 'Tell me a long story.', temperature: 1, seed: 1, maxOutputTokens: 1500 };
   /** The next call, failing fast if it waits behind a reply that was not stopped. */
-  const next = () => Promise.race([
-    generateText(probe()),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the engine is still busy with the aborted reply')), 20_000)),
-  ]);
+  const next = () =>
+    Promise.race([
+      generateText(probe()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the engine is still busy with the aborted reply')), 20_000),
+      ),
+    ]);
 
   it('an abort mid-stream ends the stream with an abort, the generation stops, and the engine answers the next call', async () => {
     const before = await generateText(probe());
@@ -301,38 +382,63 @@ describe('abort, errors and warnings', () => {
     const steps = inspect(tiny).profile.steps;
     expect((await next()).usage.outputTokens).toBe(8);
     expect(inspect(tiny).profile.steps - steps).toBeLessThan(30);
-    await expect(generateText({ ...probe(), abortSignal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(generateText({ ...probe(), abortSignal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 
   it('an image goes to the engine as an image_url part: a model without a projector refuses it clearly', async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     const call = generateText({
-      model: createHearth(hello)(), maxRetries: 0,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: png, mediaType: 'image/png' }] }],
+      model: createHearth(hello)(),
+      maxRetries: 0,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', image: png, mediaType: 'image/png' },
+          ],
+        },
+      ],
     });
     await expect(call).rejects.toThrow(InvalidRequestError);
     await expect(call).rejects.toMatchObject({ code: 'images_not_supported' });
     // Another kind of file is refused before anything runs.
     const pdf = generateText({
-      model: createHearth(hello)(), maxRetries: 0,
-      messages: [{ role: 'user', content: [{ type: 'file', data: new TextEncoder().encode('%PDF-1.4 not an image'), mediaType: 'application/pdf' }] }],
+      model: createHearth(hello)(),
+      maxRetries: 0,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', data: new TextEncoder().encode('%PDF-1.4 not an image'), mediaType: 'application/pdf' },
+          ],
+        },
+      ],
     });
     await expect(pdf).rejects.toMatchObject({ code: 'unsupported_content' });
   });
 
-  it('Hearth\'s request errors reach the caller', async () => {
-    await expect(generateText({ model: createHearth(hello)(), prompt: 'Hi', topP: 2, maxRetries: 0 })).rejects.toThrow(/top_p/);
+  it("Hearth's request errors reach the caller", async () => {
+    await expect(generateText({ model: createHearth(hello)(), prompt: 'Hi', topP: 2, maxRetries: 0 })).rejects.toThrow(
+      /top_p/,
+    );
   });
 
   it('settings Hearth cannot honour come back as warnings', async () => {
     const r = await generateText({
-      model: createHearth(hello)(), prompt: 'Hi', reasoning: 'xhigh',
+      model: createHearth(hello)(),
+      prompt: 'Hi',
+      reasoning: 'xhigh',
       providerOptions: { hearth: { conversation_id: 'warned', bogus: 1 } },
     });
     expect(r.text).toBe('Hello, world!');
-    expect(r.warnings).toEqual(expect.arrayContaining([
-      expect.objectContaining({ type: 'unsupported', feature: 'providerOptions.hearth.bogus' }),
-      expect.objectContaining({ type: 'compatibility', feature: 'reasoning' }),
-    ]));
+    expect(r.warnings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'unsupported', feature: 'providerOptions.hearth.bogus' }),
+        expect.objectContaining({ type: 'compatibility', feature: 'reasoning' }),
+      ]),
+    );
   });
 });

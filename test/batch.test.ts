@@ -7,8 +7,18 @@ import { ContextFullError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import { inspect, 
-  collect, maxDiff, modelPath, promptTokens, scale, SYSTEM, systemPrefixLength, testEngine, type TestEngineOptions, top2,
+import {
+  inspect,
+  collect,
+  maxDiff,
+  modelPath,
+  promptTokens,
+  scale,
+  SYSTEM,
+  systemPrefixLength,
+  testEngine,
+  type TestEngineOptions,
+  top2,
   trackEngines,
 } from './helpers.ts';
 
@@ -26,23 +36,36 @@ interface Run {
 }
 
 /** A greedy completion with the logits every token was sampled from. */
-async function traced(engine: NodeEngine, messages: ChatMessage[], maxTokens: number,
-  opts: { signal?: AbortSignal; onChunk?: (n: number) => unknown; onToken?: () => void; extra?: Partial<ChatCompletionCreateParams> } = {}): Promise<Run> {
+async function traced(
+  engine: NodeEngine,
+  messages: ChatMessage[],
+  maxTokens: number,
+  opts: {
+    signal?: AbortSignal;
+    onChunk?: (n: number) => unknown;
+    onToken?: () => void;
+    extra?: Partial<ChatCompletionCreateParams>;
+  } = {},
+): Promise<Run> {
   const run: Run = { tokens: [], logits: [], text: '', chunks: [] };
   const { onProgress, ...request } = resolveRequest({ messages, temperature: 0, max_tokens: maxTokens, ...opts.extra });
-  await inspect(engine).complete(request, {
-    signal: opts.signal,
-    onProgress,
-    onChunk: async (c) => {
-      run.chunks.push(c);
-      run.text += c.choices[0]?.delta.content ?? '';
-      await opts.onChunk?.(run.chunks.length);
+  await inspect(engine).complete(
+    request,
+    {
+      signal: opts.signal,
+      onProgress,
+      onChunk: async (c) => {
+        run.chunks.push(c);
+        run.text += c.choices[0]?.delta.content ?? '';
+        await opts.onChunk?.(run.chunks.length);
+      },
     },
-  }, ({ token, logits }) => {
-    run.tokens.push(token);
-    run.logits.push(logits);
-    opts.onToken?.();
-  });
+    ({ token, logits }) => {
+      run.tokens.push(token);
+      run.logits.push(logits);
+      opts.onToken?.();
+    },
+  );
   return run;
 }
 
@@ -72,7 +95,10 @@ function expectSameRun(alone: Run, batched: Run): { steps: number; worst: number
 
 const question = (i: number, words: number): ChatMessage[] => [
   { role: 'system', content: 'You are a helpful assistant.' },
-  { role: 'user', content: `Question ${i}: ${Array.from({ length: words }, (_, k) => `word${(k * 7 + i) % 50}`).join(' ')}` },
+  {
+    role: 'user',
+    content: `Question ${i}: ${Array.from({ length: words }, (_, k) => `word${(k * 7 + i) % 50}`).join(' ')}`,
+  },
 ];
 const QUESTIONS = [question(1, 5), question(2, 60), question(3, 20), question(4, 140)];
 
@@ -95,7 +121,9 @@ describe('continuous batching', () => {
         expect(r.text).toBe('Hello, world!');
       });
       expect(compared).toBe(QUESTIONS.length * 5); // every step of every answer compared (the bound never cut it short)
-      console.log(`[batch] ${model}: 4 concurrent vs alone, largest logit difference ${(worst * 100).toFixed(4)}% of scale`);
+      console.log(
+        `[batch] ${model}: 4 concurrent vs alone, largest logit difference ${(worst * 100).toFixed(4)}% of scale`,
+      );
     });
   }
 
@@ -112,16 +140,18 @@ describe('continuous batching', () => {
     expect((await engine.cache.stats()).memory.tokens).toBe(0);
   });
 
-  it('aborting one request leaves the others\' output unchanged', async () => {
+  it("aborting one request leaves the others' output unchanged", async () => {
     const alone = await plainEngine('qwen2-hello-q8', { nParallel: 1, nCtx: 2048 });
     const together = await plainEngine('qwen2-hello-q8', { nParallel: 4, nCtx: 2048 });
     const qs = QUESTIONS.slice(0, 3);
     const expected: Run[] = [];
     for (const q of qs) expected.push(await traced(alone, q, 12));
     const stop = new AbortController();
-    const runs = await Promise.allSettled(qs.map((q, i) => traced(together, q, 12, i === 1
-      ? { signal: stop.signal, onChunk: (n) => n === 3 && stop.abort() }
-      : {})));
+    const runs = await Promise.allSettled(
+      qs.map((q, i) =>
+        traced(together, q, 12, i === 1 ? { signal: stop.signal, onChunk: (n) => n === 3 && stop.abort() } : {}),
+      ),
+    );
     expect(runs[1]).toMatchObject({ status: 'rejected', reason: { name: 'AbortError' } });
     for (const i of [0, 2]) {
       expect(runs[i]!.status).toBe('fulfilled');
@@ -132,13 +162,15 @@ describe('continuous batching', () => {
   it('runs requests beyond nParallel in FIFO order, and one aborted while queued never starts', async () => {
     const engine = await plainEngine('qwen2-tiny', { nParallel: 2, nCtx: 2048 });
     const events: string[] = [];
-    const ask = (name: string, signal?: AbortSignal) => engine.chat.completions.create(
-      { messages: question(name.length, 10), temperature: 0, max_tokens: 6, stream: true, signal }).then(async (stream) => {
-      for await (const c of stream) {
-        if (c.choices[0]!.delta.role) events.push(`start ${name}`);
-        if (c.choices[0]!.finish_reason) events.push(`end ${name}`);
-      }
-    });
+    const ask = (name: string, signal?: AbortSignal) =>
+      engine.chat.completions
+        .create({ messages: question(name.length, 10), temperature: 0, max_tokens: 6, stream: true, signal })
+        .then(async (stream) => {
+          for await (const c of stream) {
+            if (c.choices[0]!.delta.role) events.push(`start ${name}`);
+            if (c.choices[0]!.finish_reason) events.push(`end ${name}`);
+          }
+        });
     const gone = new AbortController();
     const all = [ask('a'), ask('b'), ask('c'), ask('d', gone.signal), ask('e')];
     gone.abort();
@@ -159,7 +191,8 @@ describe('continuous batching', () => {
 describe('loads between requests', () => {
   it('a load waits for the requests before it; requests after it run on the new model; none waits forever', async () => {
     const engine = await plainEngine('qwen2-hello', { nCtx: 1024 });
-    const ask = () => engine.chat.completions.create({ messages: QUESTIONS[0]!, temperature: 0, max_tokens: 12, stream: false });
+    const ask = () =>
+      engine.chat.completions.create({ messages: QUESTIONS[0]!, temperature: 0, max_tokens: 12, stream: false });
     const first = ask();
     const toLlama = engine.load({ path: modelPath('llama3-hello') }, { nCtx: 1024 });
     const between = ask();
@@ -174,7 +207,10 @@ describe('loads between requests', () => {
 
 describe('dynamic context size', () => {
   it('grows the context while a reply is being generated, and the reply is what a large fixed context gives', async () => {
-    const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Tell me about bread.' }];
+    const turn1: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Tell me about bread.' },
+    ];
     const long = question(9, 700); // ~2,000 tokens: next to the reply it needs a larger context, within 4096
     const fixed = await plainEngine('qwen2-tiny', { nCtx: 4096, conversations: true });
     const dynamic = await plainEngine('qwen2-tiny', { conversations: true });
@@ -182,7 +218,11 @@ describe('dynamic context size', () => {
 
     const first = await traced(fixed, turn1, 8);
     expect((await traced(dynamic, turn1, 8)).tokens).toEqual(first.tokens);
-    const turn2: ChatMessage[] = [...turn1, { role: 'assistant', content: first.text }, { role: 'user', content: 'And rivers?' }];
+    const turn2: ChatMessage[] = [
+      ...turn1,
+      { role: 'assistant', content: first.text },
+      { role: 'user', content: 'And rivers?' },
+    ];
     const expected = await traced(fixed, turn2, 24);
 
     // The long request arrives after the third chunk of the reply: the context grows under the running reply.
@@ -202,8 +242,17 @@ describe('dynamic context size', () => {
     expect(c.steps).toBeGreaterThan(3);
 
     // The conversation's cells moved into the new context: the next turn still starts from memory.
-    const turn3: ChatMessage[] = [...turn2, { role: 'assistant', content: reply.text }, { role: 'user', content: 'Thanks.' }];
-    const next = await dynamic.chat.completions.create({ messages: turn3, temperature: 0, max_tokens: 4, stream: false });
+    const turn3: ChatMessage[] = [
+      ...turn2,
+      { role: 'assistant', content: reply.text },
+      { role: 'user', content: 'Thanks.' },
+    ];
+    const next = await dynamic.chat.completions.create({
+      messages: turn3,
+      temperature: 0,
+      max_tokens: 4,
+      stream: false,
+    });
     expect(next.timings.cache_source).toBe('memory');
     expect(next.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(promptTokens(dynamic, turn2).length);
   });
@@ -225,17 +274,25 @@ describe('dynamic context size', () => {
 
     const tooBig = question(6, 800); // ~2,300 tokens
     const chunks: ChatCompletionChunk[] = [];
-    const err = await engine.chat.completions.create({ messages: tooBig, stream: true })
-      .then(async (s) => chunks.push(...(await collect(s)).chunks), (e: unknown) => e);
+    const err = await engine.chat.completions.create({ messages: tooBig, stream: true }).then(
+      async (s) => chunks.push(...(await collect(s)).chunks),
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ContextFullError);
-    expect((err as ContextFullError).details).toEqual({ promptTokens: promptTokens(engine, tooBig).length, nCtx: 2048 });
+    expect((err as ContextFullError).details).toEqual({
+      promptTokens: promptTokens(engine, tooBig).length,
+      nCtx: 2048,
+    });
     expect(chunks).toHaveLength(0);
     expect((await engine.info()).context!.nCtx).toBe(2048);
   });
 });
 
 describe('context overflow', () => {
-  const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Write a long story.' }];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: 'Write a long story.' },
+  ];
 
   it('"stop" (default) ends the reply with finish_reason "length" when the context is full', async () => {
     const engine = await plainEngine('qwen2-tiny', { nCtx: 512 });
@@ -249,7 +306,12 @@ describe('context overflow', () => {
     const engine = await plainEngine('qwen2-tiny', { nCtx: 512 });
     const chunks: ChatCompletionChunk[] = [];
     const stream = await engine.chat.completions.create({
-      messages, temperature: 0, max_tokens: 1000, stream: true, context_overflow: 'error' });
+      messages,
+      temperature: 0,
+      max_tokens: 1000,
+      stream: true,
+      context_overflow: 'error',
+    });
     const err = await (async () => {
       for await (const c of stream) chunks.push(c);
     })().catch((e: unknown) => e);
@@ -267,7 +329,9 @@ describe('context overflow', () => {
     const run = await traced(engine, messages, 700, {
       extra: { context_overflow: 'shift' },
       onToken: () => {
-        const slot = inspect(engine).slots().find((s) => s.pending)!;
+        const slot = inspect(engine)
+          .slots()
+          .find((s) => s.pending)!;
         // The cells hold exactly slot.tokens: positions 0..n-1, the system prompt first.
         expect(slot.cells).toBe(slot.tokens.length);
         expect(slot.tokens.slice(0, system.length)).toEqual(Array.from(system));

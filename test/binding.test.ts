@@ -17,9 +17,20 @@ beforeAll(async () => {
   llama = await openLlama();
   model = LlamaModel.load(llama, '/models/qwen2-tiny.gguf')!;
   ctx = new LlamaContext(model, {
-    nCtx: 512, nBatch: 128, nUbatch: 128, nSeqMax: 4, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
+    nCtx: 512,
+    nBatch: 128,
+    nUbatch: 128,
+    nSeqMax: 4,
+    threads: 1,
+    typeK: 'f16',
+    typeV: 'f16',
+    flashAttn: -1,
   });
-  prompt = model.tokenize('<|im_start|>user\nThe quick brown fox jumps over the lazy dog.<|im_end|>\n<|im_start|>assistant\n', false, true);
+  prompt = model.tokenize(
+    '<|im_start|>user\nThe quick brown fox jumps over the lazy dog.<|im_end|>\n<|im_start|>assistant\n',
+    false,
+    true,
+  );
 });
 
 afterAll(() => {
@@ -30,8 +41,12 @@ afterAll(() => {
 /** Decodes tokens into `seq` from position `from` and returns the logits after the last one. */
 function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Float32Array {
   const n = tokens.length;
-  const status = ctx.decode(tokens, Array.from({ length: n }, (_, i) => from + i), new Array(n).fill(seq),
-    Array.from({ length: n }, (_, i) => i === n - 1));
+  const status = ctx.decode(
+    tokens,
+    Array.from({ length: n }, (_, i) => from + i),
+    new Array(n).fill(seq),
+    Array.from({ length: n }, (_, i) => i === n - 1),
+  );
   expect(status).toBe(0);
   return ctx.logits(n - 1);
 }
@@ -105,8 +120,22 @@ describe('binding', () => {
   it('a grammar allows the same tokens whether llama.cpp checks the whole vocabulary at once or a few at a time', () => {
     // Over many candidates llama.cpp reads each token's text from a table decoded once (patch 0007); over a few it
     // decodes them on the spot, as upstream does. Walk a JSON schema's grammar along allowed tokens and compare.
-    const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 12 }, n: { type: 'integer' } }, required: ['name', 'n'] };
-    const params = { temperature: 0, topK: 40, topP: 1, minP: 0, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0, seed: 1 };
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 12 }, n: { type: 'integer' } },
+      required: ['name', 'n'],
+    };
+    const params = {
+      temperature: 0,
+      topK: 40,
+      topP: 1,
+      minP: 0,
+      repeatLastN: 64,
+      repeatPenalty: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+      seed: 1,
+    };
     const sampler = new Sampler(model, params, schemaGrammar(schema, 'response_format'));
     const vocab = Int32Array.from({ length: model.nVocab }, (_, i) => i);
     const allowedIds = (flags: boolean[], from = 0) => flags.flatMap((ok, i) => (ok ? [from + i] : []));
@@ -115,7 +144,9 @@ describe('binding', () => {
       for (let step = 0; step < 20; step++) {
         const whole = allowedIds(sampler.grammarAllows(vocab));
         const few: number[] = [];
-        for (let i = 0; i < vocab.length; i += 200) few.push(...allowedIds(sampler.grammarAllows(vocab.subarray(i, i + 200)), i));
+        for (let i = 0; i < vocab.length; i += 200) {
+          few.push(...allowedIds(sampler.grammarAllows(vocab.subarray(i, i + 200)), i));
+        }
         expect(whole, `step ${step}`).toEqual(few);
         expect(whole.length).toBeGreaterThan(0);
         const picks = whole.filter((t) => !model.eogTokens.has(t)); // the end of the reply ends the walk
@@ -132,7 +163,17 @@ describe('binding', () => {
   it('a JSON string in a schema grammar takes no UTF-16 surrogate (bytes ED A0 80–ED BF BF), only real UTF-8', () => {
     // Qwen's byte-level vocabulary has a token for every byte: a model may write ED A0 80, which llama.cpp's grammar
     // decodes to U+D800. A text decoder makes that three U+FFFD, so a string with maxLength 2 would hold 3 characters.
-    const params = { temperature: 0, topK: 40, topP: 1, minP: 0, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0, seed: 1 };
+    const params = {
+      temperature: 0,
+      topK: 40,
+      topP: 1,
+      minP: 0,
+      repeatLastN: 64,
+      repeatPenalty: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+      seed: 1,
+    };
     const sampler = new Sampler(model, params, schemaGrammar({ type: 'string', maxLength: 2 }, 'response_format'));
     const byteToken = (b: number) => {
       for (let t = 0; t < model.nVocab; t++) {
@@ -143,7 +184,13 @@ describe('binding', () => {
     };
     const quote = model.tokenize('"', false, false);
     expect(quote.length).toBe(1);
-    const [ed, a0, bf, x9f, x80] = [0xed, 0xa0, 0xbf, 0x9f, 0x80].map(byteToken) as [number, number, number, number, number];
+    const [ed, a0, bf, x9f, x80] = [0xed, 0xa0, 0xbf, 0x9f, 0x80].map(byteToken) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     try {
       sampler.grammarAllows(quote, quote[0]);
       expect(sampler.grammarAllows(new Int32Array([ed]), ed)).toEqual([true]); // ED 80–9F xx is U+D000–D7FF

@@ -8,9 +8,22 @@ import { AbortError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import { inspect, 
-  ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, maxDiff, openLlama, promptTokens, reply,
-  scale, splitLogits, SYSTEM, systemPrefixLength, trackEngines,
+import {
+  inspect,
+  ask,
+  cachedEngine,
+  coldEngine,
+  expectPromptMatters,
+  expectSameAnswer,
+  maxDiff,
+  openLlama,
+  promptTokens,
+  reply,
+  scale,
+  splitLogits,
+  SYSTEM,
+  systemPrefixLength,
+  trackEngines,
 } from './helpers.ts';
 
 const QUESTIONS = ['Name a bread.', 'And a river?', 'Which star is brightest?', 'Draw me a map.'];
@@ -57,11 +70,16 @@ describe.each([
   });
 
   it('rebuilds from the divergence point when an earlier message is edited', async () => {
-    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const base: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: QUESTIONS[0]! },
+    ];
     const first = await ask(warm, base);
     const edited: ChatMessage[] = [
-      { role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a cake instead.' },
-      { role: 'assistant', content: reply(first) }, { role: 'user', content: QUESTIONS[1]! },
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a cake instead.' },
+      { role: 'assistant', content: reply(first) },
+      { role: 'user', content: QUESTIONS[1]! },
     ];
     const [w, c] = [await ask(warm, edited), await ask(cold, edited)];
     expectSameAnswer(w, c);
@@ -71,16 +89,30 @@ describe.each([
   });
 
   it('decodes a shared system prompt once for different conversations', async () => {
-    const a = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' }]);
-    const b = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A second, unrelated one.' }]);
+    const a = await ask(warm, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'First conversation.' },
+    ]);
+    const b = await ask(warm, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'A second, unrelated one.' },
+    ]);
     expect(reply(a)).toBe('Hello, world!');
     expect(reply(b)).toBe('Hello, world!');
     expect(b.timings.cache_source).toBe('memory');
-    expect(b.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(systemPrefixLength(warm, [{ role: 'system', content: SYSTEM },
-      { role: 'user', content: 'A second, unrelated one.' }]));
+    expect(b.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      systemPrefixLength(warm, [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: 'A second, unrelated one.' },
+      ]),
+    );
     // The first conversation kept its own state: its next turn is still cached in full.
-    const a2 = await ask(warm, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' },
-      { role: 'assistant', content: reply(a) }, { role: 'user', content: 'More.' }]);
+    const a2 = await ask(warm, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'First conversation.' },
+      { role: 'assistant', content: reply(a) },
+      { role: 'user', content: 'More.' },
+    ]);
     expect(a2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(a.usage.prompt_tokens);
   });
 });
@@ -89,7 +121,10 @@ describe('cached and cold prompts give the same next-token logits (within batch-
   it.each(['qwen2-tiny', 'llama3-tiny', 'qwen2-hello-q8'] as ModelName[])('%s, over three turns', async (model) => {
     const warm = await track(cachedEngine(model));
     const cold = await track(coldEngine(model));
-    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: QUESTIONS[0]! },
+    ];
     const first = await ask(warm, messages, { max_tokens: 6 });
     messages.push({ role: 'assistant', content: reply(first) }, { role: 'user', content: QUESTIONS[1]! });
 
@@ -114,7 +149,9 @@ describe('cached and cold prompts give the same next-token logits (within batch-
     expect(maxDiff(cached.logits, mirrored)).toBe(0);
     expect(maxDiff(fresh.logits, oneBatch)).toBe(0);
     const noise = maxDiff(mirrored, oneBatch);
-    console.log(`[noise] ${model}: batch-split ${noise.toExponential(2)}, cached vs cold ${maxDiff(cached.logits, fresh.logits).toExponential(2)}, scale ${scale(fresh.logits).toFixed(2)}`);
+    console.log(
+      `[noise] ${model}: batch-split ${noise.toExponential(2)}, cached vs cold ${maxDiff(cached.logits, fresh.logits).toExponential(2)}, scale ${scale(fresh.logits).toFixed(2)}`,
+    );
     // Small: llama.cpp's results depend on how a prompt is split into batches, by about 1e-5 of the logit scale on
     // these f32 models (more on quantized ones).
     expect(noise).toBeLessThan(0.01 * scale(fresh.logits));
@@ -126,13 +163,24 @@ describe('abort and failures', () => {
   it('keeps a conversation usable after an aborted reply', async () => {
     const warm = await track(cachedEngine('qwen2-tiny'));
     const cold = await track(coldEngine('qwen2-tiny'));
-    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTIONS[0]! }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: QUESTIONS[0]! },
+    ];
     const controller = new AbortController();
-    const stream = await warm.chat.completions.create({ messages, temperature: 0, max_tokens: 50, stream: true, signal: controller.signal });
+    const stream = await warm.chat.completions.create({
+      messages,
+      temperature: 0,
+      max_tokens: 50,
+      stream: true,
+      signal: controller.signal,
+    });
     let pieces = 0;
-    await expect((async () => {
-      for await (const c of stream) if (c.choices[0]?.delta.content && ++pieces === 3) controller.abort();
-    })()).rejects.toBeInstanceOf(AbortError);
+    await expect(
+      (async () => {
+        for await (const c of stream) if (c.choices[0]?.delta.content && ++pieces === 3) controller.abort();
+      })(),
+    ).rejects.toBeInstanceOf(AbortError);
     // The aborted reply's tokens stay in the slot; the next request reuses the prompt and answers like a cold engine.
     const again = await ask(warm, messages, { max_tokens: 12 });
     expect(again.timings.cache_source).toBe('memory');
@@ -145,10 +193,31 @@ describe('slots', () => {
   it('never hands a slot that a request is building on to a second request', async () => {
     const llama = await openLlama();
     const model = LlamaModel.load(llama, '/models/qwen2-tiny.gguf')!;
-    const ctx = new LlamaContext(model, { nCtx: 512, nBatch: 64, nUbatch: 64, nSeqMax: 5, threads: 1, typeK: 'f32', typeV: 'f32', flashAttn: 0 });
-    const cache = new PromptCache({ ctx, canRollBack: true, windowedState: false }, { systemPrompt: false, conversations: true, minTokens: 32 }, null, 'test', 4);
+    const ctx = new LlamaContext(model, {
+      nCtx: 512,
+      nBatch: 64,
+      nUbatch: 64,
+      nSeqMax: 5,
+      threads: 1,
+      typeK: 'f32',
+      typeV: 'f32',
+      flashAttn: 0,
+    });
+    const cache = new PromptCache(
+      { ctx, canRollBack: true, windowedState: false },
+      { systemPrompt: false, conversations: true, minTokens: 32 },
+      null,
+      'test',
+      4,
+    );
     const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
-    const req = { messages, tools: undefined, conversationId: undefined, tokens: model.tokenize('Hi there, slots.', false, false), system: null };
+    const req = {
+      messages,
+      tools: undefined,
+      conversationId: undefined,
+      tokens: model.tokenize('Hi there, slots.', false, false),
+      system: null,
+    };
     const end = { reply: null, error: undefined, shiftedAt: null };
     const a = await cache.prepare(req);
     const b = await cache.prepare(req);
@@ -167,7 +236,10 @@ describe('KV cells are shared by the conversations in memory', () => {
   it('evicts the least recently used conversation when a new one needs the room, and all still answer correctly', async () => {
     // 1,024 cells hold three of these ~300-token conversations, not four.
     const engine = await track(cachedEngine('qwen2-hello', { nCtx: 1024 }));
-    const convo = (i: number): ChatMessage[] => [{ role: 'system', content: `Desk ${i}. ${SYSTEM}` }, { role: 'user', content: `Question ${i}` }];
+    const convo = (i: number): ChatMessage[] => [
+      { role: 'system', content: `Desk ${i}. ${SYSTEM}` },
+      { role: 'user', content: `Question ${i}` },
+    ];
     const firsts = [];
     for (let i = 0; i < 4; i++) firsts.push(await ask(engine, convo(i), { max_tokens: 8 }));
     expect(firsts.map(reply)).toEqual(new Array(4).fill('Hello, world!'));
@@ -175,9 +247,17 @@ describe('KV cells are shared by the conversations in memory', () => {
     expect(stats.memory.tokens).toBeLessThanOrEqual(1024);
     expect(stats.memory.slots).toBe(3);
     // The most recent conversation is still in memory; the oldest was evicted and is decoded again.
-    const latest = await ask(engine, [...convo(3), { role: 'assistant', content: 'Hello, world!' }, { role: 'user', content: 'More?' }]);
+    const latest = await ask(engine, [
+      ...convo(3),
+      { role: 'assistant', content: 'Hello, world!' },
+      { role: 'user', content: 'More?' },
+    ]);
     expect(latest.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(firsts[3]!.usage.prompt_tokens);
-    const oldest = await ask(engine, [...convo(0), { role: 'assistant', content: 'Hello, world!' }, { role: 'user', content: 'More?' }]);
+    const oldest = await ask(engine, [
+      ...convo(0),
+      { role: 'assistant', content: 'Hello, world!' },
+      { role: 'user', content: 'More?' },
+    ]);
     expect(oldest.usage.prompt_tokens_details.cached_tokens).toBeLessThan(firsts[0]!.usage.prompt_tokens);
     expect(reply(oldest)).toBe('Hello, world!');
   });

@@ -28,7 +28,10 @@ const WEATHER: Tool = {
 };
 const TIME: Tool = {
   type: 'function',
-  function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', maxLength: 8 } }, required: ['zone'] } },
+  function: {
+    name: 'get_time',
+    parameters: { type: 'object', properties: { zone: { type: 'string', maxLength: 8 } }, required: ['zone'] },
+  },
 };
 
 const ask: ChatMessage[] = [{ role: 'user', content: 'What is the weather in Paris this week?' }];
@@ -52,29 +55,41 @@ const create = (e: NodeEngine, p: Omit<ChatCompletionCreateParams, 'messages'> &
   e.chat.completions.create({ messages: ask, max_tokens: 400, ...p, stream: false });
 
 describe('forced tool calls', () => {
-  it.each([['qwen2-tiny (<tool_call>)', () => qwen], ['llama3-tiny (JSON)', () => llama]])(
-    '"required" always yields valid tool_calls: %s, 12 seeds', async (_, engine) => {
-      const valid = ajv.compile(WEATHER.function.parameters!);
-      for (let seed = 0; seed < 12; seed++) {
-        // One call each: a random model, free to go on, may write calls until max_tokens.
-        const r = await create(engine(), { tools: [WEATHER], tool_choice: 'required', parallel_tool_calls: false, seed, temperature: 1 });
-        const choice = r.choices[0]!;
-        expect(choice.finish_reason, `seed ${seed}`).toBe('tool_calls');
-        const calls = choice.message.tool_calls!;
-        expect(calls.length).toBeGreaterThan(0);
-        for (const c of calls) {
-          expect(c).toMatchObject({ type: 'function', function: { name: 'get_weather' } });
-          expect(c.id).toMatch(/^call_/);
-          const args = JSON.parse(c.function.arguments);
-          expect(valid(args), `seed ${seed}: ${c.function.arguments}`).toBe(true);
-        }
+  it.each([
+    ['qwen2-tiny (<tool_call>)', () => qwen],
+    ['llama3-tiny (JSON)', () => llama],
+  ])('"required" always yields valid tool_calls: %s, 12 seeds', async (_, engine) => {
+    const valid = ajv.compile(WEATHER.function.parameters!);
+    for (let seed = 0; seed < 12; seed++) {
+      // One call each: a random model, free to go on, may write calls until max_tokens.
+      const r = await create(engine(), {
+        tools: [WEATHER],
+        tool_choice: 'required',
+        parallel_tool_calls: false,
+        seed,
+        temperature: 1,
+      });
+      const choice = r.choices[0]!;
+      expect(choice.finish_reason, `seed ${seed}`).toBe('tool_calls');
+      const calls = choice.message.tool_calls!;
+      expect(calls.length).toBeGreaterThan(0);
+      for (const c of calls) {
+        expect(c).toMatchObject({ type: 'function', function: { name: 'get_weather' } });
+        expect(c.id).toMatch(/^call_/);
+        const args = JSON.parse(c.function.arguments);
+        expect(valid(args), `seed ${seed}: ${c.function.arguments}`).toBe(true);
       }
-    });
+    }
+  });
 
   it('a named tool_choice calls that tool, and parallel_tool_calls: false makes one call', async () => {
     for (let seed = 0; seed < 6; seed++) {
       const r = await create(qwen, {
-        tools: [WEATHER, TIME], tool_choice: { type: 'function', function: { name: 'get_time' } }, parallel_tool_calls: false, seed, temperature: 1,
+        tools: [WEATHER, TIME],
+        tool_choice: { type: 'function', function: { name: 'get_time' } },
+        parallel_tool_calls: false,
+        seed,
+        temperature: 1,
       });
       const calls = r.choices[0]!.message.tool_calls!;
       expect(calls).toHaveLength(1);
@@ -100,18 +115,30 @@ describe('forced tool calls', () => {
     }
     expect(deltas).toBeGreaterThan(3);
     expect(finish).toBe('tool_calls');
-    expect(calls.map((c) => [c.name, c.args])).toEqual(whole.choices[0]!.message.tool_calls!.map((c) => [c.function.name, c.function.arguments]));
+    expect(calls.map((c) => [c.name, c.args])).toEqual(
+      whole.choices[0]!.message.tool_calls!.map((c) => [c.function.name, c.function.arguments]),
+    );
   });
 
   it('tool results render back, and the next turn from the cache equals a cold one', async () => {
     const cached = await cachedEngine('qwen2-tiny', { persistent: false });
     const cold = await coldEngine('qwen2-tiny');
     try {
-      const system: ChatMessage = { role: 'system', content: 'You are a weather assistant. Use the tools you are given whenever they help the user.' };
-      const first = await create(cached, { messages: [system, ...ask], tools: [WEATHER], tool_choice: 'required', temperature: 0 });
+      const system: ChatMessage = {
+        role: 'system',
+        content: 'You are a weather assistant. Use the tools you are given whenever they help the user.',
+      };
+      const first = await create(cached, {
+        messages: [system, ...ask],
+        tools: [WEATHER],
+        tool_choice: 'required',
+        temperature: 0,
+      });
       const call = first.choices[0]!.message;
       const messages: ChatMessage[] = [
-        system, ...ask, { role: 'assistant', content: call.content, tool_calls: call.tool_calls },
+        system,
+        ...ask,
+        { role: 'assistant', content: call.content, tool_calls: call.tool_calls },
         { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: '{"forecast": "sunny", "high": 24}' },
       ];
       const p = { messages, tools: [WEATHER], temperature: 0, max_tokens: 24 };
@@ -141,14 +168,23 @@ describe('structured output', () => {
     additionalProperties: false,
     $defs: {
       tag: { enum: ['red', 'green', 'blue', 42] },
-      place: { type: 'object', properties: { city: { type: 'string', maxLength: 8 }, zip: { const: '75001' } }, required: ['city'], additionalProperties: false },
+      place: {
+        type: 'object',
+        properties: { city: { type: 'string', maxLength: 8 }, zip: { const: '75001' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
     },
   };
 
   it('json_schema: the reply parses and validates, 20 seeds', async () => {
     const valid = ajv.compile(schema);
     for (let seed = 0; seed < 20; seed++) {
-      const r = await create(qwen, { response_format: { type: 'json_schema', json_schema: { name: 'person', schema } }, seed, temperature: 1 });
+      const r = await create(qwen, {
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema } },
+        seed,
+        temperature: 1,
+      });
       const text = r.choices[0]!.message.content!;
       expect(r.choices[0]!.finish_reason, `seed ${seed}: ${text}`).toBe('stop');
       expect(valid(JSON.parse(text)), `seed ${seed}: ${text} ${JSON.stringify(valid.errors)}`).toBe(true);
@@ -159,7 +195,12 @@ describe('structured output', () => {
     // A random model under the bare object grammar writes strings that rarely end: a reply cut off at max_tokens must
     // still be the start of a JSON object, which closeJson completes.
     for (let seed = 0; seed < 4; seed++) {
-      const r = await create(llama, { response_format: { type: 'json_object' }, seed, temperature: 1, max_tokens: 120 });
+      const r = await create(llama, {
+        response_format: { type: 'json_object' },
+        seed,
+        temperature: 1,
+        max_tokens: 120,
+      });
       const text = r.choices[0]!.message.content!;
       const value = JSON.parse(r.choices[0]!.finish_reason === 'length' ? closeJson(text) : text);
       expect(typeof value === 'object' && value !== null && !Array.isArray(value), text).toBe(true);
@@ -177,13 +218,24 @@ describe('structured output', () => {
 
   it('an invalid schema or grammar is an InvalidRequestError before anything runs, and the engine goes on', async () => {
     const bad = (p: Partial<ChatCompletionCreateParams>) => create(qwen, p);
-    await expect(bad({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', pattern: '^a+$' } } } }))
-      .rejects.toThrow(/pattern.*not supported/);
-    await expect(bad({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { $ref: '#/$defs/missing' } } } }))
-      .rejects.toThrow(InvalidRequestError);
+    await expect(
+      bad({
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'x', schema: { type: 'string', pattern: '^a+$' } },
+        },
+      }),
+    ).rejects.toThrow(/pattern.*not supported/);
+    await expect(
+      bad({
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { $ref: '#/$defs/missing' } } },
+      }),
+    ).rejects.toThrow(InvalidRequestError);
     await expect(bad({ grammar: 'root ::= "a" undefined-rule' })).rejects.toThrow(InvalidRequestError);
     await expect(bad({ grammar: 'root ::= ("a"' })).rejects.toThrow(/grammar/);
-    await expect(bad({ tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } })).rejects.toThrow(/tool_choice/);
+    await expect(
+      bad({ tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }),
+    ).rejects.toThrow(/tool_choice/);
     const r = await create(qwen, { grammar: 'root ::= "fine"' });
     expect(r.choices[0]!.message.content).toBe('fine');
   });
@@ -214,7 +266,13 @@ describe('logprobs', () => {
   });
 
   it('come with the chunks that carry their tokens when streaming', async () => {
-    const stream = await qwen.chat.completions.create({ messages: ask, max_tokens: 10, logprobs: true, temperature: 0, stream: true });
+    const stream = await qwen.chat.completions.create({
+      messages: ask,
+      max_tokens: 10,
+      logprobs: true,
+      temperature: 0,
+      stream: true,
+    });
     let text = '';
     let tokens = '';
     for await (const c of stream) {
@@ -240,7 +298,14 @@ describe('reasoning', () => {
     const m = r.choices[0]!.message;
     expect(m.reasoning_content).toMatch(/^[a-z][a-z ]{0,29}$/);
     expect(m.content).toMatch(/^[a-z ]{2,20}$/);
-    const stream = await qwen3.chat.completions.create({ messages: ask, max_tokens: 400, grammar: think, seed: 1, temperature: 1, stream: true });
+    const stream = await qwen3.chat.completions.create({
+      messages: ask,
+      max_tokens: 400,
+      grammar: think,
+      seed: 1,
+      temperature: 1,
+      stream: true,
+    });
     let reasoning = '';
     let content = '';
     for await (const c of stream) {
@@ -261,11 +326,18 @@ describe('reasoning', () => {
     const cached = await cachedEngine('qwen3-tiny', { persistent: false });
     const cold = await coldEngine('qwen3-tiny');
     try {
-      const system: ChatMessage = { role: 'system', content: 'You are a careful assistant. Think before you answer, then answer briefly and clearly.' };
+      const system: ChatMessage = {
+        role: 'system',
+        content: 'You are a careful assistant. Think before you answer, then answer briefly and clearly.',
+      };
       const first = await create(cached, { messages: [system, ...ask], grammar: think, seed: 2, temperature: 1 });
       const m = first.choices[0]!.message;
-      const messages: ChatMessage[] = [system, ...ask, { role: 'assistant', content: m.content, reasoning_content: m.reasoning_content },
-        { role: 'user', content: 'And tomorrow?' }];
+      const messages: ChatMessage[] = [
+        system,
+        ...ask,
+        { role: 'assistant', content: m.content, reasoning_content: m.reasoning_content },
+        { role: 'user', content: 'And tomorrow?' },
+      ];
       const again = await create(cached, { messages, temperature: 0, max_tokens: 24 });
       const fresh = await create(cold, { messages, temperature: 0, max_tokens: 24 });
       expect(again.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);

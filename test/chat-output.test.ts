@@ -13,13 +13,19 @@ import { llamaSource } from '../scripts/llama-source.mjs';
 const templatesDir = join(llamaSource().dir, 'models', 'templates');
 const template = (name: string) => readFileSync(join(templatesDir, `${name}.jinja`), 'utf8');
 
-const TOOLS: Tool[] = [{
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] },
+const TOOLS: Tool[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, days: { type: 'integer' } },
+        required: ['city'],
+      },
+    },
   },
-}];
+];
 
 const format = (name: string, prompt = ''): OutputFormat => forPrompt(detectFormat(template(name)), prompt);
 
@@ -33,8 +39,20 @@ function stream(f: OutputFormat, pieces: string[]) {
     if (d) assembler.add(chunk(meta, d));
   }
   const { delta, output } = s.finish();
-  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
-  const timings = { prompt_n: 0, prompt_ms: 0, predicted_n: 0, predicted_ms: 0, cache_n: 0, cache_source: 'none' as const };
+  const usage = {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    prompt_tokens_details: { cached_tokens: 0 },
+  };
+  const timings = {
+    prompt_n: 0,
+    prompt_ms: 0,
+    predicted_n: 0,
+    predicted_ms: 0,
+    cache_n: 0,
+    cache_source: 'none' as const,
+  };
   assembler.add(chunk(meta, delta ?? {}, 'stop', { usage, timings }));
   return { output, message: assembler.result().choices[0]!.message };
 }
@@ -54,15 +72,18 @@ function check(f: OutputFormat, text: string, want: Expected) {
     const where = `split ${JSON.stringify(pieces.length === 2 ? pieces[0] : pieces.length)}`;
     expect(output.content, where).toBe(want.content);
     expect(output.reasoning, where).toBe(want.reasoning ?? '');
-    expect(output.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), where).toEqual(want.calls ?? []);
+    expect(
+      output.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+      where,
+    ).toEqual(want.calls ?? []);
     // What the stream sent adds up to the same message.
     expect(message.content ?? null, where).toBe(want.content);
     expect(message.reasoning_content ?? '', where).toBe(want.reasoning ?? '');
-    expect(message.tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments]) ?? [], where)
-      .toEqual(output.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]));
+    expect(message.tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments]) ?? [], where).toEqual(
+      output.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]),
+    );
   }
 }
-
 
 describe('output formats are detected from the template', () => {
   it.each([
@@ -90,7 +111,8 @@ describe('output formats are detected from the template', () => {
 describe('reasoning is separated from the content', () => {
   it('<think> … </think> (Qwen3)', () => {
     check(format('Qwen-Qwen3-0.6B'), '<think>\nLet me think.\n</think>\n\nThe answer is 4.', {
-      content: 'The answer is 4.', reasoning: 'Let me think.',
+      content: 'The answer is 4.',
+      reasoning: 'Let me think.',
     });
   });
   it('a reply whose template opened <think> in the prompt (DeepSeek-R1)', () => {
@@ -105,66 +127,94 @@ describe('reasoning is separated from the content', () => {
     check(format('Qwen-Qwen3-0.6B'), '<thing> is not a tag', { content: '<thing> is not a tag' });
   });
   it('[THINK] … [/THINK] (Ministral 3 Reasoning)', () => {
-    check(format('mistralai-Ministral-3-14B-Reasoning-2512'), '[THINK]why[/THINK]Because.', { content: 'Because.', reasoning: 'why' });
+    check(format('mistralai-Ministral-3-14B-Reasoning-2512'), '[THINK]why[/THINK]Because.', {
+      content: 'Because.',
+      reasoning: 'why',
+    });
   });
   it('harmony channels (gpt-oss): analysis is reasoning, final is content', () => {
-    check(format('openai-gpt-oss-120b'),
+    check(
+      format('openai-gpt-oss-120b'),
       '<|channel|>analysis<|message|>User asks 2+2.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>',
-      { content: '4', reasoning: 'User asks 2+2.' });
+      { content: '4', reasoning: 'User asks 2+2.' },
+    );
   });
 });
 
 describe('tool calls are parsed in each format', () => {
   const paris: Array<[string, unknown]> = [['get_weather', { city: 'Paris' }]];
   it('Hermes / Qwen2.5 <tool_call> JSON, with text before it', () => {
-    check(format('Qwen-Qwen2.5-7B-Instruct'),
+    check(
+      format('Qwen-Qwen2.5-7B-Instruct'),
       'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-      { content: 'Let me check.\n', calls: paris });
+      { content: 'Let me check.\n', calls: paris },
+    );
   });
   it('several <tool_call>s in one reply', () => {
-    check(format('Qwen-Qwen2.5-7B-Instruct'),
+    check(
+      format('Qwen-Qwen2.5-7B-Instruct'),
       '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n' +
-      '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}\n</tool_call>',
-      { content: null, calls: [...paris, ['get_weather', { city: 'Rome', days: 2 }]] });
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}\n</tool_call>',
+      { content: null, calls: [...paris, ['get_weather', { city: 'Rome', days: 2 }]] },
+    );
   });
   it('Qwen3: reasoning, then a call', () => {
-    check(format('Qwen-Qwen3-0.6B'),
+    check(
+      format('Qwen-Qwen3-0.6B'),
       '<think>\nNeed weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-      { content: null, reasoning: 'Need weather.', calls: paris });
+      { content: null, reasoning: 'Need weather.', calls: paris },
+    );
   });
   it('Qwen3-Coder XML parameters, typed by the tool schema', () => {
-    check(format('Qwen3-Coder'),
+    check(
+      format('Qwen3-Coder'),
       '<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>',
-      { content: null, calls: [['get_weather', { city: 'Paris', days: 3 }]] });
+      { content: null, calls: [['get_weather', { city: 'Paris', days: 3 }]] },
+    );
   });
   it('Llama 3.x JSON', () => {
-    check(format('meta-llama-Llama-3.2-3B-Instruct'), '{"name": "get_weather", "parameters": {"city": "Paris"}}',
-      { content: null, calls: paris });
+    check(format('meta-llama-Llama-3.2-3B-Instruct'), '{"name": "get_weather", "parameters": {"city": "Paris"}}', {
+      content: null,
+      calls: paris,
+    });
   });
   it('Llama 3.1 <|python_tag|> with a built-in tool call', () => {
-    check(format('meta-llama-Llama-3.1-8B-Instruct'), '<|python_tag|>brave_search.call(query="weather Paris")',
-      { content: null, calls: [['brave_search', { query: 'weather Paris' }]] });
+    check(format('meta-llama-Llama-3.1-8B-Instruct'), '<|python_tag|>brave_search.call(query="weather Paris")', {
+      content: null,
+      calls: [['brave_search', { query: 'weather Paris' }]],
+    });
   });
   it('Llama 3.x: a JSON answer that is not a call stays content', () => {
     check(format('meta-llama-Llama-3.2-3B-Instruct'), '{"answer": 4}', { content: '{"answer": 4}' });
   });
   it('Mistral Nemo [TOOL_CALLS][…]', () => {
-    check(format('mistralai-Mistral-Nemo-Instruct-2407'),
-      '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefghi"}]', { content: null, calls: paris });
+    check(
+      format('mistralai-Mistral-Nemo-Instruct-2407'),
+      '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefghi"}]',
+      { content: null, calls: paris },
+    );
   });
   it('Mistral Small 3.2 [TOOL_CALLS]name[ARGS]{…}', () => {
-    check(format('Mistral-Small-3.2-24B-Instruct-2506'), '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', { content: null, calls: paris });
+    check(format('Mistral-Small-3.2-24B-Instruct-2506'), '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', {
+      content: null,
+      calls: paris,
+    });
   });
   it('gpt-oss harmony commentary to=functions.name', () => {
-    check(format('openai-gpt-oss-120b'),
+    check(
+      format('openai-gpt-oss-120b'),
       '<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather ' +
-      '<|constrain|>json<|message|>{"city": "Paris"}<|call|>', { content: null, reasoning: 'Need weather.', calls: paris });
+        '<|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+      { content: null, reasoning: 'Need weather.', calls: paris },
+    );
   });
   it('text that only looks like the start of a marker is released as content', () => {
     check(format('Qwen-Qwen2.5-7B-Instruct'), 'a <tool or <tool_cal', { content: 'a <tool or <tool_cal' });
   });
   it('a <tool_call> that is not a call is content', () => {
-    check(format('Qwen-Qwen2.5-7B-Instruct'), 'x <tool_call>nothing</tool_call> y', { content: 'x <tool_call>nothing</tool_call> y' });
+    check(format('Qwen-Qwen2.5-7B-Instruct'), 'x <tool_call>nothing</tool_call> y', {
+      content: 'x <tool_call>nothing</tool_call> y',
+    });
   });
 });
 
@@ -184,7 +234,9 @@ describe('streamed tool calls', () => {
   it('without parallel calls only the first is kept', () => {
     const f = format('Qwen-Qwen2.5-7B-Instruct');
     const s = new OutputStream((text, partial) => parseOutput(text, f, TOOLS, partial), 1);
-    s.push('<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>');
+    s.push(
+      '<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>',
+    );
     expect(s.finish().output.toolCalls.map((c) => c.function.name)).toEqual(['a']);
   });
 });

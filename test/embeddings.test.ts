@@ -23,7 +23,10 @@ afterAll(async () => {
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 const maxDiff = (a: number[], b: number[]) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
 
-const TEXTS = Array.from({ length: 11 }, (_, i) => `Document number ${i} is about ${['bread', 'the sea', 'stars', 'tea'][i % 4]}.`);
+const TEXTS = Array.from(
+  { length: 11 },
+  (_, i) => `Document number ${i} is about ${['bread', 'the sea', 'stars', 'tea'][i % 4]}.`,
+);
 
 describe('embeddings', () => {
   it('give one unit vector per input, in order, equal to each input embedded alone', async () => {
@@ -50,14 +53,21 @@ describe('embeddings', () => {
     expect(short).toHaveLength(16);
     expect(dot(short, short)).toBeCloseTo(1, 5);
     const scale = short[0]! / full[0]!;
-    expect(maxDiff(short, full.slice(0, 16).map((x) => x * scale))).toBeLessThan(1e-5);
+    expect(
+      maxDiff(
+        short,
+        full.slice(0, 16).map((x) => x * scale),
+      ),
+    ).toBeLessThan(1e-5);
   });
 
   it('a chat model, or a bad input, gets a typed error and the engine goes on', async () => {
     await expect(chat.embeddings.create({ input: 'x' })).rejects.toThrow(InvalidRequestError);
     await expect(chat.embeddings.create({ input: 'x' })).rejects.toMatchObject({ code: 'not_an_embedding_model' });
     await expect(embedder.embeddings.create({ input: [] })).rejects.toThrow(/input/);
-    await expect(embedder.embeddings.create({ input: 'x'.repeat(5000) })).rejects.toMatchObject({ code: 'input_too_long' });
+    await expect(embedder.embeddings.create({ input: 'x'.repeat(5000) })).rejects.toMatchObject({
+      code: 'input_too_long',
+    });
     const r = await chat.chat.completions.create({ messages: hello, temperature: 0 });
     expect(r.choices[0]!.message.content).toBe('Hello, world!');
   });
@@ -70,7 +80,9 @@ describe('rerank', () => {
     const r = await reranker.rerank({ query: 'What do people eat?', documents: docs, return_documents: true });
     expect(r.results).toHaveLength(docs.length);
     expect(r.results.map((x) => x.index).sort()).toEqual(docs.map((_, i) => i));
-    for (let k = 1; k < r.results.length; k++) expect(r.results[k]!.relevance_score).toBeLessThanOrEqual(r.results[k - 1]!.relevance_score);
+    for (let k = 1; k < r.results.length; k++) {
+      expect(r.results[k]!.relevance_score).toBeLessThanOrEqual(r.results[k - 1]!.relevance_score);
+    }
     for (const x of r.results) {
       expect(x.document!.text).toBe(docs[x.index]);
       // Qwen3's reranker head ends in a softmax over yes/no: the score is P(yes).

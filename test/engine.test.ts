@@ -12,14 +12,20 @@ let tiny: NodeEngine; // random weights: varied gibberish
 let scripted: NodeEngine; // answers "Hello, world!" then <|im_end|>
 
 beforeAll(async () => {
-  [tiny, scripted] = await Promise.all([testEngine('qwen2-tiny', { nCtx: 1024 }), testEngine('qwen2-hello', { nCtx: 1024 })]);
+  [tiny, scripted] = await Promise.all([
+    testEngine('qwen2-tiny', { nCtx: 1024 }),
+    testEngine('qwen2-hello', { nCtx: 1024 }),
+  ]);
 });
 afterAll(async () => {
   await tiny.unload();
   await scripted.unload();
 });
 
-const text = async (engine: NodeEngine, params: Omit<ChatCompletionCreateParams, 'messages'> & { messages?: ChatCompletionCreateParams['messages'] }) => {
+const text = async (
+  engine: NodeEngine,
+  params: Omit<ChatCompletionCreateParams, 'messages'> & { messages?: ChatCompletionCreateParams['messages'] },
+) => {
   const res = await engine.chat.completions.create({ messages: hello, ...params, stream: false });
   return res.choices[0]!.message.content!;
 };
@@ -29,14 +35,22 @@ describe('metadata', () => {
     const info = await tiny.info();
     const buildInfo = JSON.parse(readFileSync(join(defaultWasmDir, 'build-info.json'), 'utf8'));
     expect(info.llamaBuild).toBe(buildInfo.llama);
-    expect(info.version).toBe(JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version);
+    expect(info.version).toBe(
+      JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version,
+    );
     expect(info.wasmSimd).toBe(true);
     expect(info.build).toBe('st');
     expect(info.buildReason).toBe('the plain single-thread build, the default in Node');
     expect(info.nCtx).toBe(1024);
     const m = info.model!;
     expect(m).toMatchObject({
-      architecture: 'qwen2', nEmbd: 64, nLayer: 2, nHead: 4, nHeadKv: 2, nCtxTrain: 4096, nVocab: 151936,
+      architecture: 'qwen2',
+      nEmbd: 64,
+      nLayer: 2,
+      nHead: 4,
+      nHeadKv: 2,
+      nCtxTrain: 4096,
+      nVocab: 151936,
       eosToken: 151643,
     });
     expect(m.eogTokens).toEqual(expect.arrayContaining([151643, 151645])); // <|endoftext|>, <|im_end|>
@@ -55,14 +69,21 @@ describe('chat completions', () => {
     expect(res.usage.completion_tokens).toBe(4);
     expect(res.usage.total_tokens).toBe(res.usage.prompt_tokens + 4);
     expect(res.usage.prompt_tokens_details.cached_tokens).toBe(0);
-    expect(res.timings).toMatchObject({ prompt_n: res.usage.prompt_tokens, predicted_n: 4, cache_n: 0, cache_source: 'none' });
+    expect(res.timings).toMatchObject({
+      prompt_n: res.usage.prompt_tokens,
+      predicted_n: 4,
+      cache_n: 0,
+      cache_source: 'none',
+    });
     expect(res.timings.prompt_ms).toBeGreaterThan(0);
   });
 
   it('is deterministic at temperature 0, streamed or not', async () => {
     const a = await text(tiny, { temperature: 0, max_tokens: 24 });
     const b = await text(tiny, { temperature: 0, max_tokens: 24 });
-    const s = await collect(await tiny.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 24, stream: true }));
+    const s = await collect(
+      await tiny.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 24, stream: true }),
+    );
     expect(a.length).toBeGreaterThan(0);
     expect(b).toBe(a);
     expect(s.text).toBe(a);
@@ -89,7 +110,9 @@ describe('chat completions', () => {
     expect(await text(scripted, { messages, temperature: 0 })).toBe('Hello, world!');
     const penalised = await text(scripted, { messages, temperature: 0, repeat_penalty: 10, max_tokens: 4 });
     expect(penalised.startsWith('Hello')).toBe(false);
-    expect(await text(scripted, { messages, temperature: 0, repeat_penalty: 10, repeat_last_n: 0 })).toBe('Hello, world!');
+    expect(await text(scripted, { messages, temperature: 0, repeat_penalty: 10, repeat_last_n: 0 })).toBe(
+      'Hello, world!',
+    );
   });
 
   it('stops at max_tokens with finish_reason "length"', async () => {
@@ -105,12 +128,16 @@ describe('chat completions', () => {
     const res = await scripted.chat.completions.create({ messages: hello, stop: ['lo, w'] }); // "Hel|lo" + "," + " w|orld"
     expect(res.choices[0]!.message.content).toBe('Hel');
     expect(res.choices[0]!.finish_reason).toBe('stop');
-    const streamed = await collect(await scripted.chat.completions.create({ messages: hello, stop: ['o, wo', 'zzz'], stream: true }));
+    const streamed = await collect(
+      await scripted.chat.completions.create({ messages: hello, stop: ['o, wo', 'zzz'], stream: true }),
+    );
     expect(streamed.text).toBe('Hell');
   });
 
   it('streams OpenAI chunks: role first, then content, then finish_reason with timings; usage only when asked, in a chunk of its own', async () => {
-    const { chunks, text: all } = await collect(await scripted.chat.completions.create({ messages: hello, stream: true }));
+    const { chunks, text: all } = await collect(
+      await scripted.chat.completions.create({ messages: hello, stream: true }),
+    );
     expect(all).toBe('Hello, world!');
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0]!.id)).toBe(true);
@@ -119,7 +146,13 @@ describe('chat completions', () => {
     expect(last.timings?.predicted_n).toBe(4);
     expect(chunks.some((c) => 'usage' in c)).toBe(false);
 
-    const asked = await collect(await scripted.chat.completions.create({ messages: hello, stream: true, stream_options: { include_usage: true } }));
+    const asked = await collect(
+      await scripted.chat.completions.create({
+        messages: hello,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
     const [finish, usage] = asked.chunks.slice(-2);
     expect(finish!.choices[0]!.finish_reason).toBe('stop');
     expect(finish).not.toHaveProperty('usage');
@@ -131,7 +164,9 @@ describe('chat completions', () => {
     await expect(tiny.chat.completions.create({ messages: [] })).rejects.toThrow(InvalidRequestError);
     await expect(tiny.chat.completions.create({ messages: hello, temperature: -1 })).rejects.toThrow(/temperature/);
     await expect(tiny.chat.completions.create({ messages: hello, max_tokens: 0 })).rejects.toThrow(/max_tokens/);
-    await expect(tiny.chat.completions.create({ messages: [{ role: 'wizard' as 'user', content: 'x' }] })).rejects.toThrow(/role/);
+    await expect(
+      tiny.chat.completions.create({ messages: [{ role: 'wizard' as 'user', content: 'x' }] }),
+    ).rejects.toThrow(/role/);
     // …and keeps working.
     expect(await text(scripted, {})).toBe('Hello, world!');
   });
@@ -141,7 +176,13 @@ describe('abort', () => {
   it('ends a stream with AbortError within a decode step, and the next request is correct', async () => {
     const reference = await text(tiny, { temperature: 0, max_tokens: 40 });
     const controller = new AbortController();
-    const stream = await tiny.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 400, stream: true, signal: controller.signal });
+    const stream = await tiny.chat.completions.create({
+      messages: hello,
+      temperature: 0,
+      max_tokens: 400,
+      stream: true,
+      signal: controller.signal,
+    });
     let received = 0;
     let tokensAfterAbort = 0;
     const run = (async () => {
@@ -165,14 +206,21 @@ describe('abort', () => {
     await expect(queued).rejects.toThrow(AbortError);
     setTimeout(() => c1.abort(), 30);
     await expect(first).rejects.toThrow(AbortError);
-    await expect(tiny.chat.completions.create({ messages: hello, signal: AbortSignal.abort() })).rejects.toThrow(AbortError);
+    await expect(tiny.chat.completions.create({ messages: hello, signal: AbortSignal.abort() })).rejects.toThrow(
+      AbortError,
+    );
   });
 
   it('stops generating when the consumer leaves the stream early', async () => {
     // One request at a time: a reply that went on generating would hold the engine for its 400 tokens.
     const engine = await testEngine('qwen2-tiny', { nCtx: 1024, nParallel: 1 });
     const reference = await text(engine, { temperature: 0, max_tokens: 3 });
-    const stream = await engine.chat.completions.create({ messages: hello, temperature: 0, stream: true, max_tokens: 400 });
+    const stream = await engine.chat.completions.create({
+      messages: hello,
+      temperature: 0,
+      stream: true,
+      max_tokens: 400,
+    });
     const before = inspect(engine).profile.steps;
     for await (const c of stream) if (c.choices[0]?.delta.content) break;
     const res = await engine.chat.completions.create({ messages: hello, temperature: 0, max_tokens: 3 });

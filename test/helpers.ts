@@ -10,7 +10,14 @@ import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { N_BATCH } from '../src/backends/llamacpp/binding/limits.ts';
 import { EngineInspector } from '../src/backends/llamacpp/inspect.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
-import type { CacheOptions, ChatCompletion, ChatCompletionChunk, ChatMessage, EngineInfo, LoadOptions } from '../src/types.ts';
+import type {
+  CacheOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatMessage,
+  EngineInfo,
+  LoadOptions,
+} from '../src/types.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';
 import { modelsDir, type ModelName } from './fixtures/models.ts';
 
@@ -55,7 +62,8 @@ export const NO_CACHE: CacheOptions = { persistent: false, conversations: false,
 export const coldEngine = (model: ModelName) => testEngine(model, { ...NO_CACHE, nCtx: 2048 });
 
 /** The cache tests' engine: prefixes from 32 tokens are cached (the test prompts are short), a 2,048-token context. */
-export const cachedEngine = (model: ModelName, opts: TestEngineOptions = {}) => testEngine(model, { minTokens: 32, nCtx: 2048, ...opts });
+export const cachedEngine = (model: ModelName, opts: TestEngineOptions = {}) =>
+  testEngine(model, { minTokens: 32, nCtx: 2048, ...opts });
 
 /** Engines a test file creates, unloaded after its tests: `const track = trackEngines();` then `await track(…)`. */
 export function trackEngines(): (p: Promise<NodeEngine>) => Promise<NodeEngine> {
@@ -78,14 +86,17 @@ export const newDb = () => `hearth-test-${process.pid}-${++dbCounter}`;
 export const rawStore = (db: string) => createStore(db, 'records');
 
 /** The engine's tokenization of a request's prompt (what the cache matches on). */
-export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) => inspect(engine).prompt({ messages }).tokens;
+export const promptTokens = (engine: NodeEngine, messages: ChatMessage[]) =>
+  inspect(engine).prompt({ messages }).tokens;
 
 /** Length of the system prefix the engine caches for these messages (0 if none). */
-export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) => inspect(engine).prompt({ messages }).systemTokens;
+export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) =>
+  inspect(engine).prompt({ messages }).systemTokens;
 
 // --- the wasm module on its own ------------------------------------------------------------------------------------
 
-/** A fresh wasm module (single-thread build) with host folders mounted (NODEFS), by default the test models at /models. */
+/** A fresh wasm module (single-thread build) with host folders mounted (NODEFS), by default the test models at /models.
+ */
 export async function openLlama(mounts: Record<string, string> = { '/models': modelsDir }): Promise<Llama> {
   const llama = new Llama(await nodeModuleLoader().load());
   for (const [at, dir] of Object.entries(mounts)) {
@@ -102,13 +113,24 @@ let reference: Promise<Llama> | null = null;
  * engine's context settings (`info`: its KV types, attention kernel and size). Measures llama.cpp's batch-split noise
  * for this model and prompt, and mirrors what a cached engine decoded.
  */
-export async function splitLogits(model: ModelName, info: EngineInfo, tokens: ArrayLike<number>, cuts: number[]): Promise<Float32Array> {
+export async function splitLogits(
+  model: ModelName,
+  info: EngineInfo,
+  tokens: ArrayLike<number>,
+  cuts: number[],
+): Promise<Float32Array> {
   reference ??= openLlama();
   const llama = await reference;
   const m = LlamaModel.load(llama, `/models/${model}.gguf`)!;
   const kv = info.kvCache!;
   const ctx = new LlamaContext(m, {
-    nCtx: info.nCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: 1, threads: 1, typeK: kv.typeK, typeV: kv.typeV,
+    nCtx: info.nCtx,
+    nBatch: N_BATCH,
+    nUbatch: N_BATCH,
+    nSeqMax: 1,
+    threads: 1,
+    typeK: kv.typeK,
+    typeV: kv.typeV,
     flashAttn: kv.flashAttention ? 1 : 0,
   });
   try {
@@ -117,7 +139,12 @@ export async function splitLogits(model: ModelName, info: EngineInfo, tokens: Ar
     let last = 0;
     for (const end of ends) {
       const part = Array.from({ length: end - start }, (_, k) => tokens[start + k]!);
-      const status = ctx.decode(part, part.map((_, k) => start + k), part.map(() => 0), part.map((_, k) => k === part.length - 1));
+      const status = ctx.decode(
+        part,
+        part.map((_, k) => start + k),
+        part.map(() => 0),
+        part.map((_, k) => k === part.length - 1),
+      );
       if (status !== 0) throw new Error(`decode failed: ${status}`);
       last = part.length - 1;
       start = end;
@@ -154,26 +181,46 @@ export const hello: ChatMessage[] = [
 ];
 
 // About 250 tokens of system prompt: long enough for the caches (minTokens), and a whole prompt fits in one batch.
-export const SYSTEM = `You are Hearth, a careful assistant that lives in a web page. ${Array.from({ length: 25 },
-  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`).join(' ')}`;
+export const SYSTEM = `You are Hearth, a careful assistant that lives in a web page. ${Array.from(
+  { length: 25 },
+  (_, i) => `Rule ${i + 1}: answer about ${['bread', 'rivers', 'stars', 'maps', 'tea'][i % 5]} plainly.`,
+).join(' ')}`;
 
-export async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
+export async function collect(
+  stream: AsyncIterable<ChatCompletionChunk>,
+): Promise<{ text: string; chunks: ChatCompletionChunk[] }> {
   const chunks: ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), chunks };
 }
 
 /** A greedy, non-streamed answer (8 tokens unless asked), with the logprobs expectSameAnswer compares. */
-export async function ask(engine: NodeEngine, messages: ChatMessage[], extra: { conversation_id?: string; max_tokens?: number } = {}):
-  Promise<ChatCompletion> {
-  return engine.chat.completions.create({ messages, temperature: 0, max_tokens: extra.max_tokens ?? 8, ...COMPARABLE, ...extra, stream: false });
+export async function ask(
+  engine: NodeEngine,
+  messages: ChatMessage[],
+  extra: { conversation_id?: string; max_tokens?: number } = {},
+): Promise<ChatCompletion> {
+  return engine.chat.completions.create({
+    messages,
+    temperature: 0,
+    max_tokens: extra.max_tokens ?? 8,
+    ...COMPARABLE,
+    ...extra,
+    stream: false,
+  });
 }
 
 /** Another question moves the model's log-probabilities by more than PROMPT_EFFECT: expectSameAnswer on its answers
  * can tell a wrong state from the right one. */
 export async function expectPromptMatters(engine: NodeEngine) {
-  const answer = (q: string) => ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: q }]);
-  expect(answerDiff(await answer('Name a bread.'), await answer('And a river?')).logprobs).toBeGreaterThan(PROMPT_EFFECT);
+  const answer = (q: string) =>
+    ask(engine, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: q },
+    ]);
+  expect(answerDiff(await answer('Name a bread.'), await answer('And a river?')).logprobs).toBeGreaterThan(
+    PROMPT_EFFECT,
+  );
 }
 
 /** The same tokens, and at every step the same top log-probabilities within LOGPROB_TOLERANCE (compare.ts). */
@@ -186,5 +233,8 @@ export function expectSameAnswer(a: ChatCompletion, b: ChatCompletion) {
 export const reply = (r: ChatCompletion) => r.choices[0]!.message.content!;
 
 /** The conversation after `prev`: the answer, then the next question. */
-export const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] =>
-  [...prev, { role: 'assistant', content: answer }, { role: 'user', content: q }];
+export const next = (prev: ChatMessage[], answer: string, q: string): ChatMessage[] => [
+  ...prev,
+  { role: 'assistant', content: answer },
+  { role: 'user', content: q },
+];

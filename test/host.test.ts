@@ -21,14 +21,19 @@ beforeAll(async () => {
   rpc = new RpcClient((m) => port1.postMessage(m));
   port1.onmessage = (e: MessageEvent<RpcMessage>) => rpc.receive(e.data);
   const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
-  const init = await host.init({ variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') }, port2 as never);
+  const init = await host.init(
+    { variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') },
+    port2 as never,
+  );
   expect(init.ok).toBe(true);
 });
 afterAll(() => rpc.call('unload', undefined));
 
-describe('the engine worker\'s calls', () => {
+describe("the engine worker's calls", () => {
   it('come back as the same typed error the engine threw', async () => {
-    const err = await rpc.call('load', { source: { path: '/nonexistent/model.gguf' }, options: {} }).catch((e: unknown) => e) as ModelLoadError;
+    const err = (await rpc
+      .call('load', { source: { path: '/nonexistent/model.gguf' }, options: {} })
+      .catch((e: unknown) => e)) as ModelLoadError;
     expect(err).toBeInstanceOf(ModelLoadError);
     expect(err.code).toBe('not_found');
   });
@@ -55,9 +60,14 @@ describe('the engine worker\'s calls', () => {
     await rpc.call('load', { source: { path: modelPath('qwen2-tiny') }, options: {} });
     let chunks = 0;
     const controller = new AbortController();
-    const stalled = rpc.call('complete', { ...request, maxTokens: 500 }, {
-      signal: controller.signal, onChunk: () => (++chunks === 1 ? new Promise<void>(() => {}) : undefined), // never takes the first in
-    });
+    const stalled = rpc.call(
+      'complete',
+      { ...request, maxTokens: 500 },
+      {
+        signal: controller.signal,
+        onChunk: () => (++chunks === 1 ? new Promise<void>(() => {}) : undefined), // never takes the first in
+      },
+    );
     await new Promise((res) => setTimeout(res, 1500));
     expect(chunks).toBeGreaterThan(1);
     expect(chunks).toBeLessThanOrEqual(WINDOW + 1);
@@ -68,14 +78,25 @@ describe('the engine worker\'s calls', () => {
   it('an abort stops the call', async () => {
     let chunks = 0;
     const controller = new AbortController();
-    const err = await rpc.call('complete', { ...request, maxTokens: 500 }, {
-      signal: controller.signal, onChunk: () => void (++chunks === 3 && controller.abort()),
-    }).catch((e) => e);
+    const err = await rpc
+      .call(
+        'complete',
+        { ...request, maxTokens: 500 },
+        {
+          signal: controller.signal,
+          onChunk: () => void (++chunks === 3 && controller.abort()),
+        },
+      )
+      .catch((e) => e);
     expect(err).toBeInstanceOf(AbortError);
     expect(chunks).toBeLessThan(6);
     // The engine is free again: the next call is answered.
     const after: string[] = [];
-    await rpc.call('complete', { ...request, maxTokens: 3 }, { onChunk: (c) => void after.push(c.choices[0]?.delta.content ?? '') });
+    await rpc.call(
+      'complete',
+      { ...request, maxTokens: 3 },
+      { onChunk: (c) => void after.push(c.choices[0]?.delta.content ?? '') },
+    );
     expect(after.length).toBeGreaterThan(0);
   });
 });

@@ -26,7 +26,10 @@ function importGraph(): Graph {
   for (const file of FOLDERS.flatMap(sources)) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
-    graph.set(file, specs.map((s) => relative(ROOT, resolve(ROOT, dirname(file), s))));
+    graph.set(
+      file,
+      specs.map((s) => relative(ROOT, resolve(ROOT, dirname(file), s))),
+    );
   }
   return graph;
 }
@@ -85,7 +88,11 @@ const LAYERS: Array<{ layer: string; files: RegExp; may: RegExp[] }> = [
   { layer: 'errors', files: /^src\/errors\.ts$/, may: [] },
   { layer: 'core', files: CORE, may: [BASE, CORE] },
   // The binding is the bottom of the llama.cpp engine: nothing of the engine above it.
-  { layer: 'binding', files: /^src\/backends\/llamacpp\/binding\//, may: [BASE, CORE, /^src\/backends\/llamacpp\/binding\//] },
+  {
+    layer: 'binding',
+    files: /^src\/backends\/llamacpp\/binding\//,
+    may: [BASE, CORE, /^src\/backends\/llamacpp\/binding\//],
+  },
   { layer: 'backends', files: BACKENDS, may: [BASE, CORE, BACKENDS] },
   { layer: 'api', files: API, may: [BASE, CORE, BACKENDS, API] },
   { layer: 'entries', files: ENTRIES, may: [BASE, CORE, BACKENDS, API, ENTRIES, ADAPTERS] },
@@ -100,12 +107,14 @@ function layerBreaks(graph: Graph): string[] {
   return [...graph].flatMap(([file, deps]) => {
     const rule = LAYERS.find((l) => l.files.test(file));
     if (!rule) return [];
-    return deps.filter((dep) => {
-      if (!dep.startsWith('src/')) return false; // packages, wasm/ and build output are not layers
-      if (!rule.may.some((m) => m.test(dep))) return true;
-      const [a, b] = [backendOf(file), backendOf(dep)];
-      return a !== null && b !== null && a !== b;
-    }).map((dep) => `${file} (${rule.layer}) → ${dep}`);
+    return deps
+      .filter((dep) => {
+        if (!dep.startsWith('src/')) return false; // packages, wasm/ and build output are not layers
+        if (!rule.may.some((m) => m.test(dep))) return true;
+        const [a, b] = [backendOf(file), backendOf(dep)];
+        return a !== null && b !== null && a !== b;
+      })
+      .map((dep) => `${file} (${rule.layer}) → ${dep}`);
   });
 }
 
@@ -115,7 +124,9 @@ function staleMentions(files: string[]): string[] {
   const exists = (m: string) => all.some((f) => f === m || f.endsWith(`/${m}`));
   return files.flatMap((file) => {
     const comments = readFileSync(join(ROOT, file), 'utf8').match(/\/\/.*|\/\*[\s\S]*?\*\//g) ?? [];
-    const named = comments.flatMap((c) => [...c.matchAll(/(?<![\w./@-])((?:[\w.-]+\/)*[\w-]+\.(?:ts|mts|mjs))(?![\w/-])/g)].map((m) => m[1]!));
+    const named = comments.flatMap((c) =>
+      [...c.matchAll(/(?<![\w./@-])((?:[\w.-]+\/)*[\w-]+\.(?:ts|mts|mjs))(?![\w/-])/g)].map((m) => m[1]!),
+    );
     return named.filter((m) => !exists(m)).map((m) => `${file}: ${m}`);
   });
 }
@@ -140,30 +151,56 @@ describe('imports', () => {
   });
 
   it('every file of src/ and workers/ belongs to a layer', () => {
-    expect([...graph.keys()].filter((f) => /^(src|workers)\//.test(f) && !LAYERS.some((l) => l.files.test(f)))).toEqual([]);
+    expect([...graph.keys()].filter((f) => /^(src|workers)\//.test(f) && !LAYERS.some((l) => l.files.test(f)))).toEqual(
+      [],
+    );
   });
 
   it('would report a circle and a broken layer', () => {
-    const looped = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
+    const looped = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
     expect(circles(looped)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
-    const folders = new Map([['src/x/a.ts', ['src/y/b.ts']], ['src/y/b.ts', ['src/y/c.ts']], ['src/y/c.ts', ['src/x/d.ts']], ['src/x/d.ts', []]]);
+    const folders = new Map([
+      ['src/x/a.ts', ['src/y/b.ts']],
+      ['src/y/b.ts', ['src/y/c.ts']],
+      ['src/y/c.ts', ['src/x/d.ts']],
+      ['src/x/d.ts', []],
+    ]);
     expect(circles(folders)).toEqual([]);
     expect(circles(folderGraph(folders))).toEqual([['src/x', 'src/y']]);
     const broken = new Map([
-      ['src/core/a.ts', ['src/backends/llamacpp/engine.ts']], ['src/backends/wllama/w.ts', ['src/backends/server/server.ts']],
-      ['src/ui/v.ts', ['src/backends/llamacpp/engine.ts']], ['src/openai/f.ts', ['src/core/bytes.ts']], ['src/api/r.ts', ['src/backends/supports.ts']],
+      ['src/core/a.ts', ['src/backends/llamacpp/engine.ts']],
+      ['src/backends/wllama/w.ts', ['src/backends/server/server.ts']],
+      ['src/ui/v.ts', ['src/backends/llamacpp/engine.ts']],
+      ['src/openai/f.ts', ['src/core/bytes.ts']],
+      ['src/api/r.ts', ['src/backends/supports.ts']],
     ]);
     expect(layerBreaks(broken)).toEqual([
-      'src/core/a.ts (core) → src/backends/llamacpp/engine.ts', 'src/backends/wllama/w.ts (backends) → src/backends/server/server.ts',
-      'src/ui/v.ts (surfaces) → src/backends/llamacpp/engine.ts', 'src/openai/f.ts (adapters) → src/core/bytes.ts',
+      'src/core/a.ts (core) → src/backends/llamacpp/engine.ts',
+      'src/backends/wllama/w.ts (backends) → src/backends/server/server.ts',
+      'src/ui/v.ts (surfaces) → src/backends/llamacpp/engine.ts',
+      'src/openai/f.ts (adapters) → src/core/bytes.ts',
     ]);
   });
 
   it('every function wasm/hearth.cpp exports is declared in the binding and called from src/, and nothing else is', () => {
-    const exported = [...readFileSync(join(ROOT, 'wasm/hearth.cpp'), 'utf8').matchAll(/EMSCRIPTEN_KEEPALIVE[^(;]*?\b(hearth_\w+)\s*\(/g)].map((m) => m[1]!);
+    const exported = [
+      ...readFileSync(join(ROOT, 'wasm/hearth.cpp'), 'utf8').matchAll(
+        /EMSCRIPTEN_KEEPALIVE[^(;]*?\b(hearth_\w+)\s*\(/g,
+      ),
+    ].map((m) => m[1]!);
     const moduleFile = 'src/backends/llamacpp/binding/module.ts';
-    const declared = [...readFileSync(join(ROOT, moduleFile), 'utf8').matchAll(/^\s+_(hearth_\w+)\(/gm)].map((m) => m[1]!);
-    const code = [...graph.keys()].filter((f) => f.startsWith('src/') && f !== moduleFile).map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    const declared = [...readFileSync(join(ROOT, moduleFile), 'utf8').matchAll(/^\s+_(hearth_\w+)\(/gm)].map(
+      (m) => m[1]!,
+    );
+    const code = [...graph.keys()]
+      .filter((f) => f.startsWith('src/') && f !== moduleFile)
+      .map((f) => readFileSync(join(ROOT, f), 'utf8'))
+      .join('\n');
     expect(exported.length).toBeGreaterThan(50);
     expect(declared.sort()).toEqual([...exported].sort());
     expect(exported.filter((name) => !code.includes(`_${name}(`))).toEqual([]);

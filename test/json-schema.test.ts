@@ -7,7 +7,16 @@ import { InvalidRequestError } from '../src/errors.ts';
 const toRegex = (gbnf: string) => new RegExp(`^(?:${gbnf.replace(/"(\d+)"/g, '$1').replace(/ /g, '')})$`);
 
 describe('integer ranges', () => {
-  it.each([[0, 9], [1, 14], [0, 120], [7, 1234], [95, 105], [100, 999], [0, 0], [10, 10]])('%i..%i matches exactly those numbers', (lo, hi) => {
+  it.each([
+    [0, 9],
+    [1, 14],
+    [0, 120],
+    [7, 1234],
+    [95, 105],
+    [100, 999],
+    [0, 0],
+    [10, 10],
+  ])('%i..%i matches exactly those numbers', (lo, hi) => {
     const re = toRegex(uintRange(lo, hi));
     for (let n = 0; n <= 2000; n++) expect(re.test(String(n)), `${n}`).toBe(n >= lo && n <= hi);
     expect(re.test('007')).toBe(false);
@@ -35,7 +44,9 @@ describe('schemas the converter refuses, naming the keyword', () => {
     expect(() => schemaGrammar(schema, 'response_format.json_schema.schema')).toThrow(message);
   });
   it('ignores annotations', () => {
-    expect(schemaGrammar({ title: 'T', description: 'D', type: 'boolean', default: true }, 'x')).toMatch(/^root ::= boolean$/m);
+    expect(schemaGrammar({ title: 'T', description: 'D', type: 'boolean', default: true }, 'x')).toMatch(
+      /^root ::= boolean$/m,
+    );
   });
 });
 
@@ -44,6 +55,8 @@ describe('literals', () => {
     expect(gbnfLiteral('a"b\\c\nd\te\u0001')).toBe('"a\\"b\\\\c\\nd\\te\\x01"');
   });
   it('enum values are matched as their JSON text', () => {
-    expect(schemaGrammar({ enum: ['a"b', 1, null] }, 'x')).toContain('"\\"a\\\\\\"b\\"" space | "1" space | "null" space');
+    expect(schemaGrammar({ enum: ['a"b', 1, null] }, 'x')).toContain(
+      '"\\"a\\\\\\"b\\"" space | "1" space | "null" space',
+    );
   });
 });

@@ -24,7 +24,14 @@ function open(file: string, repack: boolean) {
   expect(model).not.toBeNull();
   const repacked = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor')).length;
   const ctx = new LlamaContext(model, {
-    nCtx: 256, nBatch: 64, nUbatch: 64, nSeqMax: 1, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: -1,
+    nCtx: 256,
+    nBatch: 64,
+    nUbatch: 64,
+    nSeqMax: 1,
+    threads: 1,
+    typeK: 'f16',
+    typeV: 'f16',
+    flashAttn: -1,
   });
   loaded.push({ model, ctx });
   return { model, ctx, repacked };
@@ -32,8 +39,14 @@ function open(file: string, repack: boolean) {
 
 function logitsAfter(ctx: LlamaContext, tokens: ArrayLike<number>, from: number): Float32Array {
   const n = tokens.length;
-  expect(ctx.decode(tokens, Array.from({ length: n }, (_, i) => from + i), new Array(n).fill(0),
-    Array.from({ length: n }, (_, i) => i === n - 1))).toBe(0);
+  expect(
+    ctx.decode(
+      tokens,
+      Array.from({ length: n }, (_, i) => from + i),
+      new Array(n).fill(0),
+      Array.from({ length: n }, (_, i) => i === n - 1),
+    ),
+  ).toBe(0);
   return ctx.logits(n - 1);
 }
 
@@ -58,7 +71,7 @@ afterAll(() => {
 });
 
 describe('kernels', () => {
-  it('match ggml\'s reference dot product on random data (wasm/kernels-test.cpp)', () => {
+  it("match ggml's reference dot product on random data (wasm/kernels-test.cpp)", () => {
     const r = kernelsReport();
     expect(r.cases).toBe(18);
     expect(r.x4_max_abs).toBe(0); // same arithmetic in the same order
@@ -73,36 +86,57 @@ describe('kernels', () => {
     for (const type of ['q4_K', 'q5_K', 'q6_K']) expect(r[`${type}_x8_cases`], type).toBe(0);
   });
 
-  it('Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml\'s scalar reference on random data', () => {
+  it("Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml's scalar reference on random data", () => {
     const r = kernelsReport();
     expect(r.relaxed).toBe(0); // the plain build's kernels (the relaxed ones: e2e/kernels.spec.ts)
     // Same integer products; float sums in another order (per block vs per super-block).
-    for (const type of ['q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
+    for (const type of ['q4_0', 'q4_K', 'q5_0', 'q5_1', 'q5_K', 'q6_K', 'iq4_nl', 'iq4_xs']) {
+      expect(r[`${type}_max_rel`], type).toBeLessThan(1e-5);
+    }
   });
 
   // The relaxed builds' kernels compute in browsers only (e2e/kernels.spec.ts), but which tensors a build repacks is
   // decided at load, which Node can do with relaxed SIMD switched on.
-  it('the relaxed builds repack every type the Hub\'s files hold, four bytes at a time; the plain builds only Q4_0 and Q8_0, eight', () => {
+  it("the relaxed builds repack every type the Hub's files hold, four bytes at a time; the plain builds only Q4_0 and Q8_0, eight", () => {
     const types = ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'iq4_xs', 'iq4_nl', 'q5_0', 'q5_1', 'q8_0'];
     const models = types.map((t) => `qwen2-hello-256-${t}`);
-    const printed = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', join(import.meta.dirname, 'repacked-tensors.ts'), ...models], { encoding: 'utf8' });
+    const printed = execFileSync(
+      process.execPath,
+      [
+        '--experimental-wasm-relaxed-simd',
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'repacked-tensors.ts'),
+        ...models,
+      ],
+      { encoding: 'utf8' },
+    );
     const r = JSON.parse(printed) as Record<string, Record<string, { tensors: number; layouts: string[] }>>;
     // 7 matrices x 2 layers, and the output (Q6_K, as the quantizer writes it, but in the Q8_0 file).
     const main: Record<string, string> = {
-      q4_0: 'q4_0_4x4', q4_k_m: 'q4_K_8x4', q5_k_m: 'q5_K_8x4', q6_k: 'q6_K_8x4', iq4_xs: 'iq4_xs_8x4', iq4_nl: 'iq4_nl_4x4',
-      q5_0: 'q5_0_4x4', q5_1: 'q5_1_4x4', q8_0: 'q8_0_4x4',
+      q4_0: 'q4_0_4x4',
+      q4_k_m: 'q4_K_8x4',
+      q5_k_m: 'q5_K_8x4',
+      q6_k: 'q6_K_8x4',
+      iq4_xs: 'iq4_xs_8x4',
+      iq4_nl: 'iq4_nl_4x4',
+      q5_0: 'q5_0_4x4',
+      q5_1: 'q5_1_4x4',
+      q8_0: 'q8_0_4x4',
     };
     for (const t of types) {
       const got = r['st-relaxed']![`qwen2-hello-256-${t}`]!;
       expect(got.tensors, t).toBe(15);
       expect(got.layouts.sort(), t).toEqual([...new Set([main[t]!, t === 'q8_0' ? 'q8_0_4x4' : 'q6_K_8x4'])].sort());
     }
-    for (const t of types.filter((x) => x !== 'q4_0' && x !== 'q8_0')) expect(r.st![`qwen2-hello-256-${t}`]!.tensors, t).toBe(0);
+    for (const t of types.filter((x) => x !== 'q4_0' && x !== 'q8_0')) {
+      expect(r.st![`qwen2-hello-256-${t}`]!.tensors, t).toBe(0);
+    }
     expect(r.st!['qwen2-hello-256-q4_0']).toEqual({ tensors: 14, layouts: ['q4_0_4x8'] });
     expect(r.st!['qwen2-hello-256-q8_0']).toEqual({ tensors: 15, layouts: ['q8_0_4x8'] });
   });
 
-  it('quantize activations to the same int8 codes as ggml\'s reference (rounded, not truncated)', () => {
+  it("quantize activations to the same int8 codes as ggml's reference (rounded, not truncated)", () => {
     const r = kernelsReport();
     expect(r.q8_0_quantize_mismatches).toBe(0);
     expect(r.q8_1_quantize_mismatches).toBe(0);
@@ -110,12 +144,19 @@ describe('kernels', () => {
 
   // Q8_0: 4 attention + 3 FFN matrices x 2 layers, and the output; Q4_0: the same without the output, which the
   // quantizer writes in Q6_K.
-  it.each([['qwen2-hello-q8', 15], ['qwen2-hello-256-q4_0', 14]])('%s: repacked and plain weights give the same logits for a prompt and for the next token', (file, tensors) => {
+  it.each([
+    ['qwen2-hello-q8', 15],
+    ['qwen2-hello-256-q4_0', 14],
+  ])('%s: repacked and plain weights give the same logits for a prompt and for the next token', (file, tensors) => {
     const plain = open(file, false);
     const packed = open(file, true);
     expect(plain.repacked).toBe(0);
     expect(packed.repacked).toBe(tensors);
-    const prompt = plain.model.tokenize('<|im_start|>user\nWrite a poem about the sea, please.<|im_end|>\n<|im_start|>assistant\n', false, true);
+    const prompt = plain.model.tokenize(
+      '<|im_start|>user\nWrite a poem about the sea, please.<|im_end|>\n<|im_start|>assistant\n',
+      false,
+      true,
+    );
     expect(prompt.length).toBeGreaterThan(8); // a batch: GEMM on the repacked side
     const a = logitsAfter(plain.ctx, prompt, 0);
     const b = logitsAfter(packed.ctx, prompt, 0);
@@ -123,7 +164,9 @@ describe('kernels', () => {
     // logits move by about 0.1% (measured); wrong kernels move them by tens of percent.
     expect(relDiff(a, b)).toBeLessThan(1e-2);
     const next = [7000];
-    expect(relDiff(logitsAfter(plain.ctx, next, prompt.length), logitsAfter(packed.ctx, next, prompt.length))).toBeLessThan(1e-2);
+    expect(
+      relDiff(logitsAfter(plain.ctx, next, prompt.length), logitsAfter(packed.ctx, next, prompt.length)),
+    ).toBeLessThan(1e-2);
   });
 
   it('a Q8_0 model answers exactly like its f16/f32 twin', async () => {

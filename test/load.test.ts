@@ -20,7 +20,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'notes.gguf'), 'These are my notes, not a model.\n'.repeat(10));
   writeFileSync(join(dir, 'half.gguf'), good.subarray(0, good.length >> 1));
   writeFileSync(join(dir, 'header-cut.gguf'), good.subarray(0, 4096));
-  writeGguf(join(dir, 'alien.gguf'), [['general.architecture', { type: GgufValueType.STRING, value: 'alien-arch' }]], []);
+  writeGguf(
+    join(dir, 'alien.gguf'),
+    [['general.architecture', { type: GgufValueType.STRING, value: 'alien-arch' }]],
+    [],
+  );
   writeFileSync(join(dir, 'unknown-type.gguf'), withTensorType(good, 'blk.0.ffn_down.weight', 31)); // Q4_0_4_4, removed
   engine = await createNodeEngine({ maxModelBytes: 50e6 });
 });
@@ -34,7 +38,11 @@ describe('bad model files', () => {
     ['notes.gguf', 'not_gguf', /not a GGUF model/],
     ['half.gguf', 'truncated', /truncated/],
     ['header-cut.gguf', 'truncated', /truncated/],
-    ['alien.gguf', 'unsupported_architecture', /alien\.gguf is a model of architecture 'alien-arch', which this build .* Pick a model/],
+    [
+      'alien.gguf',
+      'unsupported_architecture',
+      /alien\.gguf is a model of architecture 'alien-arch', which this build .* Pick a model/,
+    ],
     ['unknown-type.gguf', 'unsupported_quantization', /blk\.0\.ffn_down\.weight as ggml type 31, .* Pick a Q4_K_M/],
     ['missing.gguf', 'not_found', /no model file/],
   ];
@@ -52,7 +60,8 @@ describe('bad model files', () => {
 
   it('refuses weights without a wasm SIMD kernel unless allowScalarKernels, then answers as the f32 model', async () => {
     const e = await createNodeEngine(); // the f32 model is larger than `engine` takes
-    const say = async () => (await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
+    const say = async () =>
+      (await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] })).choices[0]!.message.content;
     const path = modelPath('qwen2-hello-256-iq3_s');
     const err = await e.load({ path }).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(ModelLoadError);
@@ -66,10 +75,14 @@ describe('bad model files', () => {
   });
 
   it('refuses a model whose KV cache at the smallest context exceeds the budget', async () => {
-    const err = await engine.load({ path: modelPath('qwen2-hello') }, { kvBudgetBytes: 100_000 }).catch((e: unknown) => e);
+    const err = await engine
+      .load({ path: modelPath('qwen2-hello') }, { kvBudgetBytes: 100_000 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelLoadError);
     expect((err as ModelLoadError).code).toBe('kv_too_large');
-    expect((err as Error).message).toMatch(/holds fewer than 1024 tokens .* raise kvBudgetBytes, or pick a smaller model/);
+    expect((err as Error).message).toMatch(
+      /holds fewer than 1024 tokens .* raise kvBudgetBytes, or pick a smaller model/,
+    );
     await engine.load({ path: modelPath('qwen2-hello') });
     expect(await answer()).toBe('Hello, world!');
   });
@@ -86,12 +99,16 @@ describe('bad model files', () => {
 });
 
 describe('chat templates', () => {
-  it('uses the GGUF template (Llama 3: headers, today\'s date) and stops at <|eot_id|>', async () => {
+  it("uses the GGUF template (Llama 3: headers, today's date) and stops at <|eot_id|>", async () => {
     const e = await createNodeEngine();
     const info = await e.load({ path: modelPath('llama3-tiny') });
     expect(info.chatTemplate).toContain('<|start_header_id|>');
     expect(info.eogTokens.length).toBeGreaterThanOrEqual(2);
-    const res = await e.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8, temperature: 0 });
+    const res = await e.chat.completions.create({
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 8,
+      temperature: 0,
+    });
     expect(res.usage.prompt_tokens).toBeGreaterThan(20); // system header with "Cutting Knowledge Date" and today's date
     await e.unload();
   });
@@ -117,19 +134,25 @@ describe('chat templates', () => {
     await engine.load({ path: modelPath('qwen2-hello') });
     const plain = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1 });
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }];
-    const withTools = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1, tools });
+    const withTools = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 1,
+      tools,
+    });
     // Qwen2.5's template lists the tools in the system turn.
     expect(withTools.usage.prompt_tokens).toBeGreaterThan(plain.usage.prompt_tokens + 50);
   });
 });
 
 describe('wasm build', () => {
-  it('uses ggml\'s wasm SIMD kernels (the generic fallback is ~4x slower), and relaxed SIMD only in the relaxed builds', () => {
+  it("uses ggml's wasm SIMD kernels (the generic fallback is ~4x slower), and relaxed SIMD only in the relaxed builds", () => {
     for (const variant of ['st', 'mt', 'st-relaxed', 'mt-relaxed']) {
       const wasm = readFileSync(join(defaultWasmDir, `hearth-${variant}.wasm`));
       expect(countSimdDots(wasm), variant).toBeGreaterThan(20);
       // Node 20 has relaxed SIMD off: a browser like that (WebKit) must accept the plain builds.
-      if (!WebAssembly.validate(RELAXED_PROBE)) expect(WebAssembly.validate(wasm), variant).toBe(!variant.endsWith('-relaxed'));
+      if (!WebAssembly.validate(RELAXED_PROBE)) {
+        expect(WebAssembly.validate(wasm), variant).toBe(!variant.endsWith('-relaxed'));
+      }
       if (variant.endsWith('-relaxed')) expect(countRelaxedDots(wasm), variant).toBeGreaterThan(20);
     }
   });

@@ -1,6 +1,6 @@
 // Hearth's wasm build against native llama.cpp (test/native/mtmd-probe.cpp, built by npm run build:server from the same
-// pinned source): the same prompt with one image or audio clip gives the same media embeddings and the same logits after
-// the prompt, within a bound far below what another image moves them by.
+// pinned source): the same prompt with one image or audio clip gives the same media embeddings and the same logits
+// after the prompt, within a bound far below what another image moves them by.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,8 @@ import { modelsDir } from './fixtures/models.ts';
 import { ensureMultimodal, PROJECTORS, type ProjectorName } from './fixtures/projectors.ts';
 import { maxDiff, openLlama, scale } from './helpers.ts';
 
-/** Differences between the builds, relative to the largest value (measured up to 6.0e-4: README, "Images and audio"). */
+/** Differences between the builds, relative to the largest value (measured up to 6.0e-4: README, "Images and audio").
+ */
 const TOLERANCE = 5e-3;
 
 interface Run {
@@ -29,16 +30,34 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-media-'));
 
 function native(name: ProjectorName, file: string, prompt: string): Run {
   const { model } = PROJECTORS[name];
-  const out = execFileSync(probeBinary, [join(modelsDir, `${model}.gguf`), join(modelsDir, `${name}.mmproj.gguf`), file, prompt, '1'],
-    { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const out = execFileSync(
+    probeBinary,
+    [join(modelsDir, `${model}.gguf`), join(modelsDir, `${name}.mmproj.gguf`), file, prompt, '1'],
+    { encoding: 'utf8', maxBuffer: 1 << 28 },
+  );
   const json = JSON.parse(out) as { embd: number[]; logits: number[] };
   return { embd: Float32Array.from(json.embd), logits: Float32Array.from(json.logits) };
 }
 
 /** The probe's steps through the wasm binding: tokenize with the media, encode, decode text and embeddings, logits. */
-function wasm(llama: Llama, name: ProjectorName, bytes: Uint8Array, kind: 'image' | 'audio', prompt: (marker: string) => string): Run {
+function wasm(
+  llama: Llama,
+  name: ProjectorName,
+  bytes: Uint8Array,
+  kind: 'image' | 'audio',
+  prompt: (marker: string) => string,
+): Run {
   const model = LlamaModel.load(llama, `/models/${PROJECTORS[name].model}.gguf`)!;
-  const ctx = new LlamaContext(model, { nCtx: 2048, nBatch: 512, nUbatch: 512, nSeqMax: 1, threads: 1, typeK: 'f16', typeV: 'f16', flashAttn: 0 });
+  const ctx = new LlamaContext(model, {
+    nCtx: 2048,
+    nBatch: 512,
+    nUbatch: 512,
+    nSeqMax: 1,
+    threads: 1,
+    typeK: 'f16',
+    typeV: 'f16',
+    flashAttn: 0,
+  });
   const projector = LlamaProjector.load(llama, model, `/models/${name}.mmproj.gguf`, 1, 'test')!;
   const hash = createHash('sha256').update(bytes).digest('hex');
   const p = projector.prompt(prompt(projector.marker), true, [{ kind, bytes, hash }]);
@@ -59,7 +78,14 @@ function wasm(llama: Llama, name: ProjectorName, bytes: Uint8Array, kind: 'image
       }
       const end = Math.min(span?.start ?? p.tokens.length, pos + 512);
       const part = Array.from(p.tokens.subarray(pos, end));
-      expect(ctx.decode(part, part.map((_, k) => pos + k), part.map(() => 0), part.map((_, k) => end === p.tokens.length && k === part.length - 1))).toBe(0);
+      expect(
+        ctx.decode(
+          part,
+          part.map((_, k) => pos + k),
+          part.map(() => 0),
+          part.map((_, k) => end === p.tokens.length && k === part.length - 1),
+        ),
+      ).toBe(0);
       last = part.length - 1;
       pos = end;
     }
@@ -105,8 +131,10 @@ describe.each([
     // The bound means something: the other seed's media is far outside it.
     expect(rel(runs[1]!.native.embd, runs[0]!.native.embd)).toBeGreaterThan(20 * TOLERANCE);
     expect(rel(runs[1]!.native.logits, runs[0]!.native.logits)).toBeGreaterThan(5 * TOLERANCE);
-    console.log(`[media-native] ${name}: embd ${runs.map((r) => rel(r.wasm.embd, r.native.embd).toExponential(2)).join(', ')}; ` +
-      `logits ${runs.map((r) => rel(r.wasm.logits, r.native.logits).toExponential(2)).join(', ')}; other media ` +
-      `${rel(runs[1]!.native.embd, runs[0]!.native.embd).toFixed(3)} / ${rel(runs[1]!.native.logits, runs[0]!.native.logits).toFixed(3)}`);
+    console.log(
+      `[media-native] ${name}: embd ${runs.map((r) => rel(r.wasm.embd, r.native.embd).toExponential(2)).join(', ')}; ` +
+        `logits ${runs.map((r) => rel(r.wasm.logits, r.native.logits).toExponential(2)).join(', ')}; other media ` +
+        `${rel(runs[1]!.native.embd, runs[0]!.native.embd).toFixed(3)} / ${rel(runs[1]!.native.logits, runs[0]!.native.logits).toFixed(3)}`,
+    );
   });
 });

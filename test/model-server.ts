@@ -60,12 +60,18 @@ export class ModelServer {
   /** A Hub repo: its files at /{repo}/resolve/{revision}/{name}, listed by /api/models/{repo}/tree/{revision}. */
   addHub(repo: string, revision: string, files: Record<string, ServedFile>) {
     for (const [name, file] of Object.entries(files)) this.add(`/${repo}/resolve/${revision}/${name}`, file);
-    this.hub.set(`/api/models/${repo}/tree/${revision}`, Object.keys(files).map((name) => `/${repo}/resolve/${revision}/${name}`));
+    this.hub.set(
+      `/api/models/${repo}/tree/${revision}`,
+      Object.keys(files).map((name) => `/${repo}/resolve/${revision}/${name}`),
+    );
   }
 
   /** Bytes of `path` sent so far, by all requests or by those from log entry `since` on. */
   sent(path: string, since = 0): number {
-    return this.log.slice(since).filter((e) => e.path === path).reduce((n, e) => n + e.bytes, 0);
+    return this.log
+      .slice(since)
+      .filter((e) => e.path === path)
+      .reduce((n, e) => n + e.bytes, 0);
   }
 
   /** Closes the port and every open connection (downloads in flight break off). */
@@ -83,10 +89,12 @@ export class ModelServer {
       s.on('close', () => this.sockets.delete(s));
     });
     this.server = server;
-    return new Promise((resolve) => server.listen(this.port, 'localhost', () => {
-      this.port = (server.address() as { port: number }).port;
-      resolve();
-    }));
+    return new Promise((resolve) =>
+      server.listen(this.port, 'localhost', () => {
+        this.port = (server.address() as { port: number }).port;
+        resolve();
+      }),
+    );
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
@@ -95,7 +103,13 @@ export class ModelServer {
     res.setHeader('Access-Control-Allow-Headers', 'Range');
     res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Accept-Ranges, ETag');
     res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
-    const entry: LogEntry = { method: req.method ?? 'GET', path, range: req.headers.range ?? null, status: 200, bytes: 0 };
+    const entry: LogEntry = {
+      method: req.method ?? 'GET',
+      path,
+      range: req.headers.range ?? null,
+      status: 200,
+      bytes: 0,
+    };
     this.log.push(entry);
     if (req.method === 'OPTIONS') return void res.writeHead((entry.status = 204)).end();
     const listing = this.hub.get(path) ?? this.hub.get(path.replace(/\/$/, ''));
@@ -121,7 +135,9 @@ export class ModelServer {
     if (!file.noRanges) res.setHeader('Accept-Ranges', 'bytes');
     res.writeHead(entry.status, { 'Content-Length': end - start, 'Content-Type': 'application/octet-stream' });
     if (req.method === 'HEAD') return void res.end();
-    const body = file.path ? createReadStream(file.path, { start, end: end - 1, highWaterMark: 64 << 10 }) : [file.bytes!.subarray(start, end)];
+    const body = file.path
+      ? createReadStream(file.path, { start, end: end - 1, highWaterMark: 64 << 10 })
+      : [file.bytes!.subarray(start, end)];
     for await (const data of body as AsyncIterable<Uint8Array>) {
       for (let o = 0; o < data.length; o += 64 << 10) {
         const slice = data.subarray(o, o + (64 << 10));
@@ -139,7 +155,9 @@ export class ModelServer {
       const file = this.files.get(p)!;
       const name = p.split('/').pop()!;
       const size = file.size ?? (file.path ? statSync(file.path).size : file.bytes!.length);
-      file.sha256 ??= createHash('sha256').update(file.path ? readFileSync(file.path) : file.bytes!).digest('hex');
+      file.sha256 ??= createHash('sha256')
+        .update(file.path ? readFileSync(file.path) : file.bytes!)
+        .digest('hex');
       return { type: 'file', oid: '0'.repeat(40), size, path: name, lfs: { oid: file.sha256, size, pointerSize: 134 } };
     });
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(entries));

@@ -44,7 +44,8 @@ async function load(engine: NodeEngine, source: ModelSource, signal?: AbortSigna
 }
 
 const answer = async (engine: NodeEngine) =>
-  (await engine.chat.completions.create({ messages: MESSAGES, max_tokens: 8, temperature: 0 })).choices[0]!.message.content;
+  (await engine.chat.completions.create({ messages: MESSAGES, max_tokens: 8, temperature: 0 })).choices[0]!.message
+    .content;
 
 let reference: string | null = null;
 /** What the model answers when loaded straight from disk. */
@@ -71,11 +72,20 @@ describe('model store (Node: a folder)', () => {
     expect(downloads.every((e, i) => i === 0 || e.loaded >= downloads[i - 1]!.loaded)).toBe(true);
     expect(downloads.some((e) => (e.bytesPerSecond ?? 0) > 0)).toBe(true);
     expect(events.filter((e) => e.phase === 'verify').at(-1)).toMatchObject({ loaded: size, total: size });
-    expect(events.findIndex((e) => e.phase === 'verify')).toBeGreaterThan(events.findIndex((e) => e.phase === 'download'));
+    expect(events.findIndex((e) => e.phase === 'verify')).toBeGreaterThan(
+      events.findIndex((e) => e.phase === 'download'),
+    );
     expect(await answer(first)).toBe(await referenceAnswer());
-    expect(await first.models.list()).toEqual([expect.objectContaining({
-      id: `${server.url}/test/tiny/resolve/main/tiny.gguf`, name: 'tiny.gguf', size, downloaded: size, complete: true, verified: true,
-    })]);
+    expect(await first.models.list()).toEqual([
+      expect.objectContaining({
+        id: `${server.url}/test/tiny/resolve/main/tiny.gguf`,
+        name: 'tiny.gguf',
+        size,
+        downloaded: size,
+        complete: true,
+        verified: true,
+      }),
+    ]);
 
     const requests = server.log.length;
     await server.stop();
@@ -108,10 +118,16 @@ describe('model store (Node: a folder)', () => {
     server.bytesPerSecond = 8 << 20;
     const stop = new AbortController();
     let seen = 0;
-    await expect(engine.load(url, { nCtx: 512, signal: stop.signal, onProgress: (p) => {
-      seen = p.loaded;
-      if (p.phase === 'download' && p.loaded > size * 0.4) stop.abort();
-    } })).rejects.toBeInstanceOf(AbortError);
+    await expect(
+      engine.load(url, {
+        nCtx: 512,
+        signal: stop.signal,
+        onProgress: (p) => {
+          seen = p.loaded;
+          if (p.phase === 'download' && p.loaded > size * 0.4) stop.abort();
+        },
+      }),
+    ).rejects.toBeInstanceOf(AbortError);
     const [partial] = await engine.models.list();
     expect(partial!.complete).toBe(false);
     expect(partial!.downloaded).toBeGreaterThan(size * 0.3);
@@ -130,7 +146,9 @@ describe('model store (Node: a folder)', () => {
     const url = server.add('/plain/tiny.gguf', { path: tiny, noRanges: true });
     const engine = await engineOver(newDir());
     await load(engine, url);
-    expect(server.log.filter((e) => e.path === '/plain/tiny.gguf' && e.method === 'GET').map((e) => e.status)).toContain(200);
+    expect(
+      server.log.filter((e) => e.path === '/plain/tiny.gguf' && e.method === 'GET').map((e) => e.status),
+    ).toContain(200);
     expect(await answer(engine)).toBe(await referenceAnswer());
   });
 
@@ -139,10 +157,18 @@ describe('model store (Node: a folder)', () => {
     server.addHub('test/short', 'main', { 'tiny.gguf': { path: tiny, size: size + 4096 } });
     server.addHub('test/damaged', 'main', { 'tiny.gguf': { path: tiny, sha256: 'ab'.repeat(32) } });
     const engine = await engineOver(newDir());
-    await expect(load(engine, { hf: { repo: 'test/short', file: 'tiny.gguf' } })).rejects.toMatchObject({ name: 'ModelLoadError', code: 'size_mismatch' });
-    await expect(load(engine, { hf: { repo: 'test/damaged', file: 'tiny.gguf' } })).rejects.toMatchObject({ name: 'ModelLoadError', code: 'checksum_mismatch' });
+    await expect(load(engine, { hf: { repo: 'test/short', file: 'tiny.gguf' } })).rejects.toMatchObject({
+      name: 'ModelLoadError',
+      code: 'size_mismatch',
+    });
+    await expect(load(engine, { hf: { repo: 'test/damaged', file: 'tiny.gguf' } })).rejects.toMatchObject({
+      name: 'ModelLoadError',
+      code: 'checksum_mismatch',
+    });
     expect((await engine.models.list()).filter((m) => m.complete)).toEqual([]);
-    expect((await engine.models.list()).map((m) => m.id)).not.toContain(`${server.url}/test/damaged/resolve/main/tiny.gguf`);
+    expect((await engine.models.list()).map((m) => m.id)).not.toContain(
+      `${server.url}/test/damaged/resolve/main/tiny.gguf`,
+    );
     // The engine goes on.
     await load(engine, { path: tiny });
     expect(await answer(engine)).toBe(await referenceAnswer());
@@ -164,7 +190,9 @@ describe('model store (Node: a folder)', () => {
 
   it('a web page where the model should be is stopped at its first bytes and nothing is kept; the real file loads later', async () => {
     // A typo'd URL on a host that answers every path with its index.html.
-    const page = new TextEncoder().encode(`<!DOCTYPE html><html><body>${'<p>Welcome to our site.</p>'.repeat(120_000)}</body></html>`);
+    const page = new TextEncoder().encode(
+      `<!DOCTYPE html><html><body>${'<p>Welcome to our site.</p>'.repeat(120_000)}</body></html>`,
+    );
     const url = server.add('/site/model.gguf', { bytes: page });
     const engine = await engineOver(newDir());
     const err = await load(engine, url).catch((e: unknown) => e);
@@ -200,7 +228,11 @@ describe('model store (Node: a folder)', () => {
     const source = { hf: { repo: 'test/busy', file: 'tiny.gguf' } };
     for (const status of [429, 503]) {
       server.hubStatus = status;
-      await expect(load(engine, source)).rejects.toMatchObject({ name: 'ModelLoadError', code: 'checksum_unavailable', details: { retryable: true } });
+      await expect(load(engine, source)).rejects.toMatchObject({
+        name: 'ModelLoadError',
+        code: 'checksum_unavailable',
+        details: { retryable: true },
+      });
     }
     expect(await engine.models.list()).toEqual([]);
     await engine.load(source, { nCtx: 512, allowUnverified: true });
@@ -234,19 +266,27 @@ describe('model store (Node: a folder)', () => {
 
   it('a missing file is an http_error that names it; a bad source is invalid_source', async () => {
     const engine = await engineOver(newDir());
-    await expect(load(engine, `${server.url}/nothing/here.gguf`)).rejects.toMatchObject({ code: 'http_error', details: { status: 404 } });
+    await expect(load(engine, `${server.url}/nothing/here.gguf`)).rejects.toMatchObject({
+      code: 'http_error',
+      details: { status: 404 },
+    });
     await expect(load(engine, { hf: { repo: 'test/tiny', file: 'other.gguf' } })).rejects.toSatisfy(
-      (e: unknown) => e instanceof ModelLoadError && e.code === 'http_error' && /other\.gguf/.test(e.message));
-    await expect(load(engine, { hf: { repo: 'no repo', file: 'x.gguf' } })).rejects.toMatchObject({ code: 'invalid_source' });
+      (e: unknown) => e instanceof ModelLoadError && e.code === 'http_error' && /other\.gguf/.test(e.message),
+    );
+    await expect(load(engine, { hf: { repo: 'no repo', file: 'x.gguf' } })).rejects.toMatchObject({
+      code: 'invalid_source',
+    });
   });
 });
 
 describe('a { hf } model with projector: true', () => {
-  it('takes the repo\'s mmproj*.gguf (f16 first) through the model store, and says so when there is none', async () => {
+  it("takes the repo's mmproj*.gguf (f16 first) through the model store, and says so when there is none", async () => {
     const { ensureMultimodal } = await import('./fixtures/projectors.ts');
     const { model, mmproj } = await ensureMultimodal('gemma3-vision');
     server.addHub('test/vision', 'main', {
-      'model.gguf': { path: model }, 'mmproj-model-q8_0.gguf': { path: mmproj }, 'mmproj-model-f16.gguf': { path: mmproj },
+      'model.gguf': { path: model },
+      'mmproj-model-q8_0.gguf': { path: mmproj },
+      'mmproj-model-f16.gguf': { path: mmproj },
     });
     const engine = await engineOver(newDir());
     await engine.load({ hf: { repo: 'test/vision', file: 'model.gguf' } }, { nCtx: 512, projector: true });
@@ -254,7 +294,8 @@ describe('a { hf } model with projector: true', () => {
     expect(server.log.some((e) => e.path.endsWith('/mmproj-model-f16.gguf'))).toBe(true);
     expect(server.log.some((e) => e.path.endsWith('/mmproj-model-q8_0.gguf'))).toBe(false);
     server.addHub('test/plain', 'main', { 'model.gguf': { path: model } });
-    await expect(engine.load({ hf: { repo: 'test/plain', file: 'model.gguf' } }, { nCtx: 512, projector: true }))
-      .rejects.toMatchObject({ name: 'ModelLoadError', code: 'invalid_projector' });
+    await expect(
+      engine.load({ hf: { repo: 'test/plain', file: 'model.gguf' } }, { nCtx: 512, projector: true }),
+    ).rejects.toMatchObject({ name: 'ModelLoadError', code: 'invalid_projector' });
   });
 });

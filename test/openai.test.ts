@@ -26,7 +26,13 @@ afterAll(async () => {
 });
 
 /** The SDK as an application sets it up, with Hearth in place of the network. */
-const sdk = (engine: NodeEngine) => new OpenAI({ fetch: openAIFetch(engine), baseURL: 'http://hearth.invalid/v1', apiKey: 'unused', dangerouslyAllowBrowser: true });
+const sdk = (engine: NodeEngine) =>
+  new OpenAI({
+    fetch: openAIFetch(engine),
+    baseURL: 'http://hearth.invalid/v1',
+    apiKey: 'unused',
+    dangerouslyAllowBrowser: true,
+  });
 const MODEL = 'whatever-the-app-names';
 const hello = [{ role: 'user' as const, content: 'Hi' }];
 
@@ -54,7 +60,13 @@ describe('chat.completions through the openai SDK', () => {
   it('stream with include_usage: the text, then the usage in a chunk with no choices; without it, no usage', async () => {
     const client = sdk(scripted);
     const chunks = [];
-    for await (const c of await client.chat.completions.create({ model: MODEL, messages: hello, stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    for await (const c of await client.chat.completions.create({
+      model: MODEL,
+      messages: hello,
+      stream: true,
+      stream_options: { include_usage: true },
+    }))
+      chunks.push(c);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello, world!');
     const [finish, usage] = chunks.slice(-2);
     expect(finish!.choices[0]!.finish_reason).toBe('stop');
@@ -63,12 +75,13 @@ describe('chat.completions through the openai SDK', () => {
     expect(chunks.slice(0, -1).every((c) => c.usage == null)).toBe(true);
 
     const plain = [];
-    for await (const c of await client.chat.completions.create({ model: MODEL, messages: hello, stream: true })) plain.push(c);
+    for await (const c of await client.chat.completions.create({ model: MODEL, messages: hello, stream: true }))
+      plain.push(c);
     expect(plain.every((c) => c.usage == null)).toBe(true);
     expect(plain.at(-1)!.choices[0]!.finish_reason).toBe('stop');
   });
 
-  it('the SDK\'s stream helper assembles the same completion as a plain call', async () => {
+  it("the SDK's stream helper assembles the same completion as a plain call", async () => {
     const client = sdk(scripted);
     const final = await client.chat.completions.stream({ model: MODEL, messages: hello }).finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe('Hello, world!');
@@ -77,7 +90,14 @@ describe('chat.completions through the openai SDK', () => {
 
   it('tools: a forced call parses, and streamed tool-call deltas assemble to the same call', async () => {
     const client = sdk(tiny);
-    const params = { model: MODEL, messages: [{ role: 'user' as const, content: 'Weather in Paris?' }], tools: [WEATHER], tool_choice: 'required' as const, seed: 3, temperature: 1 };
+    const params = {
+      model: MODEL,
+      messages: [{ role: 'user' as const, content: 'Weather in Paris?' }],
+      tools: [WEATHER],
+      tool_choice: 'required' as const,
+      seed: 3,
+      temperature: 1,
+    };
     const r = await client.chat.completions.create(params);
     const calls = r.choices[0]!.message.tool_calls!;
     expect(r.choices[0]!.finish_reason).toBe('tool_calls');
@@ -88,16 +108,25 @@ describe('chat.completions through the openai SDK', () => {
     expect(Object.keys(JSON.parse(call.function.arguments)).sort()).toEqual(['city', 'days']);
 
     const streamed = await client.chat.completions.stream(params).finalChatCompletion();
-    expect(streamed.choices[0]!.message.tool_calls!.map((c) => c.type === 'function' && c.function))
-      .toEqual(calls.map((c) => c.type === 'function' && c.function));
+    expect(streamed.choices[0]!.message.tool_calls!.map((c) => c.type === 'function' && c.function)).toEqual(
+      calls.map((c) => c.type === 'function' && c.function),
+    );
   });
 
-  it('parse with zodResponseFormat: message.parsed is the schema\'s object', async () => {
-    const Trip = z.object({ city: z.string().max(10), days: z.number().int().min(1).max(9), unit: z.enum(['celsius', 'fahrenheit']) });
+  it("parse with zodResponseFormat: message.parsed is the schema's object", async () => {
+    const Trip = z.object({
+      city: z.string().max(10),
+      days: z.number().int().min(1).max(9),
+      unit: z.enum(['celsius', 'fahrenheit']),
+    });
     const client = sdk(tiny);
     for (const seed of [1, 2, 3]) {
       const r = await client.chat.completions.parse({
-        model: MODEL, messages: [{ role: 'user', content: 'Plan a trip' }], response_format: zodResponseFormat(Trip, 'trip'), seed, temperature: 1,
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Plan a trip' }],
+        response_format: zodResponseFormat(Trip, 'trip'),
+        seed,
+        temperature: 1,
       });
       const parsed = r.choices[0]!.message.parsed;
       expect(Trip.safeParse(parsed).success, JSON.stringify(parsed)).toBe(true);
@@ -105,7 +134,13 @@ describe('chat.completions through the openai SDK', () => {
   });
 
   it('logprobs: one entry per generated token, each with top_logprobs alternatives', async () => {
-    const r = await sdk(scripted).chat.completions.create({ model: MODEL, messages: hello, logprobs: true, top_logprobs: 3, temperature: 0 });
+    const r = await sdk(scripted).chat.completions.create({
+      model: MODEL,
+      messages: hello,
+      logprobs: true,
+      top_logprobs: 3,
+      temperature: 0,
+    });
     const content = r.choices[0]!.logprobs!.content!;
     expect(content.map((t) => t.token).join('')).toBe('Hello, world!');
     for (const t of content) {
@@ -116,7 +151,7 @@ describe('chat.completions through the openai SDK', () => {
 });
 
 describe('embeddings and models through the openai SDK', () => {
-  it('embeddings.create with the SDK\'s default (base64) and with float give the engine\'s vectors', async () => {
+  it("embeddings.create with the SDK's default (base64) and with float give the engine's vectors", async () => {
     const input = ['Bread is baked.', 'The sea is deep.'];
     const direct = await embedder.embeddings.create({ input });
     const client = sdk(embedder);
@@ -146,7 +181,9 @@ describe('embeddings and models through the openai SDK', () => {
 describe('errors and abort through the openai SDK', () => {
   it('a bad parameter and a full context are 400s naming what to change; no model is a 404; the engine goes on', async () => {
     const client = sdk(scripted);
-    const bad = await client.chat.completions.create({ model: MODEL, messages: hello, temperature: -1 }).catch((e) => e);
+    const bad = await client.chat.completions
+      .create({ model: MODEL, messages: hello, temperature: -1 })
+      .catch((e) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect(bad).toMatchObject({ status: 400, param: 'temperature', type: 'invalid_request_error' });
     expect(bad.message).toMatch(/temperature/);
@@ -156,21 +193,30 @@ describe('errors and abort through the openai SDK', () => {
     expect(full).toBeInstanceOf(OpenAI.BadRequestError);
     expect(full.code).toBe('context_length_exceeded');
 
-    const stream = await client.chat.completions.create({ model: MODEL, messages: hello, max_tokens: -3, stream: true }).catch((e) => e);
+    const stream = await client.chat.completions
+      .create({ model: MODEL, messages: hello, max_tokens: -3, stream: true })
+      .catch((e) => e);
     expect(stream).toBeInstanceOf(OpenAI.BadRequestError);
 
     const empty = await createNodeEngine({ cache: { persistent: false } });
-    const none = await sdk(empty).chat.completions.create({ model: MODEL, messages: hello }).catch((e) => e);
+    const none = await sdk(empty)
+      .chat.completions.create({ model: MODEL, messages: hello })
+      .catch((e) => e);
     expect(none).toBeInstanceOf(OpenAI.NotFoundError);
     expect(none.code).toBe('model_not_found');
-    await expect(client.embeddings.create({ model: MODEL, input: 'x' })).rejects.toMatchObject({ status: 400, code: 'not_an_embedding_model' });
+    await expect(client.embeddings.create({ model: MODEL, input: 'x' })).rejects.toMatchObject({
+      status: 400,
+      code: 'not_an_embedding_model',
+    });
     const unknown = await client.post('/audio/speech', { body: {} }).catch((e) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
 
-    expect((await client.chat.completions.create({ model: MODEL, messages: hello })).choices[0]!.message.content).toBe('Hello, world!');
+    expect((await client.chat.completions.create({ model: MODEL, messages: hello })).choices[0]!.message.content).toBe(
+      'Hello, world!',
+    );
   });
 
-  it('abort: a stream ends where it was aborted (the SDK ends its iteration quietly), a call in flight throws the SDK\'s abort error, and the engine answers the next request', async () => {
+  it("abort: a stream ends where it was aborted (the SDK ends its iteration quietly), a call in flight throws the SDK's abort error, and the engine answers the next request", async () => {
     const client = sdk(tiny);
     const long = { model: MODEL, messages: hello, max_tokens: 400, temperature: 1, seed: 5 } as const;
     const controller = new AbortController();
@@ -181,10 +227,11 @@ describe('errors and abort through the openai SDK', () => {
 
     const inFlight = new AbortController();
     setTimeout(() => inFlight.abort(), 50);
-    await expect(client.chat.completions.create(long, { signal: inFlight.signal })).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
+    await expect(client.chat.completions.create(long, { signal: inFlight.signal })).rejects.toBeInstanceOf(
+      OpenAI.APIUserAbortError,
+    );
 
     const r = await client.chat.completions.create({ model: MODEL, messages: hello, max_tokens: 3 });
     expect(r.usage!.completion_tokens).toBe(3);
   });
 });
-

@@ -28,6 +28,10 @@ export function freshProject(name: string, files: Record<string, string>, also: 
     writeFileSync(join(dir, file), text);
   }
   // --prefer-offline: the dependencies come from npm's cache when `npm ci` of this repository put them there.
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball(), ...also], { cwd: dir, stdio: 'pipe' });
+  execFileSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball(), ...also],
+    { cwd: dir, stdio: 'pipe' },
+  );
   return dir;
 }

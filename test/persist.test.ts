@@ -9,17 +9,37 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORMAT_VERSION } from '../src/backends/llamacpp/cache/identity.ts';
 import type { RecordMeta } from '../src/backends/llamacpp/cache/store.ts';
 import type { ChatMessage } from '../src/types.ts';
-import { inspect, 
-  ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, modelPath, newDb, next, promptTokens,
-  rawStore, reply, SYSTEM, systemPrefixLength, trackEngines,
+import {
+  inspect,
+  ask,
+  cachedEngine,
+  coldEngine,
+  expectPromptMatters,
+  expectSameAnswer,
+  modelPath,
+  newDb,
+  next,
+  promptTokens,
+  rawStore,
+  reply,
+  SYSTEM,
+  systemPrefixLength,
+  trackEngines,
 } from './helpers.ts';
 
 const track = trackEngines();
 
-const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+const turn1: ChatMessage[] = [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: 'Name a bread.' },
+];
 
 /** Two turns on a fresh engine over `db`, saved; returns the messages of the third turn. */
-async function chatTwoTurns(db: string, extra: { conversation_id?: string } = {}, model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
+async function chatTwoTurns(
+  db: string,
+  extra: { conversation_id?: string } = {},
+  model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny',
+) {
   const engine = await track(cachedEngine(model, { db }));
   const r1 = await ask(engine, turn1, extra);
   const turn2 = next(turn1, reply(r1), 'And a river?');
@@ -35,9 +55,12 @@ async function metas(db: string): Promise<RecordMeta[]> {
 }
 
 describe('resume from IndexedDB', () => {
-  it.each(['qwen2-tiny', 'qwen2-hello', 'llama3-hello'] as const)('%s answers another question with other log-probabilities (else the comparisons here could not fail)', async (model) => {
-    await expectPromptMatters(await track(coldEngine(model)));
-  });
+  it.each(['qwen2-tiny', 'qwen2-hello', 'llama3-hello'] as const)(
+    '%s answers another question with other log-probabilities (else the comparisons here could not fail)',
+    async (model) => {
+      await expectPromptMatters(await track(coldEngine(model)));
+    },
+  );
 
   it.each([
     ['by conversation_id', { conversation_id: 'chat-1' }],
@@ -89,9 +112,17 @@ describe('resume from IndexedDB', () => {
     await ask(first, turn1);
     await first.cache.flush();
     const reloaded = await track(cachedEngine('qwen2-hello', { db }));
-    const other: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Something else entirely.' }];
+    const other: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Something else entirely.' },
+    ];
     const progress: string[] = [];
-    const r = await reloaded.chat.completions.create({ messages: other, temperature: 0, max_tokens: 8, onProgress: (p) => progress.push(p.phase) });
+    const r = await reloaded.chat.completions.create({
+      messages: other,
+      temperature: 0,
+      max_tokens: 8,
+      onProgress: (p) => progress.push(p.phase),
+    });
     expect(r.timings.cache_source).toBe('indexeddb');
     expect(r.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(reloaded, other));
     expect(progress).toContain('restore');
@@ -103,7 +134,10 @@ describe('resume from IndexedDB', () => {
     const db = newDb();
     const engine = await track(cachedEngine('qwen2-tiny', { db }));
     const a1 = await ask(engine, turn1);
-    const b: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A different question.' }];
+    const b: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'A different question.' },
+    ];
     await ask(engine, b);
     await engine.cache.flush();
     expect((await metas(db)).filter((m) => m.kind === 'conversation')).toHaveLength(2);
@@ -134,7 +168,11 @@ describe('a sliding-window model (gemma3-tiny) after a reload', () => {
 });
 
 describe('a record that does not match is deleted and the prompt recomputed', () => {
-  async function expectRecomputed(db: string, turn3: ChatMessage[], model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny') {
+  async function expectRecomputed(
+    db: string,
+    turn3: ChatMessage[],
+    model: 'qwen2-tiny' | 'qwen2-hello' = 'qwen2-tiny',
+  ) {
     const reloaded = await track(cachedEngine(model, { db }));
     const cold = await track(coldEngine(model));
     const r = await ask(reloaded, turn3, { conversation_id: 'x' });
@@ -202,7 +240,14 @@ describe('a record that does not match is deleted and the prompt recomputed', ()
     expect(restored.timings.cache_source).toBe('indexeddb');
     expect(warn.mock.calls.flat().join(' ')).toMatch(/dropped 5 saved KV record/);
     // A new conversation is saved as before.
-    await ask(reloaded, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A new one.' }], { conversation_id: 'y' });
+    await ask(
+      reloaded,
+      [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: 'A new one.' },
+      ],
+      { conversation_id: 'y' },
+    );
     await reloaded.cache.flush();
     const kept = (await metas(db)).map((m) => m.key);
     expect(kept.filter((k) => k.endsWith(':y'))).toHaveLength(1);
@@ -241,8 +286,10 @@ describe('storage limits', () => {
 
   it('still answers when storage refuses every write (QuotaExceededError, simulated)', async () => {
     const db = newDb();
-    const failing = (store: UseStore): UseStore => (mode, cb) =>
-      mode === 'readwrite' ? Promise.reject(new DOMException('quota', 'QuotaExceededError')) : store(mode, cb);
+    const failing =
+      (store: UseStore): UseStore =>
+      (mode, cb) =>
+        mode === 'readwrite' ? Promise.reject(new DOMException('quota', 'QuotaExceededError')) : store(mode, cb);
     const engine = await track(cachedEngine('qwen2-hello', { db, wrap: failing }));
     const r1 = await ask(engine, turn1);
     const r2 = await ask(engine, next(turn1, reply(r1), 'More?'));
@@ -261,32 +308,36 @@ describe('storage limits', () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     let failures = failFirstConversation ? 1 : 0;
-    const wrap = (store: UseStore): UseStore => (mode, cb) => {
-      if (mode !== 'readwrite') return store(mode, cb);
-      return gate.then(() => store(mode, (s) => {
-        let conversation = false;
-        const spy = new Proxy(s, {
-          get(target, prop) {
-            if (prop === 'put') {
-              return (value: unknown, key: IDBValidKey) => {
-                if (String(key).startsWith('m:conversation')) conversation = true;
-                return target.put(value, key);
-              };
-            }
-            const v = Reflect.get(target, prop);
-            return typeof v === 'function' ? v.bind(target) : v;
-          },
-        });
-        const result = cb(spy);
-        if (conversation && failures-- > 0) s.transaction.abort();
-        return result;
-      }));
-    };
+    const wrap =
+      (store: UseStore): UseStore =>
+      (mode, cb) => {
+        if (mode !== 'readwrite') return store(mode, cb);
+        return gate.then(() =>
+          store(mode, (s) => {
+            let conversation = false;
+            const spy = new Proxy(s, {
+              get(target, prop) {
+                if (prop === 'put') {
+                  return (value: unknown, key: IDBValidKey) => {
+                    if (String(key).startsWith('m:conversation')) conversation = true;
+                    return target.put(value, key);
+                  };
+                }
+                const v = Reflect.get(target, prop);
+                return typeof v === 'function' ? v.bind(target) : v;
+              },
+            });
+            const result = cb(spy);
+            if (conversation && failures-- > 0) s.transaction.abort();
+            return result;
+          }),
+        );
+      };
     return { wrap, open: () => open() };
   }
 
   it.each([
-    ['saves queued behind a slow disk still write only each turn\'s new cells', false],
+    ["saves queued behind a slow disk still write only each turn's new cells", false],
     ['a queued save that builds on a failed one is dropped, and the next turn saves everything', true],
   ])('%s (simulated)', async (_, fail) => {
     const db = newDb();
@@ -328,7 +379,14 @@ describe('storage limits', () => {
     const budgetBytes = Math.floor(one * 2.5);
     const engine = await track(cachedEngine('qwen2-hello', { db, budgetBytes }));
     for (let i = 0; i < 5; i++) {
-      await ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Conversation number ${i}.` }], { conversation_id: `c${i}` });
+      await ask(
+        engine,
+        [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: `Conversation number ${i}.` },
+        ],
+        { conversation_id: `c${i}` },
+      );
       await engine.cache.flush();
       expect((await engine.cache.stats()).bytes).toBeLessThanOrEqual(budgetBytes);
     }
@@ -341,7 +399,14 @@ describe('storage limits', () => {
     const db = newDb();
     const engine = await track(cachedEngine('qwen2-hello', { db }));
     const a1 = await ask(engine, turn1, { conversation_id: 'a' });
-    await ask(engine, [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Other.' }], { conversation_id: 'b' });
+    await ask(
+      engine,
+      [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: 'Other.' },
+      ],
+      { conversation_id: 'b' },
+    );
     await engine.cache.flush();
     expect((await engine.cache.stats()).conversations).toBe(2);
     await engine.cache.clear({ conversation_id: 'a' });
@@ -373,7 +438,7 @@ describe('storage limits', () => {
 describe('templates that render a changing value', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('Llama 3 writes today\'s date into the system header: a new day still answers correctly', async () => {
+  it("Llama 3 writes today's date into the system header: a new day still answers correctly", async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const db = newDb();
     vi.setSystemTime(new Date('2026-11-22T12:00:00Z'));

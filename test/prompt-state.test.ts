@@ -6,7 +6,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobReader, LLAMA_STATE_SEQ_VERSION, readPromptStateHeader, writePromptState } from '../src/backends/llamacpp/cache/prompt-state.ts';
+import {
+  blobReader,
+  LLAMA_STATE_SEQ_VERSION,
+  readPromptStateHeader,
+  writePromptState,
+} from '../src/backends/llamacpp/cache/prompt-state.ts';
 import { createNodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { llamaSource } from '../scripts/llama-source.mjs';
@@ -25,8 +30,11 @@ async function exported(model: ModelName, load: Omit<LoadOptions, 'signal' | 'on
 }
 
 /** An engine loaded with a prompt state, caching nothing of its own (so every cached token is the shipped state's). */
-const shippedEngine = (model: ModelName, promptState: Blob | string, load: Omit<LoadOptions, 'signal' | 'onProgress'> = {}) =>
-  track(testEngine(model, { ...NO_CACHE, nCtx: 2048, promptState, ...load }));
+const shippedEngine = (
+  model: ModelName,
+  promptState: Blob | string,
+  load: Omit<LoadOptions, 'signal' | 'onProgress'> = {},
+) => track(testEngine(model, { ...NO_CACHE, nCtx: 2048, promptState, ...load }));
 
 /** The same file with its header changed (the state bytes kept). */
 async function withHeader(file: Blob, change: Record<string, unknown>): Promise<Blob> {
@@ -42,7 +50,8 @@ describe('prompt state files', () => {
   });
 
   it.each(['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello'] as const)(
-    '%s answers from a shipped state like a cold engine, without reading the system prompt', async (model) => {
+    '%s answers from a shipped state like a cold engine, without reading the system prompt',
+    async (model) => {
       const file = await exported(model);
       const { header } = await readPromptStateHeader(blobReader(file));
       const engine = await shippedEngine(model, file);
@@ -56,7 +65,8 @@ describe('prompt state files', () => {
         expect(r.warnings).toBeUndefined();
         expectSameAnswer(r, await ask(await track(coldEngine(model)), question(q)));
       }
-    });
+    },
+  );
 
   it('writes an f16 state at half the size, and a model loaded with it takes its KV types', async () => {
     const f32 = await exported('qwen2-hello');
@@ -80,14 +90,29 @@ describe('prompt state files', () => {
     it.each([
       ['another model', 'qwen2-tiny', () => file, /another model file/],
       ['another quantization of the model', 'qwen2-hello-q8', () => file, /another model file/],
-      ['another llama.cpp build', 'qwen2-hello', () => withHeader(file, { llama: 'b9999+0123456789ab' }), /written by llama\.cpp b9999/],
+      [
+        'another llama.cpp build',
+        'qwen2-hello',
+        () => withHeader(file, { llama: 'b9999+0123456789ab' }),
+        /written by llama\.cpp b9999/,
+      ],
       ['another state format', 'qwen2-hello', () => withHeader(file, { stateVersion: 99 }), /state format 99/],
       ['another KV layout', 'qwen2-hello', () => withHeader(file, { typeK: 'f16', typeV: 'f16' }), /cacheTypeK 'f16'/],
       ['a truncated file', 'qwen2-hello', () => file.slice(0, file.size - 1000), /truncated or damaged/],
       ['a damaged state', 'qwen2-hello', async () => damaged(file, file.size - 5000), /checksum/],
       ['a damaged header', 'qwen2-hello', async () => damaged(file, 40), /header is damaged/],
-      ['not a state file', 'qwen2-hello', () => new Blob([readFileSync(modelPath('qwen2-tiny'))]), /not a prompt state file/],
-      ['tokens outside the vocabulary', 'qwen2-hello', () => withHeader(file, { tokens: [1e9] }), /vocabulary|truncated/],
+      [
+        'not a state file',
+        'qwen2-hello',
+        () => new Blob([readFileSync(modelPath('qwen2-tiny'))]),
+        /not a prompt state file/,
+      ],
+      [
+        'tokens outside the vocabulary',
+        'qwen2-hello',
+        () => withHeader(file, { tokens: [1e9] }),
+        /vocabulary|truncated/,
+      ],
     ] as const)('%s', async (_, model, make, why) => {
       // The KV types are named: a file's own must not decide them when the test is about a mismatch.
       const engine = await shippedEngine(model, await make(), { cacheTypeK: 'f32', cacheTypeV: 'f32' });
@@ -101,16 +126,24 @@ describe('prompt state files', () => {
 
     it('another system prompt: prefilled in full, with a warning on the answer', async () => {
       const engine = await shippedEngine('qwen2-hello', file);
-      const other: ChatMessage[] = [{ role: 'system', content: `Be brief. ${SYSTEM}` }, { role: 'user', content: 'Name a bread.' }];
+      const other: ChatMessage[] = [
+        { role: 'system', content: `Be brief. ${SYSTEM}` },
+        { role: 'user', content: 'Name a bread.' },
+      ];
       const r = await ask(engine, other);
       expect(r.timings.cache_source).toBe('none');
-      expect(r.warnings?.join('\n')).toMatch(/prompt state .* was not used: this prompt shares only its first \d+ tokens/);
+      expect(r.warnings?.join('\n')).toMatch(
+        /prompt state .* was not used: this prompt shares only its first \d+ tokens/,
+      );
       expectSameAnswer(r, await ask(await track(coldEngine('qwen2-hello')), other));
     });
 
     it('a system prompt that goes on past the state uses the part it shares, and says so', async () => {
       const engine = await shippedEngine('qwen2-hello', file);
-      const longer: ChatMessage[] = [{ role: 'system', content: `${SYSTEM} Answer in French.` }, { role: 'user', content: 'Name a bread.' }];
+      const longer: ChatMessage[] = [
+        { role: 'system', content: `${SYSTEM} Answer in French.` },
+        { role: 'user', content: 'Name a bread.' },
+      ];
       const r = await ask(engine, longer);
       expect(r.timings.cache_source).toBe('prompt-state');
       expect(r.warnings?.join('\n')).toMatch(/was used for \d+ tokens only/);
@@ -120,7 +153,10 @@ describe('prompt state files', () => {
 
   it('a recurrent model does not take part of a state (its state is the one after the last token)', async () => {
     const engine = await shippedEngine('mamba-hello', await exported('mamba-hello'));
-    const longer: ChatMessage[] = [{ role: 'system', content: `${SYSTEM} Answer in French.` }, { role: 'user', content: 'Name a bread.' }];
+    const longer: ChatMessage[] = [
+      { role: 'system', content: `${SYSTEM} Answer in French.` },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const r = await ask(engine, longer);
     expect(r.timings.cache_source).toBe('none');
     expect(r.warnings?.join('\n')).toMatch(/was not used/);
@@ -129,9 +165,13 @@ describe('prompt state files', () => {
 
   it('refuses bad export and load parameters with a typed error, and the engine goes on', async () => {
     const engine = await track(testEngine('qwen2-hello', { ...NO_CACHE }));
-    await expect(engine.cache.exportPrompt({ messages: [] })).rejects.toMatchObject({ name: 'InvalidRequestError', code: 'invalid_parameter' });
-    await expect(engine.load({ path: modelPath('qwen2-hello') }, { promptState: 42 as unknown as string }))
-      .rejects.toMatchObject({ name: 'InvalidRequestError', details: { param: 'promptState' } });
+    await expect(engine.cache.exportPrompt({ messages: [] })).rejects.toMatchObject({
+      name: 'InvalidRequestError',
+      code: 'invalid_parameter',
+    });
+    await expect(
+      engine.load({ path: modelPath('qwen2-hello') }, { promptState: 42 as unknown as string }),
+    ).rejects.toMatchObject({ name: 'InvalidRequestError', details: { param: 'promptState' } });
     const e2 = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: null }));
     await expect(e2.cache.exportPrompt({ messages: [system] })).rejects.toMatchObject({ code: 'no_model' });
   });
@@ -155,11 +195,16 @@ describe('a prompt state from a URL', () => {
     const progress: Array<{ phase: string; file?: string; loaded: number }> = [];
     const load = async () => {
       const engine = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: dir }));
-      await engine.load({ path: modelPath('qwen2-hello') }, { nCtx: 2048, promptState: url, onProgress: (p) => progress.push(p) });
+      await engine.load(
+        { path: modelPath('qwen2-hello') },
+        { nCtx: 2048, promptState: url, onProgress: (p) => progress.push(p) },
+      );
       return engine;
     };
     const first = await load();
-    expect(progress.some((p) => p.phase === 'download' && p.file === 'prompt-state' && p.loaded === file.size)).toBe(true);
+    expect(progress.some((p) => p.phase === 'download' && p.file === 'prompt-state' && p.loaded === file.size)).toBe(
+      true,
+    );
     expect((await ask(first, question('Name a bread.'))).timings.cache_source).toBe('prompt-state');
     const served = server.log.filter((l) => l.method === 'GET').length;
     await server.stop();
@@ -176,30 +221,53 @@ describe('a prompt state from a URL', () => {
     const engine = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: mkdtempSync(join(dir, 'resume-')) }));
     server.bytesPerSecond = 64 << 10;
     const stop = new AbortController();
-    await expect(engine.load({ path: modelPath('qwen2-hello') }, { promptState: url, signal: stop.signal, onProgress: (p) => {
-      if (p.file === 'prompt-state' && p.phase === 'download' && p.loaded > file.size * 0.4) stop.abort();
-    } })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(
+      engine.load(
+        { path: modelPath('qwen2-hello') },
+        {
+          promptState: url,
+          signal: stop.signal,
+          onProgress: (p) => {
+            if (p.file === 'prompt-state' && p.phase === 'download' && p.loaded > file.size * 0.4) stop.abort();
+          },
+        },
+      ),
+    ).rejects.toMatchObject({ name: 'AbortError' });
     const [partial] = await engine.models.list();
     expect(partial).toMatchObject({ complete: false });
     expect(partial!.downloaded).toBeGreaterThan(file.size * 0.3);
     server.bytesPerSecond = null;
     const sentBefore = server.sent('/slow/system.hearth-state');
     const downloads: number[] = [];
-    const info = await engine.load({ path: modelPath('qwen2-hello') }, { nCtx: 2048, promptState: url, onProgress: (p) => {
-      if (p.file === 'prompt-state' && p.phase === 'download') downloads.push(p.loaded);
-    } });
+    const info = await engine.load(
+      { path: modelPath('qwen2-hello') },
+      {
+        nCtx: 2048,
+        promptState: url,
+        onProgress: (p) => {
+          if (p.file === 'prompt-state' && p.phase === 'download') downloads.push(p.loaded);
+        },
+      },
+    );
     expect(downloads[0]).toBe(partial!.downloaded);
-    expect(server.sent('/slow/system.hearth-state') - sentBefore).toBeLessThan(file.size - partial!.downloaded + (64 << 10));
+    expect(server.sent('/slow/system.hearth-state') - sentBefore).toBeLessThan(
+      file.size - partial!.downloaded + (64 << 10),
+    );
     expect(info.promptState?.bytes).toBeGreaterThan(0);
     expect((await ask(engine, question('Name a bread.'))).timings.cache_source).toBe('prompt-state');
   });
 
   it('a URL that serves something else: the load goes on without it, and says why', async () => {
-    const url = server.add('/not-a-state.bin', { bytes: new TextEncoder().encode('<html>Not found</html>'.repeat(10)) });
+    const url = server.add('/not-a-state.bin', {
+      bytes: new TextEncoder().encode('<html>Not found</html>'.repeat(10)),
+    });
     const engine = await track(createNodeEngine({ cache: NO_CACHE, modelsDir: dir }));
     const info = await engine.load({ path: modelPath('qwen2-hello') }, { promptState: url });
     expect(info.warnings?.join('\n')).toMatch(/is not a Hearth prompt state file/);
-    const missing = await engine.load({ path: modelPath('qwen2-hello') }, { promptState: `${server.url}/nothing-here` });
+    const missing = await engine.load(
+      { path: modelPath('qwen2-hello') },
+      { promptState: `${server.url}/nothing-here` },
+    );
     expect(missing.warnings?.join('\n')).toMatch(/was not loaded/);
     expect((await ask(engine, question('Name a bread.'))).timings.cache_source).toBe('none');
   });
@@ -211,11 +279,26 @@ describe('npm run prompt-state (hearth prompt-state)', () => {
     try {
       writeFileSync(join(dir, 'system.txt'), SYSTEM);
       const out = join(dir, 'state.bin');
-      execFileSync('npx', ['tsx', 'src/cli.ts', 'prompt-state', '--model', modelPath('qwen2-hello'), '--system', join(dir, 'system.txt'), '-o', out],
-        { stdio: 'pipe' });
+      execFileSync(
+        'npx',
+        [
+          'tsx',
+          'src/cli.ts',
+          'prompt-state',
+          '--model',
+          modelPath('qwen2-hello'),
+          '--system',
+          join(dir, 'system.txt'),
+          '-o',
+          out,
+        ],
+        { stdio: 'pipe' },
+      );
       const written = new Blob([readFileSync(out)]);
       const fromApi = await exported('qwen2-hello');
-      const [a, b] = await Promise.all([written, fromApi].map(async (f) => (await readPromptStateHeader(blobReader(f))).header));
+      const [a, b] = await Promise.all(
+        [written, fromApi].map(async (f) => (await readPromptStateHeader(blobReader(f))).header),
+      );
       expect(a).toEqual(b);
       const engine = await shippedEngine('qwen2-hello', written);
       expect((await ask(engine, question('Name a bread.'))).timings.cache_source).toBe('prompt-state');

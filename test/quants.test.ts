@@ -8,11 +8,24 @@ import type { ChatMessage } from '../src/types.ts';
 import { HUB_QUANTS, type ModelName } from './fixtures/models.ts';
 import { inspect, argmax, ask, relDiff, reply, SYSTEM, testEngine } from './helpers.ts';
 
-const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+const messages: ChatMessage[] = [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: 'Name a bread.' },
+];
 const NO_CACHE = { persistent: false, conversations: false, systemPrompt: false, nCtx: 1024 };
 
 // llama_ftype of each type (general.file_type in the GGUF the quantizer writes).
-const FILE_TYPE = { q4_0: '2', q5_0: '8', q5_1: '9', q8_0: '7', q4_k_m: '15', q5_k_m: '17', q6_k: '18', iq4_nl: '25', iq4_xs: '30' };
+const FILE_TYPE = {
+  q4_0: '2',
+  q5_0: '8',
+  q5_1: '9',
+  q8_0: '7',
+  q4_k_m: '15',
+  q5_k_m: '17',
+  q6_k: '18',
+  iq4_nl: '25',
+  iq4_xs: '30',
+};
 
 let f32: NodeEngine;
 let reference: Float32Array;

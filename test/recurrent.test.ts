@@ -7,9 +7,22 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { type ModelName, SWA_WINDOW } from './fixtures/models.ts';
-import { inspect, 
-  ask, cachedEngine, coldEngine, expectPromptMatters, expectSameAnswer, maxDiff, newDb, next, reply, scale, SYSTEM,
-  systemPrefixLength, testEngine, trackEngines,
+import {
+  inspect,
+  ask,
+  cachedEngine,
+  coldEngine,
+  expectPromptMatters,
+  expectSameAnswer,
+  maxDiff,
+  newDb,
+  next,
+  reply,
+  scale,
+  SYSTEM,
+  systemPrefixLength,
+  testEngine,
+  trackEngines,
 } from './helpers.ts';
 
 const track = trackEngines();
@@ -46,7 +59,10 @@ describe.each([
   });
 
   it('continues a conversation from the whole cached state, answering as a cold engine', async () => {
-    let messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    let messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     let previous = 0;
     for (const q of ['And a river?', 'Which star is brightest?']) {
       const [w, c] = [await ask(warm, messages, { conversation_id: 'follow' }), await ask(cold, messages)];
@@ -60,8 +76,11 @@ describe.each([
     expect(cached.cached).toBeGreaterThan(previous);
   });
 
-  it('regenerates an answer from the checkpoint before the prompt\'s last token', async () => {
-    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Tell me a story.' }];
+  it("regenerates an answer from the checkpoint before the prompt's last token", async () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Tell me a story.' },
+    ];
     const first = await ask(warm, messages, { conversation_id: 'regen' });
     const again = await ask(warm, messages, { conversation_id: 'regen' });
     expectSameAnswer(again, first);
@@ -69,18 +88,34 @@ describe.each([
     expect(again.usage.prompt_tokens_details.cached_tokens).toBe(first.usage.prompt_tokens - 1);
   });
 
-  it('goes back to the system prompt\'s checkpoint when an earlier message is edited', async () => {
-    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+  it("goes back to the system prompt's checkpoint when an earlier message is edited", async () => {
+    const base: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const first = await ask(warm, base, { conversation_id: 'edit' });
-    const edited = next([{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a cake instead.' }], reply(first), 'And a river?');
+    const edited = next(
+      [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: 'Name a cake instead.' },
+      ],
+      reply(first),
+      'And a river?',
+    );
     const [w, c] = [await ask(warm, edited, { conversation_id: 'edit' }), await ask(cold, edited)];
     expectSameAnswer(w, c);
     expect(w.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, edited));
   });
 
   it('shares a system prompt between two conversations', async () => {
-    const a = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'First conversation.' }] as ChatMessage[];
-    const b = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'A second, unrelated one.' }] as ChatMessage[];
+    const a = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'First conversation.' },
+    ] as ChatMessage[];
+    const b = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'A second, unrelated one.' },
+    ] as ChatMessage[];
     await ask(warm, a);
     const rb = await ask(warm, b);
     expect(rb.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, b));
@@ -88,15 +123,23 @@ describe.each([
   });
 
   it('answers four concurrent requests as it answers each alone', async () => {
-    const prompts = ['One.', 'Two, longer than one.', 'Three is here.', 'Four.'].map((q) =>
-      [{ role: 'system', content: SYSTEM }, { role: 'user', content: q }] as ChatMessage[]);
+    const prompts = ['One.', 'Two, longer than one.', 'Three is here.', 'Four.'].map(
+      (q) =>
+        [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: q },
+        ] as ChatMessage[],
+    );
     const together = await Promise.all(prompts.map((m) => ask(warm, m, { max_tokens: 12 })));
     for (const [i, m] of prompts.entries()) expectSameAnswer(together[i]!, await ask(cold, m, { max_tokens: 12 }));
   });
 
   it('carries a conversation over when the context grows, answering as a cold engine', async () => {
     const growing = await track(testEngine(model, { minTokens: 32, ...load })); // the context sized from demand
-    let messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    let messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const r1 = await ask(growing, messages, { conversation_id: 'grow' });
     const before = (await growing.info()).nCtx;
     messages = next(messages, reply(r1), `Read this: ${'bread rivers stars maps tea '.repeat(200)}`);
@@ -109,7 +152,10 @@ describe.each([
   it('resumes from IndexedDB after a reload (each turn saves its new cells and the recurrent state after them)', async () => {
     const db = newDb();
     const first = await track(cachedEngine(model, { db, ...load }));
-    const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const turn1: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const r1 = await ask(first, turn1, { conversation_id: 'saved' });
     await first.cache.flush();
     const turn2 = next(turn1, reply(r1), 'And a river?');
@@ -123,7 +169,10 @@ describe.each([
   it('after a reload, goes back to the end of a saved turn when the next question is edited', async () => {
     const db = newDb();
     const first = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
-    const turn1: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Name a bread.' }];
+    const turn1: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name a bread.' },
+    ];
     const r1 = await ask(first, turn1, { conversation_id: 'branch' });
     const r2 = await ask(first, next(turn1, reply(r1), 'And a river?'), { conversation_id: 'branch' });
     await first.cache.flush();
@@ -141,14 +190,21 @@ describe.each([
     const small = await track(cachedEngine(talker, { nCtx: 300, ...load }));
     const max = 1000;
     const r = await small.chat.completions.create({
-      messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Go on.' }], temperature: 0, max_tokens: max,
+      messages: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: 'Go on.' },
+      ],
+      temperature: 0,
+      max_tokens: max,
       context_overflow: 'shift',
     });
     const { nCtx } = await small.info();
     expect(r.choices[0]!.finish_reason).toBe('length');
     // It stopped when the context was full (the last sampled token is counted, never decoded).
     expect(r.usage.prompt_tokens + r.usage.completion_tokens).toBe(nCtx + 1);
-    expect(r.warnings).toEqual([expect.stringMatching(/context_overflow 'shift' cannot drop tokens from a \w+ model's state/)]);
+    expect(r.warnings).toEqual([
+      expect.stringMatching(/context_overflow 'shift' cannot drop tokens from a \w+ model's state/),
+    ]);
   });
 });
 
@@ -157,10 +213,20 @@ describe('gemma3-hello with a full-size sliding-window cache (the default)', () 
     const [warm, cold] = await Promise.all([track(cachedEngine('gemma3-hello')), track(coldEngine('gemma3-hello'))]);
     expect((await warm.info()).model!.memory).toEqual({ kind: 'swa', swaWindow: SWA_WINDOW });
     const list = 'bread, river, lake, hill, '.repeat(8);
-    const base: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: `Name ${list}and a star.` }];
+    const base: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: `Name ${list}and a star.` },
+    ];
     const first = await ask(warm, base, { conversation_id: 'full' });
     // An edit near the end: everything before it is reused, more than a window past the system prompt.
-    const edited = next([{ role: 'system', content: SYSTEM }, { role: 'user', content: `Name ${list}and a moon.` }], reply(first), 'Go on.');
+    const edited = next(
+      [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: `Name ${list}and a moon.` },
+      ],
+      reply(first),
+      'Go on.',
+    );
     const [w, c] = [await ask(warm, edited, { conversation_id: 'full' }), await ask(cold, edited)];
     expectSameAnswer(w, c);
     expect(w.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(systemPrefixLength(warm, edited) + SWA_WINDOW);

@@ -24,21 +24,45 @@ const ROUTES: Record<string, (res: ServerResponse) => void> = {
   },
   '/not-json': (res) => res.end('data: <html>\n\n'),
   '/null': (res) => res.end('data: null\n\n'),
-  '/tool-index': (res) => res.end(`data: ${JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 1e9, id: 'a', function: { name: 'f', arguments: '{}' } }] } }] })}\n\n`),
-  '/finish-constructor': (res) => res.end([
-    `data: ${JSON.stringify({ choices: [{ delta: { content: 'Hi' }, finish_reason: null }] })}`,
-    `data: ${JSON.stringify({ choices: [{ delta: {}, finish_reason: 'constructor' }] })}`,
-    `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 'many', completion_tokens: 1 } })}`,
-    'data: [DONE]', '', ''].join('\n\n')),
+  '/tool-index': (res) =>
+    res.end(
+      `data: ${JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 1e9, id: 'a', function: { name: 'f', arguments: '{}' } }] } }] })}\n\n`,
+    ),
+  '/finish-constructor': (res) =>
+    res.end(
+      [
+        `data: ${JSON.stringify({ choices: [{ delta: { content: 'Hi' }, finish_reason: null }] })}`,
+        `data: ${JSON.stringify({ choices: [{ delta: {}, finish_reason: 'constructor' }] })}`,
+        `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 'many', completion_tokens: 1 } })}`,
+        'data: [DONE]',
+        '',
+        '',
+      ].join('\n\n'),
+    ),
   // Finish and usage, then the connection stays open without [DONE].
-  '/no-done': (res) => res.write([
-    `data: ${JSON.stringify({ choices: [{ delta: { content: 'Hi' }, finish_reason: 'stop' }] })}`,
-    `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}`, '', ''].join('\n\n')),
+  '/no-done': (res) =>
+    res.write(
+      [
+        `data: ${JSON.stringify({ choices: [{ delta: { content: 'Hi' }, finish_reason: 'stop' }] })}`,
+        `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}`,
+        '',
+        '',
+      ].join('\n\n'),
+    ),
   // Headers, then silence.
   '/silent': () => {},
   // Embeddings: two vectors both claiming index 0.
-  '/dup-index': (res) => res.end(JSON.stringify({ data: [{ index: 0, embedding: [1, 0] }, { index: 0, embedding: [0, 1] }] })),
-  '/error-event': (res) => res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`),
+  '/dup-index': (res) =>
+    res.end(
+      JSON.stringify({
+        data: [
+          { index: 0, embedding: [1, 0] },
+          { index: 0, embedding: [0, 1] },
+        ],
+      }),
+    ),
+  '/error-event': (res) =>
+    res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`),
 };
 
 let server: Server;
@@ -47,7 +71,11 @@ let base = '';
 beforeAll(async () => {
   server = createServer((req, res) => {
     const [, route, rest] = /^(\/[^/]+)(\/.*)$/.exec(req.url ?? '') ?? [];
-    if (rest === '/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: 'not a list' }));
+    if (rest === '/models') {
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: 'not a list' }));
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     ROUTES[route!]?.(res);
   });
@@ -69,7 +97,10 @@ async function engine(route: string, idleMs = 60_000) {
 
 const ask = async (route: string, idleMs?: number) => {
   const api = await engine(route, idleMs);
-  return api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] }).then((r) => r, (e) => e);
+  return api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] }).then(
+    (r) => r,
+    (e) => e,
+  );
 };
 
 describe('a broken or hostile server (simulated)', () => {
@@ -96,21 +127,32 @@ describe('a broken or hostile server (simulated)', () => {
   });
 
   it('a server that sends nothing fails with remote_timeout, retryable', async () => {
-    expect(await ask('/silent', 300)).toMatchObject({ name: 'EngineError', code: 'remote_timeout', details: { retryable: true } });
+    expect(await ask('/silent', 300)).toMatchObject({
+      name: 'EngineError',
+      code: 'remote_timeout',
+      details: { retryable: true },
+    });
   });
 
-  it('an error event mid-stream is the server\'s error, typed', async () => {
+  it("an error event mid-stream is the server's error, typed", async () => {
     expect(await ask('/error-event')).toMatchObject({ name: 'EngineError', code: 'remote_error' });
   });
 
   it('embeddings whose indices collide are remote_bad_response', async () => {
     const api = await engine('/dup-index');
-    expect(await api.embeddings.create({ input: ['a', 'b'] }).catch((e) => e)).toMatchObject({ name: 'EngineError', code: 'remote_bad_response' });
+    expect(await api.embeddings.create({ input: ['a', 'b'] }).catch((e) => e)).toMatchObject({
+      name: 'EngineError',
+      code: 'remote_bad_response',
+    });
   });
 
   it('options fetch could not send are refused when the engine is created, naming them', () => {
     expect(() => checkRemote({ baseURL: 'http://u:p@host/v1', model: 'm' }, 'backend')).toThrow(/credentials/);
-    expect(() => checkRemote({ baseURL: 'http://host/v1', model: 'm', apiKey: 'ke\ny' }, 'backend')).toThrow(/backend\.remote\.apiKey or \.headers: not a valid HTTP header/);
-    expect(() => checkRemote({ baseURL: 'http://host/v1', model: 'm', headers: { 'a b': 'c' } }, 'fallback')).toThrow(/fallback\.remote\.headers/);
+    expect(() => checkRemote({ baseURL: 'http://host/v1', model: 'm', apiKey: 'ke\ny' }, 'backend')).toThrow(
+      /backend\.remote\.apiKey or \.headers: not a valid HTTP header/,
+    );
+    expect(() => checkRemote({ baseURL: 'http://host/v1', model: 'm', headers: { 'a b': 'c' } }, 'fallback')).toThrow(
+      /fallback\.remote\.headers/,
+    );
   });
 });

@@ -18,7 +18,10 @@ for (const variant of ['st', 'st-relaxed'] as const) {
     const model = LlamaModel.load(llama, `/models/${name}.gguf`);
     if (!model) throw new Error(`${name} did not load with the ${variant} build`);
     const lines = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor'));
-    out[variant][name] = { tensors: lines.length, layouts: [...new Set(lines.map((l) => l.split(' with ')[1]!.trim()))] };
+    out[variant][name] = {
+      tensors: lines.length,
+      layouts: [...new Set(lines.map((l) => l.split(' with ')[1]!.trim()))],
+    };
     model.free();
   }
 }

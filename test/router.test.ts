@@ -25,7 +25,13 @@ function simulatedGpu(refuse: string | null = null) {
   const calls: string[] = [];
   const backend: Backend = {
     kind: 'webgpu',
-    supports: { loadOptions: { nCtx: true }, contextOverflow: ['stop'], embeddings: false, rerank: false, media: false },
+    supports: {
+      loadOptions: { nCtx: true },
+      contextOverflow: ['stop'],
+      embeddings: false,
+      rerank: false,
+      media: false,
+    },
     fit: async (request: LoadRequest) => {
       calls.push('fit');
       // As wllama does: the bytes it read are what the next backend gets.
@@ -39,18 +45,31 @@ function simulatedGpu(refuse: string | null = null) {
       calls.push('complete');
       return home.engine.complete(request, control); // answers as the engine would
     },
-    embed: async () => { throw new Error('embed reached the backend'); },
-    rank: async () => { throw new Error('rank reached the backend'); },
+    embed: async () => {
+      throw new Error('embed reached the backend');
+    },
+    rank: async () => {
+      throw new Error('rank reached the backend');
+    },
     info: async () => ({ ...(await home.engine.info()), backend: 'webgpu' }),
     unload: async () => void calls.push('unload'),
   };
   return { backend, calls };
 }
 
-const selection = (): BackendSelection => ({ requested: 'auto', reason: 'the WebGPU backend passed its self-test', adapter: null, selfTest: null });
+const selection = (): BackendSelection => ({
+  requested: 'auto',
+  reason: 'the WebGPU backend passed its self-test',
+  adapter: null,
+  selfTest: null,
+});
 /** The public API over a router of these backends, with the wasm engine's services. */
 const over = (backends: Backend[]) => new EngineApi(engineCalls(new BackendRouter(backends, selection()), home.engine));
-const refusal = (e: { name: string; code: string; details: { param?: string } }) => ({ name: e.name, code: e.code, param: e.details.param });
+const refusal = (e: { name: string; code: string; details: { param?: string } }) => ({
+  name: e.name,
+  code: e.code,
+  param: e.details.param,
+});
 
 describe('the backend router', () => {
   it('under auto, a load with an option the first backend lacks goes to the wasm engine, which answers; info() says why', async () => {
@@ -60,33 +79,51 @@ describe('the backend router', () => {
     expect(gpu.calls).toEqual([]);
     const info = await api.info();
     expect(info.backend).toBe('wasm');
-    expect(info.selection.reason).toBe("the 'webgpu' backend does not support the load option nParallel: this model runs on wasm");
+    expect(info.selection.reason).toBe(
+      "the 'webgpu' backend does not support the load option nParallel: this model runs on wasm",
+    );
     const reply = await api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 });
     expect(reply.choices[0]!.message.content).toBe('Hello, world!');
     // Embeddings reach the wasm engine (which answers for this model: not an embedding model), not a backend refusal.
-    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({ code: 'not_an_embedding_model' });
+    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({
+      code: 'not_an_embedding_model',
+    });
   });
 
   it('under auto, a model the first backend does not fit goes to the next with the bytes that backend already read', async () => {
-    const gpu = simulatedGpu('its largest tensor exceeds the adapter\'s storage buffer limit');
+    const gpu = simulatedGpu("its largest tensor exceeds the adapter's storage buffer limit");
     const api = over([gpu.backend, llamacppBackend(home.engine)]);
     // A source nothing could open: only the request fit() returned loads.
     await api.load({ path: '/nonexistent/model.gguf' }, { nCtx: 512 });
     expect(gpu.calls).toEqual(['fit']);
-    expect((await api.info()).selection.reason).toBe('its largest tensor exceeds the adapter\'s storage buffer limit: this model runs on wasm');
+    expect((await api.info()).selection.reason).toBe(
+      "its largest tensor exceeds the adapter's storage buffer limit: this model runs on wasm",
+    );
   });
 
   it('with one backend, refuses what it does not support before it sees the call, and leaves the rest to it', async () => {
     const gpu = simulatedGpu();
     const api = over([gpu.backend]);
-    expect(await api.load({ path: model }, { kvBudgetBytes: 1 << 28 }).catch(refusal))
-      .toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend', param: 'kvBudgetBytes' });
+    expect(await api.load({ path: model }, { kvBudgetBytes: 1 << 28 }).catch(refusal)).toEqual({
+      name: 'InvalidRequestError',
+      code: 'unsupported_by_backend',
+      param: 'kvBudgetBytes',
+    });
     await api.load({ path: model }, { nCtx: 512 });
-    const ask = (extra: object) => api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], ...extra });
-    expect(await ask({ context_overflow: 'shift' }).catch(refusal))
-      .toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend', param: 'context_overflow' });
-    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
-    expect(await api.rerank({ query: 'food', documents: ['bread'] }).catch(refusal)).toMatchObject({ code: 'unsupported_by_backend' });
+    const ask = (extra: object) =>
+      api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], ...extra });
+    expect(await ask({ context_overflow: 'shift' }).catch(refusal)).toEqual({
+      name: 'InvalidRequestError',
+      code: 'unsupported_by_backend',
+      param: 'context_overflow',
+    });
+    expect(await api.embeddings.create({ input: 'bread' }).catch(refusal)).toMatchObject({
+      name: 'InvalidRequestError',
+      code: 'unsupported_by_backend',
+    });
+    expect(await api.rerank({ query: 'food', documents: ['bread'] }).catch(refusal)).toMatchObject({
+      code: 'unsupported_by_backend',
+    });
     expect(gpu.calls).toEqual(['load']);
     expect((await ask({ temperature: 0 })).choices[0]!.message.content).toBe('Hello, world!');
     expect(gpu.calls).toEqual(['load', 'complete']);

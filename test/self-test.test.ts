@@ -20,7 +20,11 @@ beforeAll(async () => {
   engine = await createNodeEngine({ cache: { persistent: false } });
   await engine.load(probe, { nCtx: 256 });
   const res = await engine.chat.completions.create({
-    messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 8,
+    messages: [{ role: 'user', content: PROBE_PROMPT }],
+    max_tokens: 1,
+    temperature: 0,
+    logprobs: true,
+    top_logprobs: 8,
   });
   reference = res.choices[0]!.logprobs!.content![0]!.top_logprobs.map(({ token, logprob }) => ({ token, logprob }));
   await engine.unload();
@@ -52,7 +56,9 @@ describe('the WebGPU self-test', () => {
   });
 
   it('passes a backend that matches the wasm engine within f16 noise, and leaves the engine unloaded', async () => {
-    const { gpu, calls } = simulatedGpu((ref) => ref.map((t, i) => ({ ...t, logprob: t.logprob + (i % 2 ? 0.02 : -0.02) })));
+    const { gpu, calls } = simulatedGpu((ref) =>
+      ref.map((t, i) => ({ ...t, logprob: t.logprob + (i % 2 ? 0.02 : -0.02) })),
+    );
     const result = await selfTest(engine.engine, gpu, probe);
     expect(result).toMatchObject({ passed: true, sameTopTokens: true });
     expect(result.maxLogprobDiff).toBeCloseTo(0.02, 5);
@@ -62,14 +68,21 @@ describe('the WebGPU self-test', () => {
 
   it('fails a simulated GPU whose values are off by more than the tolerance', async () => {
     const { gpu } = simulatedGpu((ref) => ref.map((t) => ({ ...t, logprob: t.logprob - 0.3 })));
-    expect(await selfTest(engine.engine, gpu, probe)).toMatchObject({ passed: false, sameTopTokens: true, maxLogprobDiff: expect.closeTo(0.3, 5) });
+    expect(await selfTest(engine.engine, gpu, probe)).toMatchObject({
+      passed: false,
+      sameTopTokens: true,
+      maxLogprobDiff: expect.closeTo(0.3, 5),
+    });
   });
 
   it('fails a simulated GPU whose likeliest token differs, or that leaves a top token out', async () => {
     const swapped = simulatedGpu((ref) => [ref[1]!, ref[0]!, ...ref.slice(2)]);
     expect(await selfTest(engine.engine, swapped.gpu, probe)).toMatchObject({ passed: false, sameTopTokens: false });
     const missing = simulatedGpu((ref) => [ref[0]!, ...ref.slice(2)]);
-    expect(await selfTest(engine.engine, missing.gpu, probe)).toMatchObject({ passed: false, maxLogprobDiff: Infinity });
+    expect(await selfTest(engine.engine, missing.gpu, probe)).toMatchObject({
+      passed: false,
+      maxLogprobDiff: Infinity,
+    });
     const empty = simulatedGpu(() => []);
     expect((await selfTest(engine.engine, empty.gpu, probe)).passed).toBe(false);
   });

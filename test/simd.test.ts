@@ -18,11 +18,18 @@ const flagNeeded = Number(process.versions.node.split('.')[0]) <= 20;
 describe('the wasm build a page gets', () => {
   it('is relaxed where relaxed SIMD validates, plain where it does not or when asked, and says why', () => {
     expect(chooseBuild(true, 'auto', '2 threads', false)).toEqual({
-      variant: 'mt', reason: 'plain SIMD128: this browser does not validate relaxed SIMD; 2 threads',
+      variant: 'mt',
+      reason: 'plain SIMD128: this browser does not validate relaxed SIMD; 2 threads',
     });
-    expect(chooseBuild(false, 'auto', '1 thread', true)).toEqual({ variant: 'st-relaxed', reason: 'relaxed SIMD: this browser validates it; 1 thread' });
+    expect(chooseBuild(false, 'auto', '1 thread', true)).toEqual({
+      variant: 'st-relaxed',
+      reason: 'relaxed SIMD: this browser validates it; 1 thread',
+    });
     expect(chooseBuild(true, 'auto', '2 threads', true).variant).toBe('mt-relaxed');
-    expect(chooseBuild(false, 'plain', '1 thread', true)).toEqual({ variant: 'st', reason: 'plain SIMD128, as asked (simd: \'plain\'); 1 thread' });
+    expect(chooseBuild(false, 'plain', '1 thread', true)).toEqual({
+      variant: 'st',
+      reason: "plain SIMD128, as asked (simd: 'plain'); 1 thread",
+    });
   });
 
   it('probes with a module that validates where relaxed SIMD is on, and asks this engine the same', () => {

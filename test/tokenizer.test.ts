@@ -23,7 +23,17 @@ function vectors(vocab: string): Array<{ text: string; ids: number[] }> {
   return inputs.map((text, i) => ({ text, ids: outputs[i]!.trim().split(' ').filter(Boolean).map(Number) }));
 }
 
-const VOCABS = ['qwen2', 'llama-bpe', 'llama-spm', 'gpt-2', 'phi-3', 'falcon', 'deepseek-llm', 'starcoder', 'command-r'];
+const VOCABS = [
+  'qwen2',
+  'llama-bpe',
+  'llama-spm',
+  'gpt-2',
+  'phi-3',
+  'falcon',
+  'deepseek-llm',
+  'starcoder',
+  'command-r',
+];
 
 let llama: Llama;
 const models = new Map<string, LlamaModel>();
@@ -77,7 +87,9 @@ describe('detokenizer', () => {
     const { pieces, text: out } = streamText(model, ids);
     expect(out).toBe(text);
     // Some token carried only part of a character: it produced no text, and nothing broken was ever emitted.
-    const partial = Array.from(ids).filter((t) => new TextDecoder('utf-8', { fatal: false }).decode(model.tokenBytes(t, false)).includes('\uFFFD'));
+    const partial = Array.from(ids).filter((t) =>
+      new TextDecoder('utf-8', { fatal: false }).decode(model.tokenBytes(t, false)).includes('\uFFFD'),
+    );
     expect(partial.length).toBeGreaterThan(0);
     expect(pieces.some((p) => p === '')).toBe(true);
     expect(pieces.join('')).not.toContain('\uFFFD');

@@ -23,7 +23,11 @@ const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefin
 const noPatches = args.includes('--no-patches');
 const profiling = args.includes('--profiling');
 const profilingDir = join(cacheDir, 'profiling');
-const outDir = flagValue('--out') ? join(process.cwd(), flagValue('--out')) : profiling ? profilingDir : join(root, 'public', 'hearth');
+const outDir = flagValue('--out')
+  ? join(process.cwd(), flagValue('--out'))
+  : profiling
+    ? profilingDir
+    : join(root, 'public', 'hearth');
 const only = args.find((a) => a.startsWith('hearth-'));
 const wasmDir = join(root, 'wasm');
 
@@ -33,15 +37,24 @@ const wasmDir = join(root, 'wasm');
 const compileFlags = ['-O3', '-DNDEBUG', '-msimd128', '-fwasm-exceptions'];
 
 const linkFlags = [
-  '-O3', '-msimd128', '-fwasm-exceptions',
-  '-sMODULARIZE=1', '-sEXPORT_NAME=createHearthModule', '-sENVIRONMENT=web,worker,node',
+  '-O3',
+  '-msimd128',
+  '-fwasm-exceptions',
+  '-sMODULARIZE=1',
+  '-sEXPORT_NAME=createHearthModule',
+  '-sENVIRONMENT=web,worker,node',
   // wasm32: up to 4 GB. Weights live in the heap, so it grows with the model.
-  '-sALLOW_MEMORY_GROWTH=1', '-sINITIAL_MEMORY=64MB', '-sMAXIMUM_MEMORY=4GB',
+  '-sALLOW_MEMORY_GROWTH=1',
+  '-sINITIAL_MEMORY=64MB',
+  '-sMAXIMUM_MEMORY=4GB',
   // The model file is read through a filesystem mount: WORKERFS over a Blob in the browser, NODEFS in Node.
-  '-sFORCE_FILESYSTEM=1', '-lworkerfs.js', '-lnodefs.js',
+  '-sFORCE_FILESYSTEM=1',
+  '-lworkerfs.js',
+  '-lnodefs.js',
   '-sEXPORTED_FUNCTIONS=_malloc,_free',
   // In Node, emscripten would otherwise install process-wide handlers that rethrow any unhandled rejection.
-  '-sNODEJS_CATCH_REJECTION=0', '-sNODEJS_CATCH_EXIT=0',
+  '-sNODEJS_CATCH_REJECTION=0',
+  '-sNODEJS_CATCH_EXIT=0',
   '-sEXPORTED_RUNTIME_METHODS=FS,WORKERFS,NODEFS,UTF8ToString',
   // Emscripten's default stack became 64 kB (3.1.27); llama.cpp keeps large arrays on it while loading a model.
   '-sSTACK_SIZE=5MB',
@@ -71,7 +84,13 @@ const variants = [
   },
 ];
 for (const plain of [...variants]) {
-  variants.push({ ...plain, name: `${plain.name}-relaxed`, relaxed: true, link: [...plain.link, ...relaxed.link], cmake: { ...plain.cmake, ...relaxed.cmake } });
+  variants.push({
+    ...plain,
+    name: `${plain.name}-relaxed`,
+    relaxed: true,
+    link: [...plain.link, ...relaxed.link],
+    cmake: { ...plain.cmake, ...relaxed.cmake },
+  });
 }
 
 function emscriptenRoot() {
@@ -94,7 +113,11 @@ function run(cmd, args) {
 }
 
 function buildVariant(variant, source, emRoot) {
-  const buildDir = join(cacheDir, 'wasm-build', variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''));
+  const buildDir = join(
+    cacheDir,
+    'wasm-build',
+    variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''),
+  );
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
     CMAKE_TOOLCHAIN_FILE: join(wasmDir, 'toolchain.cmake'),
@@ -119,12 +142,17 @@ function buildVariant(variant, source, emRoot) {
     mkdirSync(buildDir, { recursive: true });
     const defs = Object.entries(cacheArgs).map(([k, v]) => `-D${k}=${v}`);
     const out = inToolchain('cmake', ['-S', wasmDir, '-B', buildDir, '-G', 'Unix Makefiles', ...defs], {
-      encoding: 'utf8', env: emEnv(), stdio: ['ignore', 'pipe', 'inherit'], binds,
+      encoding: 'utf8',
+      env: emEnv(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      binds,
     });
     process.stdout.write(out);
     if (!out.includes('Wasm detected')) {
-      throw new Error('ggml-cpu did not detect the wasm architecture: it would build its slow generic kernels. ' +
-        'Check wasm/toolchain.cmake (CMAKE_SYSTEM_PROCESSOR must be wasm32).');
+      throw new Error(
+        'ggml-cpu did not detect the wasm architecture: it would build its slow generic kernels. ' +
+          'Check wasm/toolchain.cmake (CMAKE_SYSTEM_PROCESSOR must be wasm32).',
+      );
     }
     writeFileSync(stampFile, stamp);
   }
@@ -143,7 +171,9 @@ function dropGlue(variant) {
   const plain = join(outDir, `${plainName}.js`);
   if (!existsSync(plain)) throw new Error(`${plainName}.js is missing: build ${plainName} before ${variant.name}`);
   if (readFileSync(glue, 'utf8').replaceAll(variant.name, plainName) !== readFileSync(plain, 'utf8')) {
-    throw new Error(`${variant.name}.js differs from ${plainName}.js by more than the wasm's name: the loader could not share the glue`);
+    throw new Error(
+      `${variant.name}.js differs from ${plainName}.js by more than the wasm's name: the loader could not share the glue`,
+    );
   }
   rmSync(glue);
 }
@@ -175,21 +205,38 @@ function main() {
     // relaxed SIMD off (Node 20 without its flag), a plain build must validate (a browser without relaxed SIMD would
     // refuse it otherwise), and a relaxed one must not (else its kernels are missing): byte counts alone can be fooled
     // by data that looks alike.
-    if (dots < 8) throw new Error(`${variant.name}.wasm has ${dots} i32x4.dot_i16x8_s instructions: ggml's wasm SIMD kernels are missing`);
-    if (!WebAssembly.validate(RELAXED_PROBE) && WebAssembly.validate(wasm) === !!variant.relaxed) {
-      throw new Error(variant.relaxed ? `${variant.name}.wasm validates without relaxed SIMD: its relaxed kernels are missing`
-        : `${variant.name}.wasm uses relaxed SIMD: a browser without it would refuse it`);
+    if (dots < 8) {
+      throw new Error(
+        `${variant.name}.wasm has ${dots} i32x4.dot_i16x8_s instructions: ggml's wasm SIMD kernels are missing`,
+      );
     }
-    console.log(`[build:wasm] ${variant.name}: ${(wasm.length / 1e6).toFixed(1)} MB, ${dots} SIMD dot + ${relaxedDots} relaxed dot instructions, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    if (!WebAssembly.validate(RELAXED_PROBE) && WebAssembly.validate(wasm) === !!variant.relaxed) {
+      throw new Error(
+        variant.relaxed
+          ? `${variant.name}.wasm validates without relaxed SIMD: its relaxed kernels are missing`
+          : `${variant.name}.wasm uses relaxed SIMD: a browser without it would refuse it`,
+      );
+    }
+    console.log(
+      `[build:wasm] ${variant.name}: ${(wasm.length / 1e6).toFixed(1)} MB, ${dots} SIMD dot + ${relaxedDots} relaxed dot instructions, ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    );
     if (variant.relaxed) dropGlue(variant);
   }
   // The emscripten glue is CommonJS-style (module.exports) and this package is "type": "module": tell Node.
   writeFileSync(join(outDir, 'package.json'), '{ "type": "commonjs" }\n');
-  writeFileSync(join(outDir, 'build-info.json'), `${JSON.stringify({
-    llama: llamaBuild(source),
-    patches: source.patches ?? [],
-    compileFlags, linkFlags,
-  }, null, 2)}\n`);
+  writeFileSync(
+    join(outDir, 'build-info.json'),
+    `${JSON.stringify(
+      {
+        llama: llamaBuild(source),
+        patches: source.patches ?? [],
+        compileFlags,
+        linkFlags,
+      },
+      null,
+      2,
+    )}\n`,
+  );
 }
 
 try {

@@ -39,13 +39,33 @@ function codeSection(wasm) {
   throw new Error('not a wasm module with a code section');
 }
 
-// A module with one function that returns the relaxed dot product of three zero vectors: whether this JavaScript
-// engine has relaxed SIMD on. The build asks it of Node; the page (src/backends/llamacpp/worker/simd.ts) of the browser.
+// A module with one function that returns the relaxed dot product of three zero vectors: whether this JavaScript engine
+// has relaxed SIMD on. The build asks it of Node; the page (src/backends/llamacpp/worker/simd.ts) of the browser.
 const v128Zero = [0xfd, 0x0c, ...new Array(16).fill(0)];
 const body = [0x00, ...v128Zero, ...v128Zero, ...v128Zero, 0xfd, 0x93, 0x02, 0x0b];
 export const RELAXED_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
-  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // types: () -> v128
-  0x03, 0x02, 0x01, 0x00, // one function of that type
-  0x0a, body.length + 2, 0x01, body.length, ...body, // its code
+  0x00,
+  0x61,
+  0x73,
+  0x6d,
+  0x01,
+  0x00,
+  0x00,
+  0x00, // magic, version
+  0x01,
+  0x05,
+  0x01,
+  0x60,
+  0x00,
+  0x01,
+  0x7b, // types: () -> v128
+  0x03,
+  0x02,
+  0x01,
+  0x00, // one function of that type
+  0x0a,
+  body.length + 2,
+  0x01,
+  body.length,
+  ...body, // its code
 ]);

@@ -1,6 +1,6 @@
-// The engine's Web Worker: llama.cpp (wasm) and the Engine run here. The page starts it over Comlink (init) and calls it
-// over the MessagePort it hands over then (src/core/rpc/rpc.ts).
-// Built as a classic script (scripts/build-worker.mjs) into public/hearth/engine.worker.js.
+// The engine's Web Worker: llama.cpp (wasm) and the Engine run here. The page starts it over Comlink (init) and calls
+// it over the MessagePort it hands over then (src/core/rpc/rpc.ts). Built as a classic script
+// (scripts/build-worker.mjs) into public/hearth/engine.worker.js.
 import * as Comlink from 'comlink';
 import { Engine } from '../src/backends/llamacpp/engine.ts';
 import { idbBackend } from '../src/core/models/idb.ts';
@@ -9,11 +9,16 @@ import { ModelStore } from '../src/core/models/store.ts';
 import { EngineHost } from '../src/backends/llamacpp/worker/host.ts';
 import { browserModuleLoader } from '../src/backends/llamacpp/worker/load-module.ts';
 
-Comlink.expose(new EngineHost((init, onStage) => {
-  // OPFS where the browser has sync access handles, else IndexedDB (WebKitGTK has no OPFS).
-  const models = opfsBackend() ?? idbBackend();
-  return new Engine({
-    loader: browserModuleLoader(init, onStage), maxModelBytes: init.maxModelBytes, cache: init.cache,
-    hfEndpoint: init.hfEndpoint, models: models && new ModelStore(models),
-  });
-}));
+Comlink.expose(
+  new EngineHost((init, onStage) => {
+    // OPFS where the browser has sync access handles, else IndexedDB (WebKitGTK has no OPFS).
+    const models = opfsBackend() ?? idbBackend();
+    return new Engine({
+      loader: browserModuleLoader(init, onStage),
+      maxModelBytes: init.maxModelBytes,
+      cache: init.cache,
+      hfEndpoint: init.hfEndpoint,
+      models: models && new ModelStore(models),
+    });
+  }),
+);

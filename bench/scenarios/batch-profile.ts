@@ -19,8 +19,17 @@ export async function stepProfile(reps: number): Promise<Record<string, number>>
   await engine.load({ path: model }, { nCtx: 2048, nParallel: 4 });
   const profile = inspect(engine).profile;
   const out: Record<string, number> = {};
-  const ask = (k: number, maxTokens: number) => Promise.all(Array.from({ length: k }, (_, i) => engine.chat.completions.create({
-    messages: [{ role: 'user', content: `Stream ${i}: tell a story.` }], max_tokens: maxTokens, temperature: 0, stream: false })));
+  const ask = (k: number, maxTokens: number) =>
+    Promise.all(
+      Array.from({ length: k }, (_, i) =>
+        engine.chat.completions.create({
+          messages: [{ role: 'user', content: `Stream ${i}: tell a story.` }],
+          max_tokens: maxTokens,
+          temperature: 0,
+          stream: false,
+        }),
+      ),
+    );
   try {
     await ask(4, 16); // warm-up: wasm tier-up, first allocations
     for (const k of [1, 4]) {
@@ -45,19 +54,45 @@ export async function stepProfile(reps: number): Promise<Record<string, number>>
 export async function decodeCosts(reps: number): Promise<Record<string, number>> {
   const llama = await openLlama();
   const m = LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf')!;
-  const ctx = new LlamaContext(m, { nCtx: 4096, nBatch: 512, nUbatch: 512, nSeqMax: 4, threads: 1, typeK: 'f32', typeV: 'f32', flashAttn: 0 });
+  const ctx = new LlamaContext(m, {
+    nCtx: 4096,
+    nBatch: 512,
+    nUbatch: 512,
+    nSeqMax: 4,
+    threads: 1,
+    typeK: 'f32',
+    typeV: 'f32',
+    flashAttn: 0,
+  });
   const pos = [0, 0, 0, 0];
   const decode = (tokens: number[], seqs: number[], logits: boolean) => {
     const t0 = performance.now();
-    const status = ctx.decode(tokens, seqs.map((s) => pos[s]!++), seqs, tokens.map((_, i) => logits || i === tokens.length - 1));
+    const status = ctx.decode(
+      tokens,
+      seqs.map((s) => pos[s]!++),
+      seqs,
+      tokens.map((_, i) => logits || i === tokens.length - 1),
+    );
     if (status !== 0) throw new Error(`decode failed (${status})`);
     return performance.now() - t0;
   };
   try {
     const prompt = Array.from({ length: 124 }, (_, i) => 1000 + ((i * 7919) % 50000));
-    for (let s = 0; s < 4; s++) decode(prompt.slice(0, 40), prompt.slice(0, 40).map(() => s), false);
+    for (let s = 0; s < 4; s++) {
+      decode(
+        prompt.slice(0, 40),
+        prompt.slice(0, 40).map(() => s),
+        false,
+      );
+    }
     for (let r = 0; r < 3; r++) decode([5, 6, 7, 8], [0, 1, 2, 3], true); // warm-up
-    const t = { one: [] as number[], oneBare: [] as number[], four: [] as number[], fourBare: [] as number[], prompt: [] as number[] };
+    const t = {
+      one: [] as number[],
+      oneBare: [] as number[],
+      four: [] as number[],
+      fourBare: [] as number[],
+      prompt: [] as number[],
+    };
     for (let r = 0; r < Math.max(9, reps * 4); r++) {
       t.one.push(decode([5], [0], true));
       t.oneBare.push(decode([5], [0], false));
@@ -65,13 +100,21 @@ export async function decodeCosts(reps: number): Promise<Record<string, number>>
       t.fourBare.push(decode([5, 6, 7, 8], [0, 1, 2, 3], false));
       ctx.seqRm(3);
       pos[3] = 0;
-      t.prompt.push(decode(prompt, prompt.map(() => 3), false) / prompt.length);
+      t.prompt.push(
+        decode(
+          prompt,
+          prompt.map(() => 3),
+          false,
+        ) / prompt.length,
+      );
       ctx.seqRm(3, 40);
       pos[3] = 40;
     }
     return {
-      decode_1_ms: round(median(t.one)), decode_1_no_logits_ms: round(median(t.oneBare)),
-      decode_4_ms: round(median(t.four)), decode_4_no_logits_ms: round(median(t.fourBare)),
+      decode_1_ms: round(median(t.one)),
+      decode_1_no_logits_ms: round(median(t.oneBare)),
+      decode_4_ms: round(median(t.four)),
+      decode_4_no_logits_ms: round(median(t.fourBare)),
       logits_ms_per_row: round((median(t.four) - median(t.fourBare)) / 4),
       prompt_ms_per_token: round(median(t.prompt)),
     };

@@ -17,7 +17,9 @@ const GEN = 64;
 const COUNTS = [1, 2, 4] as const;
 
 // Short, different prompts for the streams: their prefill is a small part of the run.
-const short = (i: number) => [{ role: 'user' as const, content: `Stream ${i}: tell a story about ${['bread', 'rivers', 'stars', 'maps'][i]}.` }];
+const short = (i: number) => [
+  { role: 'user' as const, content: `Stream ${i}: tell a story about ${['bread', 'rivers', 'stars', 'maps'][i]}.` },
+];
 
 /** Tokens per second while all streams were decoding (see the header). */
 export function aggregateTps(streams: Array<{ times: number[]; tokens: number }>): number {
@@ -41,8 +43,15 @@ export async function batch(opts: ScenarioOptions) {
   try {
     for (const threads of threadCounts) {
       const info = await b.call('loadHearth', url, threads, N_CTX, undefined, 4);
-      opts.log(`threads=${threads}: hearth ${info.build} build, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}, nParallel ${info.context!.nParallel}`);
-      const streams = (k: number) => b.call('runHearthConcurrent', Array.from({ length: k }, (_, i) => short(i)), GEN);
+      opts.log(
+        `threads=${threads}: hearth ${info.build} build, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}, nParallel ${info.context!.nParallel}`,
+      );
+      const streams = (k: number) =>
+        b.call(
+          'runHearthConcurrent',
+          Array.from({ length: k }, (_, i) => short(i)),
+          GEN,
+        );
       await streams(4); // warm-up
       await b.call('runHearth', PROMPT, 2);
       const agg: Record<number, number[]> = { 1: [], 2: [], 4: [] };
@@ -57,8 +66,10 @@ export async function batch(opts: ScenarioOptions) {
         const r = await b.call('runHearth', PROMPT, 2);
         promptTokens = r.promptTokens;
         prefill.push((r.promptTokens / r.ttftMs) * 1000);
-        opts.log(`  rep ${rep + 1}: ${COUNTS.map((k) => `${k} streams ${agg[k]!.at(-1)!.toFixed(1)}`).join(', ')} tok/s; ` +
-          `prefill ${prefill.at(-1)!.toFixed(1)} tok/s`);
+        opts.log(
+          `  rep ${rep + 1}: ${COUNTS.map((k) => `${k} streams ${agg[k]!.at(-1)!.toFixed(1)}`).join(', ')} tok/s; ` +
+            `prefill ${prefill.at(-1)!.toFixed(1)} tok/s`,
+        );
       }
       const row: Record<string, number> = { threads };
       for (const k of COUNTS) row[`tps_${k}`] = round(median(agg[k]!));
@@ -70,9 +81,11 @@ export async function batch(opts: ScenarioOptions) {
       row.speedup_4_over_ceiling = round(row.speedup_4 / row.ceiling);
       row.gen_tokens = GEN;
       row.reps = opts.reps;
-      opts.log(`  aggregate decode: 1 stream ${row.tps_1} tok/s, 2 streams ${row.tps_2} (${row.speedup_2}x), ` +
-        `4 streams ${row.tps_4} (${row.speedup_4}x); prefill ${row.prefill_tps} tok/s (${promptTokens} tokens) → ` +
-        `ceiling ${row.ceiling}x; speedup_4 = ${row.speedup_4_over_ceiling} of the ceiling (target 0.8)`);
+      opts.log(
+        `  aggregate decode: 1 stream ${row.tps_1} tok/s, 2 streams ${row.tps_2} (${row.speedup_2}x), ` +
+          `4 streams ${row.tps_4} (${row.speedup_4}x); prefill ${row.prefill_tps} tok/s (${promptTokens} tokens) → ` +
+          `ceiling ${row.ceiling}x; speedup_4 = ${row.speedup_4_over_ceiling} of the ceiling (target 0.8)`,
+      );
       rows.push(row);
       await b.call('unload');
     }
@@ -82,12 +95,16 @@ export async function batch(opts: ScenarioOptions) {
   // Where the time goes (Node, 1 thread): merged into the summary row.
   const profile = { ...(await stepProfile(opts.reps)), ...(await decodeCosts(opts.reps)) };
   const p = profile;
-  opts.log(`  step loop, 4 streams: ${p.step_ms_4} ms per step = decode ${p.step_decode_ms_4} + sampling ${p.step_sample_ms_4} + ` +
-    `rest of the step ${p.step_other_ms_4} + between steps ${p.between_steps_ms_4} (1 stream: ${p.step_ms_1} = ${p.step_decode_ms_1} + ` +
-    `${p.step_sample_ms_1} + ${p.step_other_ms_1} + ${p.between_steps_ms_1})`);
-  opts.log(`  llama_decode: 1 token ${p.decode_1_ms} ms (${p.decode_1_no_logits_ms} without logits), 4 sequences ${p.decode_4_ms} ms ` +
-    `(${p.decode_4_no_logits_ms} without logits) → output layer ${p.logits_ms_per_row} ms per sampled row; ` +
-    `a 124-token prompt batch ${p.prompt_ms_per_token} ms per token`);
+  opts.log(
+    `  step loop, 4 streams: ${p.step_ms_4} ms per step = decode ${p.step_decode_ms_4} + sampling ${p.step_sample_ms_4} + ` +
+      `rest of the step ${p.step_other_ms_4} + between steps ${p.between_steps_ms_4} (1 stream: ${p.step_ms_1} = ${p.step_decode_ms_1} + ` +
+      `${p.step_sample_ms_1} + ${p.step_other_ms_1} + ${p.between_steps_ms_1})`,
+  );
+  opts.log(
+    `  llama_decode: 1 token ${p.decode_1_ms} ms (${p.decode_1_no_logits_ms} without logits), 4 sequences ${p.decode_4_ms} ms ` +
+      `(${p.decode_4_no_logits_ms} without logits) → output layer ${p.logits_ms_per_row} ms per sampled row; ` +
+      `a 124-token prompt batch ${p.prompt_ms_per_token} ms per token`,
+  );
   Object.assign(rows.at(-1)!, profile);
   return rows;
 }

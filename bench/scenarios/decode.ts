@@ -15,7 +15,6 @@ const GEN = 64;
 const ENGINES = ['hearth', 'hearth_plain', 'wllama', 'native'] as const;
 type EngineName = (typeof ENGINES)[number];
 
-
 const tps = (tokens: number, ms: number) => (ms > 0 ? (tokens / ms) * 1000 : 0);
 
 export async function decode(opts: ScenarioOptions) {
@@ -24,8 +23,10 @@ export async function decode(opts: ScenarioOptions) {
   try {
     for (const threads of opts.threads ?? [1, 2]) {
       const row = await compareEngines(b, 'bench-qwen2.5-0.5b', threads, opts);
-      opts.log(`  hearth/wllama: prefill ${row.prefill_ratio_vs_wllama}x, decode ${row.decode_ratio_vs_wllama}x;` +
-        ` hearth/native: prefill ${row.prefill_ratio_vs_native}x, decode ${row.decode_ratio_vs_native}x`);
+      opts.log(
+        `  hearth/wllama: prefill ${row.prefill_ratio_vs_wllama}x, decode ${row.decode_ratio_vs_wllama}x;` +
+          ` hearth/native: prefill ${row.prefill_ratio_vs_native}x, decode ${row.decode_ratio_vs_native}x`,
+      );
       rows.push({ threads, ...row });
     }
   } finally {
@@ -40,7 +41,13 @@ export async function decode(opts: ScenarioOptions) {
  * run a model (it cannot run every type) leaves its figures at 0. With `plain`, Hearth's plain SIMD128 build runs
  * too, as a fourth engine (hearth_plain_*, plain_*_ratio_vs_native).
  */
-export async function compareEngines(b: BenchBrowser, model: ModelName, threads: number, opts: ScenarioOptions, plain = false): Promise<Record<string, number>> {
+export async function compareEngines(
+  b: BenchBrowser,
+  model: ModelName,
+  threads: number,
+  opts: ScenarioOptions,
+  plain = false,
+): Promise<Record<string, number>> {
   const modelPath = await ensureModel(model);
   const url = `/test-models/${model}.gguf`;
   if (plain) await b.call('loadHearth', url, threads, N_CTX, undefined, undefined, 'plain');
@@ -57,8 +64,10 @@ export async function compareEngines(b: BenchBrowser, model: ModelName, threads:
     engines = engines.filter((e) => e !== 'wllama');
   }
   const native = await NativeRunner.load(modelPath, threads, N_CTX);
-  opts.log(`${model}, threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild})${plain ? ' and the plain build' : ''}, ` +
-    `wllama (llama.cpp ${wllamaVersion}), native (llama.cpp ${native.version})`);
+  opts.log(
+    `${model}, threads=${threads}: hearth ${info.build} build (llama.cpp ${info.llamaBuild})${plain ? ' and the plain build' : ''}, ` +
+      `wllama (llama.cpp ${wllamaVersion}), native (llama.cpp ${native.version})`,
+  );
   const run = async (e: EngineName): Promise<RunResult> => {
     if (e === 'wllama') return b.call('runWllama', prompt, GEN);
     if (e === 'native') return native.run(prompt, GEN);
@@ -92,8 +101,10 @@ export async function compareEngines(b: BenchBrowser, model: ModelName, threads:
       row[`${e}_prompt_tokens`] = rs[0]?.promptTokens ?? 0;
       row[`${e}_gen_tokens`] = rs[0]?.genTokens ?? 0;
       if (!rs.length) continue;
-      opts.log(`  ${e.padEnd(7)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_prompt_tokens`]} tokens)` +
-        `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_gen_tokens`]} tokens)`);
+      opts.log(
+        `  ${e.padEnd(7)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_prompt_tokens`]} tokens)` +
+          `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${row[`${e}_gen_tokens`]} tokens)`,
+      );
     }
     const ratio = (a: number, b: number) => (b > 0 ? round(a / b) : 0);
     row.decode_ratio_vs_wllama = ratio(row.hearth_decode_tps!, row.wllama_decode_tps!);

@@ -13,7 +13,15 @@ const SCHEMA = {
   type: 'object',
   properties: {
     title: { type: 'string', maxLength: 40 },
-    items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string', maxLength: 20 }, qty: { type: 'integer', minimum: 0, maximum: 99 } }, required: ['name', 'qty'] }, minItems: 20 },
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string', maxLength: 20 }, qty: { type: 'integer', minimum: 0, maximum: 99 } },
+        required: ['name', 'qty'],
+      },
+      minItems: 20,
+    },
   },
   required: ['title', 'items'],
 };
@@ -24,8 +32,13 @@ export async function grammar(opts: ScenarioOptions) {
   await engine.load({ path }, { nCtx: 1024 });
   const run = async (schema: boolean) => {
     const r = await engine.chat.completions.create({
-      messages: PROMPT, max_tokens: GEN, seed: 7, temperature: 0.8,
-      ...(schema ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'list', schema: SCHEMA } } } : {}),
+      messages: PROMPT,
+      max_tokens: GEN,
+      seed: 7,
+      temperature: 0.8,
+      ...(schema
+        ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'list', schema: SCHEMA } } }
+        : {}),
     });
     if (r.usage.completion_tokens !== GEN) throw new Error(`generated ${r.usage.completion_tokens} tokens, not ${GEN}`);
     return (GEN / r.timings.predicted_ms) * 1000;
@@ -41,9 +54,16 @@ export async function grammar(opts: ScenarioOptions) {
         (s ? schema : free).push(await run(s));
       }
     }
-    const row = { gen: GEN, reps: opts.reps, decode_tps_free: round(median(free)), decode_tps_schema: round(median(schema)),
-      ratio: round(median(schema) / median(free), 3) };
-    opts.log(`decode ${row.decode_tps_free} tok/s free, ${row.decode_tps_schema} tok/s under a JSON schema: ${round((1 - row.ratio) * 100, 1)}% slower`);
+    const row = {
+      gen: GEN,
+      reps: opts.reps,
+      decode_tps_free: round(median(free)),
+      decode_tps_schema: round(median(schema)),
+      ratio: round(median(schema) / median(free), 3),
+    };
+    opts.log(
+      `decode ${row.decode_tps_free} tok/s free, ${row.decode_tps_schema} tok/s under a JSON schema: ${round((1 - row.ratio) * 100, 1)}% slower`,
+    );
     return [row];
   } finally {
     await engine.unload();

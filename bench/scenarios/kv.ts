@@ -9,7 +9,13 @@ import { openLlama } from '../../test/helpers.ts';
 import type { GgmlType } from '../../src/types.ts';
 import { median, round, type ScenarioOptions } from '../common.ts';
 
-const LAYOUTS: Array<[GgmlType, 0 | 1]> = [['f16', 1], ['f16', 0], ['f32', 1], ['f32', 0], ['q8_0', 1]];
+const LAYOUTS: Array<[GgmlType, 0 | 1]> = [
+  ['f16', 1],
+  ['f16', 0],
+  ['f32', 1],
+  ['f32', 0],
+  ['q8_0', 1],
+];
 const CONTEXTS = [124, 1200, 2300];
 const NEW = 48;
 
@@ -21,11 +27,25 @@ export async function kv(opts: ScenarioOptions) {
   const row: Record<string, number> = { threads: 1, new_tokens: NEW, reps: opts.reps };
   try {
     for (const [type, flash] of LAYOUTS) {
-      const ctx = new LlamaContext(model, { nCtx: 4096, nBatch: 512, nUbatch: 512, nSeqMax: 1, threads: 1, typeK: type, typeV: type, flashAttn: flash });
+      const ctx = new LlamaContext(model, {
+        nCtx: 4096,
+        nBatch: 512,
+        nUbatch: 512,
+        nSeqMax: 1,
+        threads: 1,
+        typeK: type,
+        typeV: type,
+        flashAttn: flash,
+      });
       try {
         const decode = (from: number, n: number) => {
           const part = tokens.slice(from, from + n);
-          const status = ctx.decode(part, part.map((_, k) => from + k), part.map(() => 0), part.map((_, k) => k === n - 1));
+          const status = ctx.decode(
+            part,
+            part.map((_, k) => from + k),
+            part.map(() => 0),
+            part.map((_, k) => k === n - 1),
+          );
           if (status !== 0) throw new Error(`decode failed (${status})`);
         };
         let filled = 0;
@@ -46,8 +66,10 @@ export async function kv(opts: ScenarioOptions) {
           const key = `${type}_${flash ? 'flash' : 'plain'}_${n}`;
           row[`${key}_prompt_ms`] = round(median(prompt));
           row[`${key}_step_ms`] = round(median(step));
-          opts.log(`${type.padEnd(4)} ${flash ? 'flash attention' : 'plain attention'} after ${String(n).padStart(4)} tokens: ` +
-            `${NEW} new tokens ${median(prompt).toFixed(0).padStart(5)} ms, one token ${median(step).toFixed(0).padStart(4)} ms`);
+          opts.log(
+            `${type.padEnd(4)} ${flash ? 'flash attention' : 'plain attention'} after ${String(n).padStart(4)} tokens: ` +
+              `${NEW} new tokens ${median(prompt).toFixed(0).padStart(5)} ms, one token ${median(step).toFixed(0).padStart(4)} ms`,
+          );
         }
       } finally {
         ctx.free();

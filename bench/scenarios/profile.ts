@@ -18,8 +18,17 @@ import { modelFor } from './quants.ts';
 const profilingDir = join(cacheDir, 'profiling');
 const N_CTX = 1024;
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string }; hitCount?: number }
-interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  hitCount?: number;
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+}
 
 /** Self samples per function name, most first. */
 function selfTimes(profile: CpuProfile): Array<[string, number]> {
@@ -39,7 +48,10 @@ function ensureProfilingBuild(simd: 'auto' | 'plain') {
   if (!existsSync(wasm)) execFileSync('node', [join(root, 'wasm/build.mjs'), '--profiling'], { stdio: 'inherit' });
   // The engine's worker script as the pages use it, beside the profiling builds (assetsUrl names one folder).
   // Without its source map comment: the map stays behind.
-  writeFileSync(join(profilingDir, 'engine.worker.js'), readFileSync(join(root, 'public/hearth/engine.worker.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
+  writeFileSync(
+    join(profilingDir, 'engine.worker.js'),
+    readFileSync(join(root, 'public/hearth/engine.worker.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'),
+  );
 }
 
 export async function profile(opts: ScenarioOptions) {
@@ -49,13 +61,24 @@ export async function profile(opts: ScenarioOptions) {
   if (unknown.length) throw new Error(`--types: unknown ${unknown.join(', ')}; known: ${HUB_QUANTS.join(', ')}`);
   ensureProfilingBuild(simd);
   for (const type of types) await ensureModel(modelFor(type));
-  const server = await createServer({ server: { port: 0, host: '127.0.0.1', hmr: false, watch: null }, logLevel: 'warn' });
+  const server = await createServer({
+    server: { port: 0, host: '127.0.0.1', hmr: false, watch: null },
+    logLevel: 'warn',
+  });
   await server.listen();
   const address = server.httpServer!.address();
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const rows: Array<Record<string, number>> = [];
   try {
@@ -64,8 +87,20 @@ export async function profile(opts: ScenarioOptions) {
       const workers: WebWorker[] = [];
       page.on('workercreated', (w) => workers.push(w));
       await page.goto(`${origin}/bench/page.html`);
-      await page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, { timeout: 120_000 });
-      const info = await call(page, 'loadHearth', `/test-models/${modelFor(type)}.gguf`, 1, N_CTX, undefined, undefined, simd, '/.cache/profiling/');
+      await page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true, {
+        timeout: 120_000,
+      });
+      const info = await call(
+        page,
+        'loadHearth',
+        `/test-models/${modelFor(type)}.gguf`,
+        1,
+        N_CTX,
+        undefined,
+        undefined,
+        simd,
+        '/.cache/profiling/',
+      );
       const worker = workers.find((w) => w.url().includes('engine.worker'));
       if (!worker) throw new Error('the engine worker did not appear');
       opts.log(`${modelFor(type)}: ${info.build} build, 1 thread`);
@@ -79,14 +114,22 @@ export async function profile(opts: ScenarioOptions) {
         await worker.client.send('Profiler.setSamplingInterval', { interval: 200 });
         await worker.client.send('Profiler.start');
         const r = await run();
-        const { profile } = await worker.client.send('Profiler.stop') as unknown as { profile: CpuProfile };
+        const { profile } = (await worker.client.send('Profiler.stop')) as unknown as { profile: CpuProfile };
         const times = selfTimes(profile);
         const total = times.reduce((s, [, n]) => s + n, 0);
-        const share = (re: RegExp) => round(times.filter(([f]) => re.test(f)).reduce((s, [, n]) => s + n, 0) / total, 3);
-        opts.log(`  ${phase}: ${r.promptTokens} prompt tokens, ${r.genTokens} generated, ${Math.round((profile.endTime - profile.startTime) / 1000)} ms profiled; ` +
-          `matrix products ${Math.round(share(MATMUL) * 100)}%, quantizing activations ${Math.round(share(QUANTIZE) * 100)}%`);
-        for (const [f, n] of times.slice(0, 20)) opts.log(`    ${(100 * n / total).toFixed(1).padStart(5)}%  ${f}`);
-        rows.push({ type_index: HUB_QUANTS.indexOf(type), phase_decode: phase === 'decode' ? 1 : 0, matmul_share: share(MATMUL), quantize_share: share(QUANTIZE) });
+        const share = (re: RegExp) =>
+          round(times.filter(([f]) => re.test(f)).reduce((s, [, n]) => s + n, 0) / total, 3);
+        opts.log(
+          `  ${phase}: ${r.promptTokens} prompt tokens, ${r.genTokens} generated, ${Math.round((profile.endTime - profile.startTime) / 1000)} ms profiled; ` +
+            `matrix products ${Math.round(share(MATMUL) * 100)}%, quantizing activations ${Math.round(share(QUANTIZE) * 100)}%`,
+        );
+        for (const [f, n] of times.slice(0, 20)) opts.log(`    ${((100 * n) / total).toFixed(1).padStart(5)}%  ${f}`);
+        rows.push({
+          type_index: HUB_QUANTS.indexOf(type),
+          phase_decode: phase === 'decode' ? 1 : 0,
+          matmul_share: share(MATMUL),
+          quantize_share: share(QUANTIZE),
+        });
       }
       await call(page, 'unload');
       await page.close();
@@ -100,5 +143,9 @@ export async function profile(opts: ScenarioOptions) {
 
 // biome-ignore lint/suspicious/noExplicitAny: each bench function of the page answers its own shape, read by its caller
 function call(page: Page, name: string, ...args: unknown[]): Promise<any> {
-  return page.evaluate((n, a) => (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n]!(...a), name, args);
+  return page.evaluate(
+    (n, a) => (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n]!(...a),
+    name,
+    args,
+  );
 }

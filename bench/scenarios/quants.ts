@@ -32,8 +32,10 @@ export async function quants(opts: ScenarioOptions) {
       summary[`${type}_plain_decode_vs_native`] = row.plain_decode_ratio_vs_native!;
       summary[`${type}_plain_prefill_vs_native`] = row.plain_prefill_ratio_vs_native!;
       summary[`${type}_decode_vs_wllama`] = row.decode_ratio_vs_wllama!;
-      opts.log(`  ${type}: relaxed decode ${row.decode_ratio_vs_native}x native (plain ${row.plain_decode_ratio_vs_native}x), ` +
-        `${row.decode_ratio_vs_wllama}x wllama; prefill ${row.prefill_ratio_vs_native}x native (plain ${row.plain_prefill_ratio_vs_native}x)`);
+      opts.log(
+        `  ${type}: relaxed decode ${row.decode_ratio_vs_native}x native (plain ${row.plain_decode_ratio_vs_native}x), ` +
+          `${row.decode_ratio_vs_wllama}x wllama; prefill ${row.prefill_ratio_vs_native}x native (plain ${row.plain_prefill_ratio_vs_native}x)`,
+      );
     } finally {
       await b.close();
     }
@@ -43,4 +45,4 @@ export async function quants(opts: ScenarioOptions) {
 
 /** The benchmark model quantized as `type` (Q8_0 is the benchmark model itself). */
 export const modelFor = (type: (typeof HUB_QUANTS)[number]): ModelName =>
-  type === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${type}` as ModelName;
+  type === 'q8_0' ? 'bench-qwen2.5-0.5b' : (`bench-qwen2.5-0.5b-${type}` as ModelName);

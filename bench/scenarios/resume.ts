@@ -18,7 +18,6 @@ const TURNS = 20;
 const REPLY_TOKENS = 16;
 const CONVERSATION = 'bench-resume';
 
-
 export async function resume(opts: ScenarioOptions) {
   await ensureModel('bench-qwen2.5-0.5b');
   const url = '/test-models/bench-qwen2.5-0.5b.gguf';
@@ -26,8 +25,10 @@ export async function resume(opts: ScenarioOptions) {
   try {
     const cache = { persistent: true, budgetBytes: 2 ** 30 };
     const info = await b.call('loadHearth', url, THREADS, N_CTX, cache);
-    opts.log(`hearth ${info.build} build, ${info.threads} threads, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}/${info.kvCache!.typeV}, ` +
-      `llama.cpp ${info.llamaBuild}`);
+    opts.log(
+      `hearth ${info.build} build, ${info.threads} threads, n_ctx ${info.nCtx}, KV ${info.kvCache!.typeK}/${info.kvCache!.typeV}, ` +
+        `llama.cpp ${info.llamaBuild}`,
+    );
 
     // Build the conversation: memory-cached turns, each saved before the next.
     const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM }];
@@ -43,14 +44,22 @@ export async function resume(opts: ScenarioOptions) {
       // Tokens the slot now holds: the prompt plus the reply (the reply's last token is sampled, not decoded).
       const held = r.promptTokens + r.genTokens - 1;
       // Save time: exporting the new cells and writing them, in the background after the reply.
-      turns.push({ ...r, saveMs: stats.saves.ms - prevSaveMs, flushMs: ms, savedBytes: stats.bytes - prevBytes, newTokens: held - prevTokens });
+      turns.push({
+        ...r,
+        saveMs: stats.saves.ms - prevSaveMs,
+        flushMs: ms,
+        savedBytes: stats.bytes - prevBytes,
+        newTokens: held - prevTokens,
+      });
       prevBytes = stats.bytes;
       prevSaveMs = stats.saves.ms;
       prevTokens = held;
       messages.push({ role: 'assistant', content: r.text ?? '' });
-      opts.log(`  turn ${String(i + 1).padStart(2)}: prompt ${r.promptTokens} tokens, ${r.cachedTokens} cached (${r.cacheSource}), ` +
-        `TTFT ${r.ttftMs.toFixed(0)} ms, saved ${(turns.at(-1)!.savedBytes / 1e6).toFixed(2)} MB in ${turns.at(-1)!.saveMs.toFixed(0)} ms ` +
-        `(still pending when the reply ended: ${ms.toFixed(0)} ms)`);
+      opts.log(
+        `  turn ${String(i + 1).padStart(2)}: prompt ${r.promptTokens} tokens, ${r.cachedTokens} cached (${r.cacheSource}), ` +
+          `TTFT ${r.ttftMs.toFixed(0)} ms, saved ${(turns.at(-1)!.savedBytes / 1e6).toFixed(2)} MB in ${turns.at(-1)!.saveMs.toFixed(0)} ms ` +
+          `(still pending when the reply ended: ${ms.toFixed(0)} ms)`,
+      );
     }
     messages.push({ role: 'user', content: question(TURNS) });
     const stats = await b.call('hearthStats');
@@ -59,8 +68,10 @@ export async function resume(opts: ScenarioOptions) {
     await b.reload();
     await b.call('loadHearth', url, THREADS, N_CTX, cache);
     const restored = await b.call('runHearth', messages, REPLY_TOKENS, CONVERSATION);
-    opts.log(`  after reload: prompt ${restored.promptTokens} tokens, ${restored.cachedTokens} cached (${restored.cacheSource}), ` +
-      `TTFT ${restored.ttftMs.toFixed(0)} ms (restore ${restored.restoreMs!.toFixed(0)} ms)`);
+    opts.log(
+      `  after reload: prompt ${restored.promptTokens} tokens, ${restored.cachedTokens} cached (${restored.cacheSource}), ` +
+        `TTFT ${restored.ttftMs.toFixed(0)} ms (restore ${restored.restoreMs!.toFixed(0)} ms)`,
+    );
 
     // The same request with no cache at all.
     await b.call('loadHearth', url, THREADS, N_CTX);
@@ -78,7 +89,8 @@ export async function resume(opts: ScenarioOptions) {
     const saves = later.map((t) => t.savedBytes);
     // KV bytes per token of this model and cache types: a K row and a V row in every layer.
     const m = info.model!;
-    const rowBytes = (t: string) => (m.nEmbd / m.nHead) * m.nHeadKv * ({ f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 }[t] ?? 2);
+    const rowBytes = (t: string) =>
+      (m.nEmbd / m.nHead) * m.nHeadKv * ({ f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 }[t] ?? 2);
     const kvPerToken = m.nLayer * (rowBytes(info.kvCache!.typeK) + rowBytes(info.kvCache!.typeV));
     const deltaKv = median(later.map((t) => t.newTokens * kvPerToken));
     const restoredBytes = restored.restoreBytes!;
@@ -107,11 +119,15 @@ export async function resume(opts: ScenarioOptions) {
       saved_bytes_per_token: round(median(later.map((t) => t.savedBytes / t.newTokens))),
       reps: opts.reps,
     };
-    opts.log(`  TTFT cold ${row.ttft_cold_ms} ms, memory ${row.ttft_memory_ms} ms, restored ${row.ttft_restored_ms} ms: ` +
-      `cold/restored ${row.ratio_cold_over_restored}x, cold/memory ${row.ratio_cold_over_memory}x`);
-    opts.log(`  per turn: saved ${(row.save_bytes_per_turn / 1e6).toFixed(2)} MB (${row.ratio_save_over_delta}x the new tokens' KV) in ` +
-      `${row.save_ms_per_turn} ms; restore ${(restoredBytes / 1e6).toFixed(1)} MB at ${row.restore_mb_per_s} MB/s; ` +
-      `turn 20 / turn 2 TTFT ${row.ratio_turn20_over_turn2}`);
+    opts.log(
+      `  TTFT cold ${row.ttft_cold_ms} ms, memory ${row.ttft_memory_ms} ms, restored ${row.ttft_restored_ms} ms: ` +
+        `cold/restored ${row.ratio_cold_over_restored}x, cold/memory ${row.ratio_cold_over_memory}x`,
+    );
+    opts.log(
+      `  per turn: saved ${(row.save_bytes_per_turn / 1e6).toFixed(2)} MB (${row.ratio_save_over_delta}x the new tokens' KV) in ` +
+        `${row.save_ms_per_turn} ms; restore ${(restoredBytes / 1e6).toFixed(1)} MB at ${row.restore_mb_per_s} MB/s; ` +
+        `turn 20 / turn 2 TTFT ${row.ratio_turn20_over_turn2}`,
+    );
     return [row];
   } finally {
     await b.close();

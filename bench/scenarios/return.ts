@@ -51,32 +51,81 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
   const source = { hf: { repo: 'bench/qwen2.5-0.5b-GGUF', file: 'bench-qwen2.5-0.5b.gguf' } };
 
   const messages: ChatMessage[] = [{ role: 'system', content: MUSEUM_SYSTEM }];
-  for (let i = 0; i < TURNS; i++) messages.push({ role: 'user', content: museumQuestion(i) }, { role: 'assistant', content: REPLY });
+  for (let i = 0; i < TURNS; i++) {
+    messages.push({ role: 'user', content: museumQuestion(i) }, { role: 'assistant', content: REPLY });
+  }
   messages.push({ role: 'user', content: museumQuestion(TURNS) });
   // Written before the browser starts (both cores), once: kept in .cache/models until the model or the build changes.
-  const statePath = await ensurePromptState('bench-return', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f32', THREADS);
-  const stateF16 = await ensurePromptState('bench-return-f16', 'bench-qwen2.5-0.5b', messages.slice(0, -1), 'f16', THREADS);
+  const statePath = await ensurePromptState(
+    'bench-return',
+    'bench-qwen2.5-0.5b',
+    messages.slice(0, -1),
+    'f32',
+    THREADS,
+  );
+  const stateF16 = await ensurePromptState(
+    'bench-return-f16',
+    'bench-qwen2.5-0.5b',
+    messages.slice(0, -1),
+    'f16',
+    THREADS,
+  );
   const stateUrl = server.add('/bench/return.hearth-state', { path: statePath });
   const stateF16Url = server.add('/bench/return-f16.hearth-state', { path: stateF16 });
 
   const b = await openBenchPage({ profile: true });
   try {
-    const first: Visit = await b.call('visit', source, server.url, THREADS, N_CTX, messages, REPLY_TOKENS, CONVERSATION);
+    const first: Visit = await b.call(
+      'visit',
+      source,
+      server.url,
+      THREADS,
+      N_CTX,
+      messages,
+      REPLY_TOKENS,
+      CONVERSATION,
+    );
     report(opts, 'first visit', first, size);
     const modelRequests = server.log.length;
 
     await b.reopen();
-    const next = [...messages, { role: 'assistant' as const, content: first.text }, { role: 'user' as const, content: museumQuestion(TURNS + 1) }];
+    const next = [
+      ...messages,
+      { role: 'assistant' as const, content: first.text },
+      { role: 'user' as const, content: museumQuestion(TURNS + 1) },
+    ];
     const back: Visit = await b.call('visit', source, server.url, THREADS, N_CTX, next, REPLY_TOKENS, CONVERSATION);
     report(opts, 'returning visit', back, size);
-    if (server.log.length !== modelRequests) throw new Error(`the returning visit made ${server.log.length - modelRequests} requests to the model server`);
-    if (back.timings.cache_source !== 'indexeddb') throw new Error(`the returning visit's prompt came from ${back.timings.cache_source}, not IndexedDB`);
+    if (server.log.length !== modelRequests) {
+      throw new Error(`the returning visit made ${server.log.length - modelRequests} requests to the model server`);
+    }
+    if (back.timings.cache_source !== 'indexeddb') {
+      throw new Error(`the returning visit's prompt came from ${back.timings.cache_source}, not IndexedDB`);
+    }
 
-    const shipped = await shippedVisit(opts, 'first visit with a shipped prompt state', source, server.url, messages, stateUrl, size);
-    const shippedF16 = await shippedVisit(opts, 'first visit with a shipped prompt state in f16', source, server.url, messages, stateF16Url, size);
-    for (const v of [shipped, shippedF16]) if (v.text !== first.text) opts.log(`  (the answers differ: "${first.text}" / "${v.text}")`);
+    const shipped = await shippedVisit(
+      opts,
+      'first visit with a shipped prompt state',
+      source,
+      server.url,
+      messages,
+      stateUrl,
+      size,
+    );
+    const shippedF16 = await shippedVisit(
+      opts,
+      'first visit with a shipped prompt state in f16',
+      source,
+      server.url,
+      messages,
+      stateF16Url,
+      size,
+    );
+    for (const v of [shipped, shippedF16]) {
+      if (v.text !== first.text) opts.log(`  (the answers differ: "${first.text}" / "${v.text}")`);
+    }
     const stateTokens = shipped.info.model!.promptState!.tokens;
-    const perThousand = (p: string) => round((statSync(p).size / stateTokens) * 1000 / 1e6, 2);
+    const perThousand = (p: string) => round(((statSync(p).size / stateTokens) * 1000) / 1e6, 2);
     // From the end of the model's download to the first token: cold, checking and reading the model and prefilling
     // the whole prompt; with the state, checking the model, downloading the state, reading the model, restoring the
     // state and reading the last question.
@@ -124,8 +173,15 @@ async function oneRun(opts: ScenarioOptions): Promise<Record<string, number>> {
 }
 
 /** A first visit by a new visitor (a new profile) to a page that ships `stateUrl` beside the model. */
-async function shippedVisit(opts: ScenarioOptions, name: string, source: { hf: { repo: string; file: string } }, hub: string,
-  messages: ChatMessage[], stateUrl: string, size: number): Promise<Visit> {
+async function shippedVisit(
+  opts: ScenarioOptions,
+  name: string,
+  source: { hf: { repo: string; file: string } },
+  hub: string,
+  messages: ChatMessage[],
+  stateUrl: string,
+  size: number,
+): Promise<Visit> {
   const b = await openBenchPage({ profile: true });
   let v: Visit;
   try {
@@ -134,7 +190,9 @@ async function shippedVisit(opts: ScenarioOptions, name: string, source: { hf: {
     await b.close();
   }
   report(opts, name, v, size);
-  if (v.timings.cache_source !== 'prompt-state') throw new Error(`the shipped state was not used (${v.timings.cache_source}): ${v.info.model?.warnings}`);
+  if (v.timings.cache_source !== 'prompt-state') {
+    throw new Error(`the shipped state was not used (${v.timings.cache_source}): ${v.info.model?.warnings}`);
+  }
   return v;
 }
 
@@ -145,11 +203,17 @@ function report(opts: ScenarioOptions, name: string, v: Visit, size: number) {
   const lines = [
     `${name}: first token ${v.firstMs.toFixed(0)} ms after the page opened (${v.info.build} build, ${v.info.threads} threads)`,
     `  page scripts ${v.scriptMs.toFixed(0)} ms, engine start (worker, wasm) ${(v.engineMs - v.scriptMs).toFixed(0)} ms`,
-    v.phases.download ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
-      `sha256 check ${span(v, 'verify').toFixed(0)} ms` : '  model from OPFS: no download',
-    ...(v.phases['prompt-state-download'] ? [`  prompt state download ${span(v, 'prompt-state-download').toFixed(0)} ms ` +
-      `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB, after the model's), read and checked ` +
-      `${span(v, 'prompt-state-restore').toFixed(0)} ms`] : []),
+    v.phases.download
+      ? `  download ${span(v, 'download').toFixed(0)} ms (${(size / 1e6 / (span(v, 'download') / 1000)).toFixed(1)} MB/s), ` +
+        `sha256 check ${span(v, 'verify').toFixed(0)} ms`
+      : '  model from OPFS: no download',
+    ...(v.phases['prompt-state-download']
+      ? [
+          `  prompt state download ${span(v, 'prompt-state-download').toFixed(0)} ms ` +
+            `(${(v.phases['prompt-state-download'].total / 1e6).toFixed(1)} MB, after the model's), read and checked ` +
+            `${span(v, 'prompt-state-restore').toFixed(0)} ms`,
+        ]
+      : []),
     `  model read into the wasm heap ${read ? (read.end - read.start).toFixed(0) : '?'} ms` +
       (read ? ` (${(size / 1e6 / ((read.end - read.start) / 1000)).toFixed(0)} MB/s)` : '') +
       `; load() returned after ${(v.loadedMs - v.engineMs).toFixed(0)} ms`,

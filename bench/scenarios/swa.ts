@@ -19,9 +19,23 @@ const MODEL = 'bench-gemma3-270m';
 const N_CTX = 8192;
 const KV_CONTEXTS = [2048, 8192, 32768];
 const SYSTEM = `You are a careful assistant for a travel company. ${'Answer in short sentences, name sources, keep prices in euros, and never invent a timetable. '.repeat(50)}`;
-const QUESTIONS = ['Where should I go in May?', 'How do I get there by train?', 'What does a week cost?', 'Any food to try?',
-  'Is it busy then?', 'What should I pack?', 'Can I bring a bike?', 'Which museum first?', 'Where to stay?',
-  'Is the water warm?', 'Do I need cash?', 'What about the night trains?', 'Any day trips?', 'Which island?', 'Last tips?'];
+const QUESTIONS = [
+  'Where should I go in May?',
+  'How do I get there by train?',
+  'What does a week cost?',
+  'Any food to try?',
+  'Is it busy then?',
+  'What should I pack?',
+  'Can I bring a bike?',
+  'Which museum first?',
+  'Where to stay?',
+  'Is the water warm?',
+  'Do I need cash?',
+  'What about the night trains?',
+  'Any day trips?',
+  'Which island?',
+  'Last tips?',
+];
 const TURNS = 12;
 
 export async function swa(opts: ScenarioOptions) {
@@ -32,11 +46,15 @@ export async function swa(opts: ScenarioOptions) {
     for (const n of KV_CONTEXTS) row[`${name}_kv_mib_${n}`] = round((await kvBytes(path, swaFull, n)) / 1024 ** 2);
     const times = await cachedTurns(path, swaFull, opts.reps);
     Object.assign(row, Object.fromEntries(Object.entries(times).map(([k, v]) => [`${name}_${k}`, v])));
-    opts.log(`  swaFull ${swaFull}: KV ${KV_CONTEXTS.map((n) => `${row[`${name}_kv_mib_${n}`]} MiB at ${n}`).join(', ')} tokens; ` +
-      `prompt ms: follow-up ${times.follow_ms}, regenerate ${times.regenerate_ms}, edit ${times.edit_ms} ` +
-      `(cached ${times.edit_cached} of ${times.edit_prompt} tokens)`);
+    opts.log(
+      `  swaFull ${swaFull}: KV ${KV_CONTEXTS.map((n) => `${row[`${name}_kv_mib_${n}`]} MiB at ${n}`).join(', ')} tokens; ` +
+        `prompt ms: follow-up ${times.follow_ms}, regenerate ${times.regenerate_ms}, edit ${times.edit_ms} ` +
+        `(cached ${times.edit_cached} of ${times.edit_prompt} tokens)`,
+    );
   }
-  for (const n of KV_CONTEXTS) row[`kv_ratio_window_vs_full_${n}`] = round(row[`window_kv_mib_${n}`]! / row[`full_kv_mib_${n}`]!);
+  for (const n of KV_CONTEXTS) {
+    row[`kv_ratio_window_vs_full_${n}`] = round(row[`window_kv_mib_${n}`]! / row[`full_kv_mib_${n}`]!);
+  }
   row.follow_ratio_window_vs_full = round(row.window_follow_ms! / row.full_follow_ms!);
   row.regenerate_ratio_window_vs_full = round(row.window_regenerate_ms! / row.full_regenerate_ms!);
   row.edit_ratio_window_vs_full = round(row.window_edit_ms! / row.full_edit_ms!);
@@ -55,7 +73,17 @@ async function kvBytes(path: string, swaFull: boolean, nCtx: number): Promise<nu
     for (const m of text.matchAll(/llama_kv_cache: size = +([\d.]+) MiB/g)) sizes.push(Number(m[1]));
     push(level, text);
   };
-  const ctx = new LlamaContext(model, { nCtx, nBatch: 512, nUbatch: 512, nSeqMax: 5, threads: 1, typeK: 'f32', typeV: 'f32', flashAttn: 0, swaFull });
+  const ctx = new LlamaContext(model, {
+    nCtx,
+    nBatch: 512,
+    nUbatch: 512,
+    nSeqMax: 5,
+    threads: 1,
+    typeK: 'f32',
+    typeV: 'f32',
+    flashAttn: 0,
+    swaFull,
+  });
   llama.log.push = push;
   ctx.free();
   model.free();
@@ -75,7 +103,13 @@ async function cachedTurns(path: string, swaFull: boolean, reps: number) {
       messages.push({ role: 'user', content: q });
       messages.push({ role: 'assistant', content: (await ask(messages)).choices[0]!.message.content });
     }
-    const t: Record<string, number[]> = { follow_ms: [], regenerate_ms: [], edit_ms: [], edit_cached: [], edit_prompt: [] };
+    const t: Record<string, number[]> = {
+      follow_ms: [],
+      regenerate_ms: [],
+      edit_ms: [],
+      edit_cached: [],
+      edit_prompt: [],
+    };
     for (let rep = 0; rep < reps; rep++) {
       const q = QUESTIONS[TURNS + (rep % 3)]!;
       const turn = [...messages, { role: 'user' as const, content: `${q} Please answer in detail.` }];

@@ -29,7 +29,8 @@ const NAME = 'bench-smolvlm-vision';
 const THREADS = 2;
 const N_CTX = 4096;
 const SIZE = 512;
-const SYSTEM = 'You are a careful assistant. Describe images plainly, name what you see, and answer follow-up questions.';
+const SYSTEM =
+  'You are a careful assistant. Describe images plainly, name what you see, and answer follow-up questions.';
 
 export async function vision(opts: ScenarioOptions) {
   if (!existsSync(probeBinary)) throw new Error(`${probeBinary} is missing: run "npm run build:server" first`);
@@ -42,26 +43,53 @@ export async function vision(opts: ScenarioOptions) {
   // Native: the probe's encode time, the same image, the same threads.
   const nativeMs: number[] = [];
   for (let rep = 0; rep < opts.reps; rep++) {
-    const out = execFileSync(probeBinary, [model, join(modelsDir, `${NAME}.mmproj.gguf`), file, '<__media__>\nWhat is this?', String(THREADS)],
-      { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const out = execFileSync(
+      probeBinary,
+      [model, join(modelsDir, `${NAME}.mmproj.gguf`), file, '<__media__>\nWhat is this?', String(THREADS)],
+      { encoding: 'utf8', maxBuffer: 1 << 28 },
+    );
     nativeMs.push((JSON.parse(out) as { encode_ms: number }).encode_ms);
     opts.log(`  native encode: ${round(nativeMs.at(-1)!)} ms`);
   }
 
   const url = `/test-models/${PROJECTORS[NAME].model}.gguf`;
   const projector = `/test-models/${NAME}.mmproj.gguf`;
-  const image = { type: 'image_url' as const, image_url: { url: `data:image/png;base64,${Buffer.from(png).toString('base64')}` } };
-  const first: ChatMessage[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: [image, { type: 'text', text: 'What is in this picture?' }] }];
+  const image = {
+    type: 'image_url' as const,
+    image_url: { url: `data:image/png;base64,${Buffer.from(png).toString('base64')}` },
+  };
+  const first: ChatMessage[] = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: [image, { type: 'text', text: 'What is in this picture?' }] },
+  ];
   const rows: Record<string, number[]> = { encode: [], cold: [], cached: [], restored: [] };
   const b = await openBenchPage();
   try {
     for (let rep = 0; rep < opts.reps; rep++) {
       const id = `vision-${rep}`;
-      const info = await b.call('loadHearth', url, THREADS, N_CTX, { persistent: true }, undefined, 'auto', undefined, projector);
-      if (rep === 0) opts.log(`hearth ${info.build} build, ${info.threads} threads, llama.cpp ${info.llamaBuild}, input ${info.input.join('+')}`);
+      const info = await b.call(
+        'loadHearth',
+        url,
+        THREADS,
+        N_CTX,
+        { persistent: true },
+        undefined,
+        'auto',
+        undefined,
+        projector,
+      );
+      if (rep === 0) {
+        opts.log(
+          `hearth ${info.build} build, ${info.threads} threads, llama.cpp ${info.llamaBuild}, input ${info.input.join('+')}`,
+        );
+      }
       const r1 = await b.call('runHearth', first, 16, id);
       rows.encode!.push(r1.mediaMs!);
-      const followUp: ChatMessage[] = [...first, { role: 'assistant', content: r1.text! }, { role: 'user', content: `Which colours are there? (${rep})` }];
+      const followUp: ChatMessage[] = [
+        ...first,
+        { role: 'assistant', content: r1.text! },
+        { role: 'user', content: `Which colours are there? (${rep})` },
+      ];
       const cached = await b.call('runHearth', followUp, 4, id);
       if (cached.mediaMs) throw new Error('the cached follow-up encoded the image again');
       rows.cached!.push(cached.ttftMs);
@@ -69,19 +97,26 @@ export async function vision(opts: ScenarioOptions) {
 
       await b.reload();
       await b.call('loadHearth', url, THREADS, N_CTX, { persistent: true }, undefined, 'auto', undefined, projector);
-      const again: ChatMessage[] = [...followUp.slice(0, -1), { role: 'user', content: `Which shapes are there? (${rep})` }];
+      const again: ChatMessage[] = [
+        ...followUp.slice(0, -1),
+        { role: 'user', content: `Which shapes are there? (${rep})` },
+      ];
       const restored = await b.call('runHearth', again, 4, id);
       if (restored.cacheSource !== 'indexeddb' || restored.mediaMs) {
-        throw new Error(`after the reload the follow-up came from ${restored.cacheSource} and encoded for ${restored.mediaMs} ms`);
+        throw new Error(
+          `after the reload the follow-up came from ${restored.cacheSource} and encoded for ${restored.mediaMs} ms`,
+        );
       }
       rows.restored!.push(restored.ttftMs);
 
       await b.call('loadHearth', url, THREADS, N_CTX, null, undefined, 'auto', undefined, projector);
       const cold = await b.call('runHearth', again, 4);
       rows.cold!.push(cold.ttftMs);
-      opts.log(`  rep ${rep + 1}: encode ${round(r1.mediaMs!)} ms; follow-up cold ${round(cold.ttftMs)} ms (${cold.promptTokens} tokens, ` +
-        `encode ${round(cold.mediaMs!)} ms), cached ${round(cached.ttftMs)} ms, after reload ${round(restored.ttftMs)} ms ` +
-        `(${restored.cachedTokens} of ${restored.promptTokens} tokens restored)`);
+      opts.log(
+        `  rep ${rep + 1}: encode ${round(r1.mediaMs!)} ms; follow-up cold ${round(cold.ttftMs)} ms (${cold.promptTokens} tokens, ` +
+          `encode ${round(cold.mediaMs!)} ms), cached ${round(cached.ttftMs)} ms, after reload ${round(restored.ttftMs)} ms ` +
+          `(${restored.cachedTokens} of ${restored.promptTokens} tokens restored)`,
+      );
       await b.call('unload');
     }
   } finally {
@@ -92,19 +127,30 @@ export async function vision(opts: ScenarioOptions) {
   const decode = { mtmd: await mtmdDecodeMs(model, shot, opts.reps), browser: [] as number[] };
   const page = await openBenchPage();
   try {
-    for (let rep = 0; rep < opts.reps; rep++) decode.browser.push(await page.call('decodeImage', Buffer.from(shot).toString('base64')));
+    for (let rep = 0; rep < opts.reps; rep++) {
+      decode.browser.push(await page.call('decodeImage', Buffer.from(shot).toString('base64')));
+    }
   } finally {
     await page.close();
   }
-  opts.log(`  decoding a 1920 x 1080 PNG: libmtmd (wasm, stb_image) ${round(median(decode.mtmd))} ms, browser ${round(median(decode.browser))} ms`);
+  opts.log(
+    `  decoding a 1920 x 1080 PNG: libmtmd (wasm, stb_image) ${round(median(decode.mtmd))} ms, browser ${round(median(decode.browser))} ms`,
+  );
   const m = (k: string) => round(median(rows[k]!));
   const row = {
-    threads: THREADS, reps: opts.reps, image_px: SIZE,
-    image_encode_ms: m('encode'), image_encode_native_ms: round(median(nativeMs)),
+    threads: THREADS,
+    reps: opts.reps,
+    image_px: SIZE,
+    image_encode_ms: m('encode'),
+    image_encode_native_ms: round(median(nativeMs)),
     encode_speed_vs_native: round(median(nativeMs) / median(rows.encode!)),
-    followup_cold_ms: m('cold'), followup_cached_ms: m('cached'), ratio: round(median(rows.cold!) / median(rows.cached!)),
-    restored_ms: m('restored'), restored_ratio: round(median(rows.cold!) / median(rows.restored!)),
-    decode_mtmd_ms: round(median(decode.mtmd)), decode_browser_ms: round(median(decode.browser)),
+    followup_cold_ms: m('cold'),
+    followup_cached_ms: m('cached'),
+    ratio: round(median(rows.cold!) / median(rows.cached!)),
+    restored_ms: m('restored'),
+    restored_ratio: round(median(rows.cold!) / median(rows.restored!)),
+    decode_mtmd_ms: round(median(decode.mtmd)),
+    decode_browser_ms: round(median(decode.browser)),
   };
   return [row];
 }

@@ -1,21 +1,37 @@
 // The AI SDK's call options as a chat.completions.create request, and Hearth's usage, finish reasons and timings as
 // the AI SDK's. What has no equivalent becomes a warning, so the caller sees it instead of guessing.
 import type {
-  JSONObject, LanguageModelV4CallOptions, LanguageModelV4FinishReason, LanguageModelV4Usage, SharedV4ProviderMetadata,
+  JSONObject,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FinishReason,
+  LanguageModelV4Usage,
+  SharedV4ProviderMetadata,
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import type { ChatCompletionCreateParams, Tool, ToolChoice, Timings, Usage } from '../types.ts';
 import { toMessages } from './prompt.ts';
 
-/** Hearth's own request parameters a caller may pass as providerOptions.hearth (named as in chat.completions.create). */
+/** Hearth's own request parameters a caller may pass as providerOptions.hearth (named as in chat.completions.create).
+ */
 const HEARTH_OPTIONS = [
-  'conversation_id', 'min_p', 'repeat_penalty', 'repeat_last_n', 'chat_template_kwargs', 'reasoning_effort',
-  'parallel_tool_calls', 'context_overflow', 'n_keep', 'grammar',
+  'conversation_id',
+  'min_p',
+  'repeat_penalty',
+  'repeat_last_n',
+  'chat_template_kwargs',
+  'reasoning_effort',
+  'parallel_tool_calls',
+  'context_overflow',
+  'n_keep',
+  'grammar',
 ] as const;
 
 export type HearthRequest = Omit<ChatCompletionCreateParams, 'stream' | 'signal' | 'onProgress'>;
 
-export function toRequest(options: LanguageModelV4CallOptions): { request: HearthRequest; warnings: SharedV4Warning[] } {
+export function toRequest(options: LanguageModelV4CallOptions): {
+  request: HearthRequest;
+  warnings: SharedV4Warning[];
+} {
   const warnings: SharedV4Warning[] = [];
   const request: HearthRequest = { messages: toMessages(options.prompt) };
   const set = <K extends keyof HearthRequest>(key: K, value: HearthRequest[K] | undefined) => {
@@ -41,9 +57,14 @@ export function toRequest(options: LanguageModelV4CallOptions): { request: Heart
   if (format?.type === 'json') {
     request.response_format = format.schema
       ? {
-        type: 'json_schema',
-        json_schema: { name: format.name ?? 'response', description: format.description, schema: format.schema as Record<string, unknown>, strict: true },
-      }
+          type: 'json_schema',
+          json_schema: {
+            name: format.name ?? 'response',
+            description: format.description,
+            schema: format.schema as Record<string, unknown>,
+            strict: true,
+          },
+        }
       : { type: 'json_object' };
   }
 
@@ -56,13 +77,24 @@ function toTools(tools: LanguageModelV4CallOptions['tools'], warnings: SharedV4W
   const out: Tool[] = [];
   for (const t of tools ?? []) {
     if (t.type !== 'function') {
-      warnings.push({ type: 'unsupported', feature: `provider tool ${t.id}`, details: 'Hearth runs function tools only; this tool was left out.' });
+      warnings.push({
+        type: 'unsupported',
+        feature: `provider tool ${t.id}`,
+        details: 'Hearth runs function tools only; this tool was left out.',
+      });
       continue;
     }
     if (t.inputExamples?.length) {
-      warnings.push({ type: 'unsupported', feature: 'inputExamples', details: `tool ${t.name}: the examples were not sent to the model` });
+      warnings.push({
+        type: 'unsupported',
+        feature: 'inputExamples',
+        details: `tool ${t.name}: the examples were not sent to the model`,
+      });
     }
-    out.push({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema as Record<string, unknown> } });
+    out.push({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.inputSchema as Record<string, unknown> },
+    });
   }
   return out;
 }
@@ -73,14 +105,20 @@ function toToolChoice(choice: LanguageModelV4CallOptions['toolChoice']): ToolCho
 }
 
 /** The SDK's reasoning levels: 'none' is the template switch Qwen3 and others have; the levels are gpt-oss's. */
-function reasoning(level: LanguageModelV4CallOptions['reasoning'], request: HearthRequest, warnings: SharedV4Warning[]) {
+function reasoning(
+  level: LanguageModelV4CallOptions['reasoning'],
+  request: HearthRequest,
+  warnings: SharedV4Warning[],
+) {
   if (level === undefined || level === 'provider-default') return;
   if (level === 'none') {
     request.chat_template_kwargs = { enable_thinking: false };
     return;
   }
   const effort = level === 'minimal' ? 'low' : level === 'xhigh' || level === 'max' ? 'high' : level;
-  if (effort !== level) warnings.push({ type: 'compatibility', feature: 'reasoning', details: `"${level}" was sent as "${effort}"` });
+  if (effort !== level) {
+    warnings.push({ type: 'compatibility', feature: 'reasoning', details: `"${level}" was sent as "${effort}"` });
+  }
   request.reasoning_effort = effort;
 }
 
@@ -88,7 +126,11 @@ function hearthOptions(options: JSONObject | undefined, request: HearthRequest, 
   for (const [key, value] of Object.entries(options ?? {})) {
     if (value === undefined) continue;
     if (!(HEARTH_OPTIONS as readonly string[]).includes(key)) {
-      warnings.push({ type: 'unsupported', feature: `providerOptions.hearth.${key}`, details: `known options: ${HEARTH_OPTIONS.join(', ')}` });
+      warnings.push({
+        type: 'unsupported',
+        feature: `providerOptions.hearth.${key}`,
+        details: `known options: ${HEARTH_OPTIONS.join(', ')}`,
+      });
       continue;
     }
     if (key === 'chat_template_kwargs') {
@@ -102,13 +144,20 @@ function hearthOptions(options: JSONObject | undefined, request: HearthRequest, 
 
 export function toFinishReason(reason: string | null | undefined): LanguageModelV4FinishReason {
   switch (reason) {
-    case 'stop': return { unified: 'stop', raw: reason };
-    case 'length': return { unified: 'length', raw: reason };
-    case 'tool_calls': return { unified: 'tool-calls', raw: reason };
-    case 'content_filter': return { unified: 'content-filter', raw: reason };
+    case 'stop':
+      return { unified: 'stop', raw: reason };
+    case 'length':
+      return { unified: 'length', raw: reason };
+    case 'tool_calls':
+      return { unified: 'tool-calls', raw: reason };
+    case 'content_filter':
+      return { unified: 'content-filter', raw: reason };
     // No finish_reason at all: the stream ended before the engine said it was done.
-    case null: case undefined: return { unified: 'interrupted', raw: undefined };
-    default: return { unified: 'other', raw: reason };
+    case null:
+    case undefined:
+      return { unified: 'interrupted', raw: undefined };
+    default:
+      return { unified: 'other', raw: reason };
   }
 }
 
@@ -122,7 +171,12 @@ export function toUsage(usage: Usage | undefined, hadReasoning: boolean): Langua
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   return {
     // cacheRead: prompt tokens taken from Hearth's KV cache (memory, IndexedDB or a shipped prompt state).
-    inputTokens: { total: usage.prompt_tokens, noCache: usage.prompt_tokens - cached, cacheRead: cached, cacheWrite: undefined },
+    inputTokens: {
+      total: usage.prompt_tokens,
+      noCache: usage.prompt_tokens - cached,
+      cacheRead: cached,
+      cacheWrite: undefined,
+    },
     // Hearth does not count reasoning tokens apart: the split is known only when there was no reasoning.
     outputTokens: {
       total: usage.completion_tokens,
@@ -135,8 +189,11 @@ export function toUsage(usage: Usage | undefined, hadReasoning: boolean): Langua
 
 /** providerMetadata.hearth: the timings (prompt/predicted tokens and ms, where the cached prefix came from), the
  * cached prompt tokens, and the engine's warnings when it has any. */
-export function hearthMetadata(timings: Timings | undefined, usage: Usage | undefined, engineWarnings: string[] | undefined):
-  SharedV4ProviderMetadata {
+export function hearthMetadata(
+  timings: Timings | undefined,
+  usage: Usage | undefined,
+  engineWarnings: string[] | undefined,
+): SharedV4ProviderMetadata {
   const hearth: JSONObject = {};
   if (timings) hearth.timings = { ...timings };
   if (usage) hearth.cachedTokens = usage.prompt_tokens_details?.cached_tokens ?? 0;

@@ -10,15 +10,22 @@ export class HearthEmbeddingModel implements EmbeddingModelV4 {
   // One engine, one model: parallel calls would only queue behind each other.
   readonly supportsParallelCalls = false;
 
-  constructor(private readonly engine: HearthProviderEngine, private readonly id: string | undefined,
-    private readonly name: ModelName) {}
+  constructor(
+    private readonly engine: HearthProviderEngine,
+    private readonly id: string | undefined,
+    private readonly name: ModelName,
+  ) {}
 
   get modelId(): string {
     return this.id ?? this.name.current ?? DEFAULT_MODEL_ID;
   }
 
   async doEmbed(options: EmbeddingModelV4CallOptions): Promise<EmbeddingModelV4Result> {
-    const res = await this.engine.embeddings.create({ input: options.values, dimensions: options.dimensions, signal: options.abortSignal });
+    const res = await this.engine.embeddings.create({
+      input: options.values,
+      dimensions: options.dimensions,
+      signal: options.abortSignal,
+    });
     this.name.current = res.model || this.name.current;
     const embeddings = [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
     return { embeddings, usage: { tokens: res.usage.prompt_tokens }, warnings: [] };

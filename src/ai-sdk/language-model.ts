@@ -1,7 +1,11 @@
 // The AI SDK's LanguageModelV4 over a Hearth engine: doGenerate and doStream call chat.completions.create in this
-// process (no HTTP). Hearth's errors (InvalidRequestError, ContextFullError, AbortError, …) reach the caller as they are.
+// process (no HTTP). Hearth's errors (InvalidRequestError, ContextFullError, AbortError, …) reach the caller as they
+// are.
 import type {
-  LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
   LanguageModelV4StreamResult,
 } from '@ai-sdk/provider';
 import type { HearthEngine } from '../types.ts';
@@ -25,8 +29,11 @@ export class HearthLanguageModel implements LanguageModelV4 {
   // engine as bytes (prompt.ts); other files are refused there.
   readonly supportedUrls = {};
 
-  constructor(private readonly engine: HearthProviderEngine, private readonly id: string | undefined,
-    private readonly name: ModelName) {}
+  constructor(
+    private readonly engine: HearthProviderEngine,
+    private readonly id: string | undefined,
+    private readonly name: ModelName,
+  ) {}
 
   /** Informational: the id asked for, else the loaded model's name. */
   get modelId(): string {
@@ -43,7 +50,12 @@ export class HearthLanguageModel implements LanguageModelV4 {
     if (m.reasoning_content) content.push({ type: 'reasoning', text: m.reasoning_content });
     if (m.content) content.push({ type: 'text', text: m.content });
     for (const call of m.tool_calls ?? []) {
-      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments || '{}' });
+      content.push({
+        type: 'tool-call',
+        toolCallId: call.id,
+        toolName: call.function.name,
+        input: call.function.arguments || '{}',
+      });
     }
     return {
       content,
@@ -60,7 +72,10 @@ export class HearthLanguageModel implements LanguageModelV4 {
     const { request, warnings } = toRequest(options);
     // include_usage: the stream ends with a chunk carrying the usage, which the finish part reports.
     const chunks = await this.engine.chat.completions.create({
-      ...request, stream: true, stream_options: { include_usage: true }, signal: options.abortSignal,
+      ...request,
+      stream: true,
+      stream_options: { include_usage: true },
+      signal: options.abortSignal,
     });
     const stream = toStreamParts(chunks, {
       warnings,

@@ -3,7 +3,10 @@
 // input_audio part (the engine refuses them without a projector); any other file is refused here, before anything is
 // queued, rather than silently dropped.
 import type {
-  LanguageModelV4FilePart, LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolResultOutput,
+  LanguageModelV4FilePart,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolResultOutput,
 } from '@ai-sdk/provider';
 import { InvalidRequestError } from '../errors.ts';
 import type { ChatMessage, ContentPart, ToolCall } from '../types.ts';
@@ -13,17 +16,24 @@ type Content<R extends LanguageModelV4Message['role']> = Extract<LanguageModelV4
 export function toMessages(prompt: LanguageModelV4Prompt): ChatMessage[] {
   return prompt.flatMap((m): ChatMessage[] => {
     switch (m.role) {
-      case 'system': return [{ role: 'system', content: m.content }];
-      case 'user': return [{ role: 'user', content: userContent(m.content) }];
-      case 'assistant': return [assistantMessage(m.content)];
-      case 'tool': return toolMessages(m.content);
+      case 'system':
+        return [{ role: 'system', content: m.content }];
+      case 'user':
+        return [{ role: 'user', content: userContent(m.content) }];
+      case 'assistant':
+        return [assistantMessage(m.content)];
+      case 'tool':
+        return toolMessages(m.content);
     }
   });
 }
 
 function noFiles(mediaType: string): never {
   throw new InvalidRequestError(
-    `Hearth reads text, images and audio: a ${mediaType} file part cannot be sent. Send it as text.`, 'unsupported_content', { mediaType });
+    `Hearth reads text, images and audio: a ${mediaType} file part cannot be sent. Send it as text.`,
+    'unsupported_content',
+    { mediaType },
+  );
 }
 
 function userContent(parts: Content<'user'>): string | ContentPart[] {
@@ -32,20 +42,30 @@ function userContent(parts: Content<'user'>): string | ContentPart[] {
   return out.length === 1 && out[0]!.type === 'text' ? out[0]!.text : out;
 }
 
-/** An image or audio file as OpenAI's content part: bytes as a Blob, base64 as a data: URL or audio data, a URL as it is. */
+/** An image or audio file as OpenAI's content part: bytes as a Blob, base64 as a data: URL or audio data, a URL as it
+ * is. */
 function filePart(p: LanguageModelV4FilePart): ContentPart {
   const kind = p.mediaType.split('/')[0];
   const d = p.data;
   if (kind === 'image') {
     if (d.type === 'url') return { type: 'image_url', image_url: { url: d.url.toString() } };
     if (d.type === 'data') {
-      const url = typeof d.data === 'string' ? `data:${p.mediaType};base64,${d.data}` : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
+      const url =
+        typeof d.data === 'string'
+          ? `data:${p.mediaType};base64,${d.data}`
+          : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
       return { type: 'image_url', image_url: { url } };
     }
   }
   if (kind === 'audio' && d.type === 'data') {
-    const format = p.mediaType.includes('mp3') || p.mediaType.includes('mpeg') ? 'mp3' : p.mediaType.includes('flac') ? 'flac' : 'wav';
-    const data = typeof d.data === 'string' ? d.data : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
+    const format =
+      p.mediaType.includes('mp3') || p.mediaType.includes('mpeg')
+        ? 'mp3'
+        : p.mediaType.includes('flac')
+          ? 'flac'
+          : 'wav';
+    const data =
+      typeof d.data === 'string' ? d.data : new Blob([d.data as Uint8Array<ArrayBuffer>], { type: p.mediaType });
     return { type: 'input_audio', input_audio: { data, format } };
   }
   return noFiles(p.mediaType);
@@ -74,9 +94,9 @@ function assistantMessage(parts: Content<'assistant'>): ChatMessage {
 
 function toolMessages(parts: Content<'tool'>): ChatMessage[] {
   // Approval responses concern provider-executed tools, which Hearth has none of.
-  return parts.flatMap((p): ChatMessage[] => (p.type === 'tool-result'
-    ? [{ role: 'tool', tool_call_id: p.toolCallId, content: outputText(p.output) }]
-    : []));
+  return parts.flatMap((p): ChatMessage[] =>
+    p.type === 'tool-result' ? [{ role: 'tool', tool_call_id: p.toolCallId, content: outputText(p.output) }] : [],
+  );
 }
 
 function outputText(output: LanguageModelV4ToolResultOutput): string {
@@ -90,6 +110,8 @@ function outputText(output: LanguageModelV4ToolResultOutput): string {
     case 'execution-denied':
       return output.reason ?? 'The user denied this tool call.';
     case 'content':
-      return output.value.map((p) => (p.type === 'text' ? p.text : p.type === 'file' ? noFiles(p.mediaType) : '')).join('\n');
+      return output.value
+        .map((p) => (p.type === 'text' ? p.text : p.type === 'file' ? noFiles(p.mediaType) : ''))
+        .join('\n');
   }
 }

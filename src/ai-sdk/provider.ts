@@ -21,7 +21,10 @@ export interface HearthProvider extends ProviderV4 {
 export function createHearth(engine: HearthProviderEngine): HearthProvider {
   const name: ModelName = { current: undefined };
   // The default model id is the loaded model's name: asked once here, and updated by every response.
-  engine.info().then((info) => (name.current ??= info.model?.name || undefined), () => {});
+  engine.info().then(
+    (info) => (name.current ??= info.model?.name || undefined),
+    () => {},
+  );
   const languageModel = (modelId?: string) => new HearthLanguageModel(engine, modelId, name);
   const embeddingModel = (modelId?: string) => new HearthEmbeddingModel(engine, modelId, name);
   const provider = (modelId?: string) => languageModel(modelId);
@@ -32,7 +35,11 @@ export function createHearth(engine: HearthProviderEngine): HearthProvider {
     textEmbeddingModel: embeddingModel,
     rerankingModel: (modelId?: string) => new HearthRerankingModel(engine, modelId, name),
     imageModel: (modelId: string): never => {
-      throw new InvalidRequestError(`Hearth has no image models (asked for ${JSON.stringify(modelId)})`, 'no_such_model', { modelId });
+      throw new InvalidRequestError(
+        `Hearth has no image models (asked for ${JSON.stringify(modelId)})`,
+        'no_such_model',
+        { modelId },
+      );
     },
   });
 }

@@ -6,8 +6,11 @@ export class HearthRerankingModel implements RerankingModelV4 {
   readonly specificationVersion = 'v4';
   readonly provider = 'hearth.reranking';
 
-  constructor(private readonly engine: HearthProviderEngine, private readonly id: string | undefined,
-    private readonly name: ModelName) {}
+  constructor(
+    private readonly engine: HearthProviderEngine,
+    private readonly id: string | undefined,
+    private readonly name: ModelName,
+  ) {}
 
   get modelId(): string {
     return this.id ?? this.name.current ?? DEFAULT_MODEL_ID;
@@ -15,8 +18,16 @@ export class HearthRerankingModel implements RerankingModelV4 {
 
   async doRerank(options: RerankingModelV4CallOptions): Promise<RerankingModelV4Result> {
     // A reranker reads text: JSON documents are scored as their JSON text.
-    const documents = options.documents.type === 'text' ? options.documents.values : options.documents.values.map((v) => JSON.stringify(v));
-    const res = await this.engine.rerank({ query: options.query, documents, top_n: options.topN, signal: options.abortSignal });
+    const documents =
+      options.documents.type === 'text'
+        ? options.documents.values
+        : options.documents.values.map((v) => JSON.stringify(v));
+    const res = await this.engine.rerank({
+      query: options.query,
+      documents,
+      top_n: options.topN,
+      signal: options.abortSignal,
+    });
     this.name.current = res.model || this.name.current;
     return {
       ranking: res.results.map((r) => ({ index: r.index, relevanceScore: r.relevance_score })),

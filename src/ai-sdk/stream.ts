@@ -17,7 +17,10 @@ export interface StreamOptions {
  * (the engine's own back-pressure). Cancelling it (the SDK does when its consumer stops) ends the iteration, which
  * aborts the generation.
  */
-export function toStreamParts(chunks: AsyncIterable<ChatCompletionChunk>, options: StreamOptions): ReadableStream<LanguageModelV4StreamPart> {
+export function toStreamParts(
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  options: StreamOptions,
+): ReadableStream<LanguageModelV4StreamPart> {
   const it = chunks[Symbol.asyncIterator]();
   const parts = new PartWriter(options);
   let cancelled = false;
@@ -82,7 +85,11 @@ class PartWriter {
     const delta = choice.delta;
     if (delta.reasoning_content) {
       this.reasoned = true;
-      out.push(...this.open('reasoning'), { type: 'reasoning-delta', id: this.block!.id, delta: delta.reasoning_content });
+      out.push(...this.open('reasoning'), {
+        type: 'reasoning-delta',
+        id: this.block!.id,
+        delta: delta.reasoning_content,
+      });
     }
     if (delta.content) out.push(...this.open('text'), { type: 'text-delta', id: this.block!.id, delta: delta.content });
     for (const d of delta.tool_calls ?? []) {
@@ -110,12 +117,16 @@ class PartWriter {
   }
 
   end(): LanguageModelV4StreamPart[] {
-    return [...this.close(), ...this.endCalls(), {
-      type: 'finish',
-      finishReason: toFinishReason(this.finish),
-      usage: toUsage(this.usage, this.reasoned),
-      providerMetadata: hearthMetadata(this.timings, this.usage, this.engineWarnings),
-    }];
+    return [
+      ...this.close(),
+      ...this.endCalls(),
+      {
+        type: 'finish',
+        finishReason: toFinishReason(this.finish),
+        usage: toUsage(this.usage, this.reasoned),
+        providerMetadata: hearthMetadata(this.timings, this.usage, this.engineWarnings),
+      },
+    ];
   }
 
   /** Starts a block of this kind unless one is open; a block of the other kind ends first. */

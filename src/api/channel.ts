@@ -16,7 +16,10 @@ export class Channel<T> implements AsyncIterable<T> {
    */
   readonly ready: Promise<void>;
 
-  constructor(private readonly highWater: number, private readonly onCancel: () => void = () => {}) {
+  constructor(
+    private readonly highWater: number,
+    private readonly onCancel: () => void = () => {},
+  ) {
     this.ready = new Promise<void>((resolve, reject) => {
       this.started = (ok, err) => (ok ? resolve() : reject(err));
     });
@@ -70,7 +73,9 @@ export class Channel<T> implements AsyncIterable<T> {
           if (this.queue.length < this.highWater) this.releaseRoom();
           return Promise.resolve({ value, done: false });
         }
-        if (this.done) return this.error ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+        if (this.done) {
+          return this.error ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+        }
         return new Promise((resolve, reject) => this.readers.push({ resolve, reject }));
       },
       return: () => {

@@ -18,17 +18,26 @@ export function embedInputs(p: EmbeddingCreateParams): EmbedRequest {
     bad('input', 'expected a non-empty string or a non-empty array of non-empty strings');
   }
   const d = p.dimensions;
-  if (d !== undefined && d !== null && (!Number.isInteger(d) || d < 1)) bad('dimensions', 'expected a positive integer');
+  if (d !== undefined && d !== null && (!Number.isInteger(d) || d < 1)) {
+    bad('dimensions', 'expected a positive integer');
+  }
   const format = p.encoding_format ?? 'float';
-  if (format !== 'float' && format !== 'base64') bad('encoding_format', `expected "float" or "base64", got ${JSON.stringify(format)}`);
+  if (format !== 'float' && format !== 'base64') {
+    bad('encoding_format', `expected "float" or "base64", got ${JSON.stringify(format)}`);
+  }
   return { inputs, dimensions: d ?? null, base64: format === 'base64' };
 }
 
-export function embeddingResponse(r: EmbedResult, { dimensions, base64 }: Omit<EmbedRequest, 'inputs'>): CreateEmbeddingResponse<number[] | string> {
+export function embeddingResponse(
+  r: EmbedResult,
+  { dimensions, base64 }: Omit<EmbedRequest, 'inputs'>,
+): CreateEmbeddingResponse<number[] | string> {
   return {
     object: 'list',
     data: r.vectors.map((v, index) => {
-      if (dimensions !== null && dimensions > v.length) bad('dimensions', `the model gives ${v.length} dimensions at most`);
+      if (dimensions !== null && dimensions > v.length) {
+        bad('dimensions', `the model gives ${v.length} dimensions at most`);
+      }
       const unit = normalise(dimensions === null ? v : v.slice(0, dimensions));
       return { object: 'embedding', index, embedding: base64 ? float32Base64(unit) : unit };
     }),
@@ -63,8 +72,14 @@ export function rerankInputs(p: RerankParams): { query: string; documents: strin
 
 export function rerankResponse(r: RankResult, p: RerankParams): RerankResponse {
   const results = r.scores.map((relevance_score, index) => ({
-    index, relevance_score, ...(p.return_documents ? { document: { text: p.documents[index]! } } : {}),
+    index,
+    relevance_score,
+    ...(p.return_documents ? { document: { text: p.documents[index]! } } : {}),
   }));
   results.sort((a, b) => b.relevance_score - a.relevance_score);
-  return { model: r.model, results: results.slice(0, p.top_n ?? undefined), usage: { prompt_tokens: r.tokens, total_tokens: r.tokens } };
+  return {
+    model: r.model,
+    results: results.slice(0, p.top_n ?? undefined),
+    usage: { prompt_tokens: r.tokens, total_tokens: r.tokens },
+  };
 }

@@ -3,8 +3,21 @@
 // this, so request validation and defaults, the create() overloads, streams with back-pressure and the assembly of a
 // ChatCompletion exist once.
 import type {
-  ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletions, EmbeddingCreateParams, Embeddings,
-  EngineCache, EngineInfo, HearthEngine, LoadOptions, ModelInfo, ModelSource, ModelStoreApi, RerankParams, RerankResponse,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatCompletions,
+  EmbeddingCreateParams,
+  Embeddings,
+  EngineCache,
+  EngineInfo,
+  HearthEngine,
+  LoadOptions,
+  ModelInfo,
+  ModelSource,
+  ModelStoreApi,
+  RerankParams,
+  RerankResponse,
   StoredModelRef,
 } from '../types.ts';
 import type { EngineCalls } from '../contract.ts';
@@ -60,7 +73,9 @@ export class EngineApi implements HearthEngine {
     return this.calls.unload();
   }
 
-  private async create(params: ChatCompletionCreateParams): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
+  private async create(
+    params: ChatCompletionCreateParams,
+  ): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>> {
     // Bad parameters reject here, on the caller's side, before anything is queued.
     const { onProgress, ...request } = resolveRequest(params);
     if (!request.stream) {
@@ -74,8 +89,10 @@ export class EngineApi implements HearthEngine {
     const signal = params.signal ? AbortSignal.any([params.signal, left.signal]) : left.signal;
     const channel = new Channel<ChatCompletionChunk>(WINDOW, () => left.abort());
     const onChunk = publicChunks(params.stream_options?.include_usage === true, (c) => channel.push(c));
-    this.calls.complete(request, { signal, onProgress, onChunk })
-      .then(() => channel.end(), (err) => channel.fail(err));
+    this.calls.complete(request, { signal, onProgress, onChunk }).then(
+      () => channel.end(),
+      (err) => channel.fail(err),
+    );
     await channel.ready; // errors before the first chunk (ContextFullError, AbortError while queued) reject here
     return channel;
   }

@@ -13,10 +13,19 @@ import { checkLoadOptions } from '../core/options.ts';
 
 /** Load failures that say the model cannot run on this device (not that it is broken): a fallback may take it.
  * 'context_failed' only when it was memory (details.memory: load.ts). */
-const CANNOT_RUN_HERE: ReadonlySet<ModelLoadErrorCode> = new Set(['too_large', 'kv_too_large', 'context_failed', 'quota_exceeded']);
+const CANNOT_RUN_HERE: ReadonlySet<ModelLoadErrorCode> = new Set([
+  'too_large',
+  'kv_too_large',
+  'context_failed',
+  'quota_exceeded',
+]);
 
 export function cannotRunHere(err: unknown): boolean {
-  return err instanceof ModelLoadError && CANNOT_RUN_HERE.has(err.code) && (err.code !== 'context_failed' || err.details.memory === true);
+  return (
+    err instanceof ModelLoadError &&
+    CANNOT_RUN_HERE.has(err.code) &&
+    (err.code !== 'context_failed' || err.details.memory === true)
+  );
 }
 
 export class BackendRouter implements BackendCalls {
@@ -26,8 +35,11 @@ export class BackendRouter implements BackendCalls {
   private readonly chosen: string;
 
   /** `storage`: where the model store keeps models (engine.info().storage), whichever backend runs the model. */
-  constructor(private readonly backends: readonly Backend[], private readonly selection: BackendSelection,
-    private readonly storage: ModelStorage | null = null) {
+  constructor(
+    private readonly backends: readonly Backend[],
+    private readonly selection: BackendSelection,
+    private readonly storage: ModelStorage | null = null,
+  ) {
     if (!backends.length) throw new Error('a router needs a backend');
     this.chosen = selection.reason;
   }
@@ -80,7 +92,10 @@ export class BackendRouter implements BackendCalls {
     this.holder = null;
     const info = await backend.load(load, control);
     this.holder = backend;
-    const runs = backend.kind === 'remote' ? 'answers come from the server named in engine.info().remote' : `this model runs on ${backend.kind}`;
+    const runs =
+      backend.kind === 'remote'
+        ? 'answers come from the server named in engine.info().remote'
+        : `this model runs on ${backend.kind}`;
     this.selection.reason = passed.length ? `${passed.join('; ')}: ${runs}` : this.chosen;
     return info;
   }

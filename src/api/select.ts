@@ -53,29 +53,45 @@ export interface SelectOptions {
 export async function selectBackends(home: ServedCalls, opts: SelectOptions): Promise<BackendRouter> {
   const wasm = llamacppBackend(home);
   // The server backend is loaded only by a page that names a server: nothing goes to one unless the page configured it.
-  const fallback = opts.fallback ? [new (await import('../backends/server/server.ts')).ServerBackend(opts.fallback, true)] : [];
-  const router = (selection: BackendSelection, backends: Backend[]) => new BackendRouter(backends, selection, opts.storage);
-  const only = (selection: BackendSelection, ...backends: Backend[]) => router(selection, [...backends, wasm, ...fallback]);
+  const fallback = opts.fallback
+    ? [new (await import('../backends/server/server.ts')).ServerBackend(opts.fallback, true)]
+    : [];
+  const router = (selection: BackendSelection, backends: Backend[]) =>
+    new BackendRouter(backends, selection, opts.storage);
+  const only = (selection: BackendSelection, ...backends: Backend[]) =>
+    router(selection, [...backends, wasm, ...fallback]);
   if (opts.requested === 'wasm') {
     return only({ requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null });
   }
   const found = await requestAdapter();
-  const adapter: Adapter | null = found ? {
-    vendor: found.info?.vendor ?? '', architecture: found.info?.architecture ?? '', device: found.info?.device ?? '',
-    description: found.info?.description ?? '', shaderF16: found.features.has('shader-f16'),
-  } : null;
+  const adapter: Adapter | null = found
+    ? {
+        vendor: found.info?.vendor ?? '',
+        architecture: found.info?.architecture ?? '',
+        device: found.info?.device ?? '',
+        description: found.info?.description ?? '',
+        shaderF16: found.features.has('shader-f16'),
+      }
+    : null;
   const selection: BackendSelection = { requested: opts.requested, reason: '', adapter, selfTest: null };
   if (opts.requested === 'auto' && !adapter?.shaderF16) {
-    selection.reason = adapter ? 'the WebGPU adapter lacks shader-f16, which llama.cpp\'s WebGPU backend needs' : 'the browser offers no WebGPU adapter';
+    selection.reason = adapter
+      ? "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs"
+      : 'the browser offers no WebGPU adapter';
     return only(selection);
   }
   // Only pages that may use WebGPU load wllama's side (and wllama itself, once the adapter qualifies).
   const [{ WllamaBackend }, { selfTest }, { pageFiles }] = await Promise.all([
-    import('../backends/wllama/wllama.ts'), import('../backends/wllama/self-test.ts'), import('../core/models/page-files.ts'),
+    import('../backends/wllama/wllama.ts'),
+    import('../backends/wllama/self-test.ts'),
+    import('../core/models/page-files.ts'),
   ]);
   const gpu = new WllamaBackend({
-    wasmUrl: opts.wasmUrl, threads: opts.threads, maxModelBytes: opts.maxModelBytes,
-    bufferLimit: found?.limits.maxStorageBufferBindingSize ?? null, files: (request, control) => pageFiles(request, control, (r, c) => home.modelsFetch(r, c)),
+    wasmUrl: opts.wasmUrl,
+    threads: opts.threads,
+    maxModelBytes: opts.maxModelBytes,
+    bufferLimit: found?.limits.maxStorageBufferBindingSize ?? null,
+    files: (request, control) => pageFiles(request, control, (r, c) => home.modelsFetch(r, c)),
   });
   try {
     selection.selfTest = await bounded(selfTest(home, gpu));
@@ -85,11 +101,13 @@ export async function selectBackends(home: ServedCalls, opts: SelectOptions): Pr
     return only(selection);
   }
   if (!selection.selfTest.passed) {
-    selection.reason = `the WebGPU backend computed different values than the wasm engine on the probe model ` +
+    selection.reason =
+      `the WebGPU backend computed different values than the wasm engine on the probe model ` +
       `(log-probabilities ${selection.selfTest.maxLogprobDiff.toFixed(3)} apart${selection.selfTest.sameTopTokens ? '' : ', another likeliest token'}): using wasm`;
     return only(selection);
   }
-  selection.reason = `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
+  selection.reason =
+    `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
     (adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
   // A forced 'webgpu' has no fallback: what wllama cannot take is an error, not a quiet switch to wasm.
   return opts.requested === 'webgpu' ? router(selection, [gpu, ...fallback]) : only(selection, gpu);
@@ -99,8 +117,11 @@ export async function selectBackends(home: ServedCalls, opts: SelectOptions): Pr
 function bounded<T>(test: Promise<T>): Promise<T> {
   let stop = () => {};
   const failed = new Promise<never>((_, reject) => {
-    const csp = watchCsp(undefined, (v) => reject(cspError('wllama\'s worker (WebGPU backend)', v)));
-    const timer = setTimeout(() => reject(new EngineError(`it did not end within ${SELF_TEST_TIMEOUT_MS / 1000} s`, 'start_timeout')), SELF_TEST_TIMEOUT_MS);
+    const csp = watchCsp(undefined, (v) => reject(cspError("wllama's worker (WebGPU backend)", v)));
+    const timer = setTimeout(
+      () => reject(new EngineError(`it did not end within ${SELF_TEST_TIMEOUT_MS / 1000} s`, 'start_timeout')),
+      SELF_TEST_TIMEOUT_MS,
+    );
     stop = () => {
       csp.stop();
       clearTimeout(timer);

@@ -8,8 +8,14 @@ import type { CacheStats, EngineInfo } from '../types.ts';
 export type Services = KvStateService & ModelStoreService;
 
 const NO_STATS: CacheStats = {
-  persistent: false, entries: 0, bytes: 0, budgetBytes: 0, conversations: 0, systemPrompts: 0,
-  memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
+  persistent: false,
+  entries: 0,
+  bytes: 0,
+  budgetBytes: 0,
+  conversations: 0,
+  systemPrompts: 0,
+  memory: { slots: 0, tokens: 0, systemPrompts: 0 },
+  hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
   saves: { count: 0, bytes: 0, ms: 0 },
 };
 
@@ -19,8 +25,11 @@ export const NO_SERVICES: Services = {
   cacheClear: async () => {},
   cacheFlush: async () => {},
   cacheExport: async () => {
-    throw new InvalidRequestError('exportPrompt needs the wasm backend, which computes the prompt\'s KV state here: a server ' +
-      'keeps its state to itself', 'unsupported_by_backend');
+    throw new InvalidRequestError(
+      "exportPrompt needs the wasm backend, which computes the prompt's KV state here: a server " +
+        'keeps its state to itself',
+      'unsupported_by_backend',
+    );
   },
   modelsFetch: async () => {
     throw new InvalidRequestError('this engine has no model store (it only talks to a server)', 'no_store');
@@ -31,12 +40,24 @@ export const NO_SERVICES: Services = {
 };
 
 /** The router's calls and the services as the one flat set the page's API and the shared tabs take. */
-export function engineCalls(router: Omit<BackendCalls, 'info'> & { info(): Promise<EngineInfo> }, services: Services): EngineCalls {
+export function engineCalls(
+  router: Omit<BackendCalls, 'info'> & { info(): Promise<EngineInfo> },
+  services: Services,
+): EngineCalls {
   return {
-    load: (r, c) => router.load(r, c), complete: (r, c) => router.complete(r, c), embed: (r, c) => router.embed(r, c),
-    rank: (r, c) => router.rank(r, c), info: () => router.info(), unload: () => router.unload(),
-    cacheStats: () => services.cacheStats(), cacheClear: (o) => services.cacheClear(o), cacheFlush: () => services.cacheFlush(),
-    cacheExport: (r, c) => services.cacheExport(r, c), modelsFetch: (r, c) => services.modelsFetch(r, c),
-    modelsList: () => services.modelsList(), modelsDelete: (r) => services.modelsDelete(r), modelsUsage: () => services.modelsUsage(),
+    load: (r, c) => router.load(r, c),
+    complete: (r, c) => router.complete(r, c),
+    embed: (r, c) => router.embed(r, c),
+    rank: (r, c) => router.rank(r, c),
+    info: () => router.info(),
+    unload: () => router.unload(),
+    cacheStats: () => services.cacheStats(),
+    cacheClear: (o) => services.cacheClear(o),
+    cacheFlush: () => services.cacheFlush(),
+    cacheExport: (r, c) => services.cacheExport(r, c),
+    modelsFetch: (r, c) => services.modelsFetch(r, c),
+    modelsList: () => services.modelsList(),
+    modelsDelete: (r) => services.modelsDelete(r),
+    modelsUsage: () => services.modelsUsage(),
   };
 }

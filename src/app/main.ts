@@ -1,11 +1,25 @@
-// The app: pick a GGUF, watch it load, chat with streaming; stop, regenerate, edit and resend; many conversations,
-// each kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
-// Installable: a manifest and a service worker (workers/sw.ts) that keeps the shell and the engine for offline use; models
-// come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown.
-// A model loaded with its projector reads images (attach, paste, drop) and audio (a file, or the microphone, asked
-// for only when Record is pressed); the controls show for what the loaded model reads.
-import { createEngine, type EngineInfo, type HearthClient, type LoadOptions, type ModelSource, type Progress } from '../index.ts';
-import { type Attachment, conversations, messageText, newConversation, send as sendMessage, type SavedConversation } from '../ui/conversation.ts';
+// The app: pick a GGUF, watch it load, chat with streaming; stop, regenerate, edit and resend; many conversations, each
+// kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
+// Installable: a manifest and a service worker (workers/sw.ts) that keeps the shell and the engine for offline use;
+// models come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown. A
+// model loaded with its projector reads images (attach, paste, drop) and audio (a file, or the microphone, asked for
+// only when Record is pressed); the controls show for what the loaded model reads.
+import {
+  createEngine,
+  type EngineInfo,
+  type HearthClient,
+  type LoadOptions,
+  type ModelSource,
+  type Progress,
+} from '../index.ts';
+import {
+  type Attachment,
+  conversations,
+  messageText,
+  newConversation,
+  send as sendMessage,
+  type SavedConversation,
+} from '../ui/conversation.ts';
 import { AttachmentTray, attachmentsOf, drawMedia, type MediaKind } from '../ui/attachments.ts';
 import { Recorder } from './record.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
@@ -17,20 +31,43 @@ import { keepUpToDate } from './update.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
-  status: $('engine-status'), kind: $<HTMLSelectElement>('source-kind'), testOption: $<HTMLOptionElement>('test-option'),
-  hfRepo: $<HTMLInputElement>('hf-repo'), hfFile: $<HTMLInputElement>('hf-file'), url: $<HTMLInputElement>('model-url'),
-  file: $<HTMLInputElement>('model-file'), load: $<HTMLButtonElement>('load'), progress: $<HTMLProgressElement>('progress'),
-  loadStatus: $('load-status'), chat: $('chat'), composer: $<HTMLFormElement>('composer'),
-  prompt: $<HTMLTextAreaElement>('prompt'), send: $<HTMLButtonElement>('send'), stop: $<HTMLButtonElement>('stop'),
-  regenerate: $<HTMLButtonElement>('regenerate'), newChat: $<HTMLButtonElement>('new-chat'), stats: $('stats'),
-  system: $<HTMLTextAreaElement>('system-prompt'), temperature: $<HTMLInputElement>('temperature'),
-  overflow: $<HTMLSelectElement>('overflow'), settings: $<HTMLDetailsElement>('settings'),
-  stored: $<HTMLUListElement>('stored-models'), update: $('update'), updateReload: $<HTMLButtonElement>('update-reload'),
-  fallbackUrl: $<HTMLInputElement>('fallback-url'), fallbackModel: $<HTMLInputElement>('fallback-model'),
-  projectorUrl: $<HTMLInputElement>('projector-url'), projectorFile: $<HTMLInputElement>('projector-file'),
-  record: $<HTMLButtonElement>('record'), attachStatus: $('attach-status'),
+  status: $('engine-status'),
+  kind: $<HTMLSelectElement>('source-kind'),
+  testOption: $<HTMLOptionElement>('test-option'),
+  hfRepo: $<HTMLInputElement>('hf-repo'),
+  hfFile: $<HTMLInputElement>('hf-file'),
+  url: $<HTMLInputElement>('model-url'),
+  file: $<HTMLInputElement>('model-file'),
+  load: $<HTMLButtonElement>('load'),
+  progress: $<HTMLProgressElement>('progress'),
+  loadStatus: $('load-status'),
+  chat: $('chat'),
+  composer: $<HTMLFormElement>('composer'),
+  prompt: $<HTMLTextAreaElement>('prompt'),
+  send: $<HTMLButtonElement>('send'),
+  stop: $<HTMLButtonElement>('stop'),
+  regenerate: $<HTMLButtonElement>('regenerate'),
+  newChat: $<HTMLButtonElement>('new-chat'),
+  stats: $('stats'),
+  system: $<HTMLTextAreaElement>('system-prompt'),
+  temperature: $<HTMLInputElement>('temperature'),
+  overflow: $<HTMLSelectElement>('overflow'),
+  settings: $<HTMLDetailsElement>('settings'),
+  stored: $<HTMLUListElement>('stored-models'),
+  update: $('update'),
+  updateReload: $<HTMLButtonElement>('update-reload'),
+  fallbackUrl: $<HTMLInputElement>('fallback-url'),
+  fallbackModel: $<HTMLInputElement>('fallback-model'),
+  projectorUrl: $<HTMLInputElement>('projector-url'),
+  projectorFile: $<HTMLInputElement>('projector-file'),
+  record: $<HTMLButtonElement>('record'),
+  attachStatus: $('attach-status'),
 };
-const tray = new AttachmentTray(document, { dropTarget: ui.composer, pasteTarget: ui.prompt, report: (m) => (ui.attachStatus.textContent = m) });
+const tray = new AttachmentTray(document, {
+  dropTarget: ui.composer,
+  pasteTarget: ui.prompt,
+  report: (m) => (ui.attachStatus.textContent = m),
+});
 ui.composer.before(tray.row);
 ui.record.before(tray.button, tray.input);
 tray.button.textContent = 'Attach';
@@ -44,7 +81,8 @@ let readyText = '';
 let generating: AbortController | null = null;
 let loading: AbortController | null = null;
 let modelReady = false;
-/** The fallback server the engine was created with (the settings' at that time), as JSON; FAILED when it could not start. */
+/** The fallback server the engine was created with (the settings' at that time), as JSON; FAILED when it could not
+ * start. */
 let engineFallback = 'null';
 const FAILED = 'failed';
 
@@ -56,7 +94,9 @@ const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputEle
 });
 
 function showKind() {
-  for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) el.hidden = !el.dataset.kind!.split(' ').includes(ui.kind.value);
+  for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) {
+    el.hidden = !el.dataset.kind!.split(' ').includes(ui.kind.value);
+  }
 }
 
 function setBusy() {
@@ -79,7 +119,11 @@ function bubble(role: BubbleRole, text: string, index = -1, media: Attachment[] 
   drawMedia(el, media);
   if (role === 'user' && index >= 0) {
     // Edit and resend: the conversation goes back to before this message, which returns to the composer.
-    const edit = Object.assign(document.createElement('button'), { type: 'button', className: 'edit', title: 'Edit and resend' });
+    const edit = Object.assign(document.createElement('button'), {
+      type: 'button',
+      className: 'edit',
+      title: 'Edit and resend',
+    });
     edit.setAttribute('aria-label', 'Edit and resend'); // its pencil is CSS: the message's text stays the message
     edit.addEventListener('click', () => {
       if (generating) return;
@@ -127,10 +171,19 @@ function startNew() {
 
 /** Keeps the open conversation, the model choice (not a local file: it cannot be reopened) and the settings. */
 function save() {
-  const model = { kind: ui.kind.value, hfRepo: ui.hfRepo.value, hfFile: ui.hfFile.value, url: ui.url.value, projector: ui.projectorUrl.value };
+  const model = {
+    kind: ui.kind.value,
+    hfRepo: ui.hfRepo.value,
+    hfFile: ui.hfFile.value,
+    url: ui.url.value,
+    projector: ui.projectorUrl.value,
+  };
   const settings = {
-    system: ui.system.value, temperature: ui.temperature.value, overflow: ui.overflow.value,
-    fallbackUrl: ui.fallbackUrl.value, fallbackModel: ui.fallbackModel.value,
+    system: ui.system.value,
+    temperature: ui.temperature.value,
+    overflow: ui.overflow.value,
+    fallbackUrl: ui.fallbackUrl.value,
+    fallbackModel: ui.fallbackModel.value,
   };
   try {
     localStorage.setItem(SAVED, JSON.stringify({ conversationId: conversation.id, model, settings }));
@@ -148,7 +201,9 @@ async function restore() {
   }
   const model = saved.model ?? {};
   if (model.kind === 'test') ui.testOption.hidden = false; // offered before: it is in the model store, even offline
-  if (model.kind && model.kind !== 'file' && [...ui.kind.options].some((o) => o.value === model.kind && !o.hidden)) ui.kind.value = model.kind;
+  if (model.kind && model.kind !== 'file' && [...ui.kind.options].some((o) => o.value === model.kind && !o.hidden)) {
+    ui.kind.value = model.kind;
+  }
   if (model.hfRepo) ui.hfRepo.value = model.hfRepo;
   if (model.hfFile) ui.hfFile.value = model.hfFile;
   if (model.url) ui.url.value = model.url;
@@ -170,10 +225,14 @@ function onProgress(p: Progress) {
 
 function chosenSource(): ModelSource | null {
   switch (ui.kind.value) {
-    case 'test': return TEST_MODEL;
-    case 'hf': return { hf: { repo: ui.hfRepo.value.trim(), file: ui.hfFile.value.trim() } };
-    case 'url': return ui.url.value.trim() || null;
-    default: return ui.file.files?.[0] ?? null;
+    case 'test':
+      return TEST_MODEL;
+    case 'hf':
+      return { hf: { repo: ui.hfRepo.value.trim(), file: ui.hfFile.value.trim() } };
+    case 'url':
+      return ui.url.value.trim() || null;
+    default:
+      return ui.file.files?.[0] ?? null;
   }
 }
 
@@ -190,7 +249,9 @@ async function loadModel() {
   if (loading) return loading.abort();
   const source = chosenSource();
   if ((!engine && engineFallback !== FAILED) || !source) {
-    ui.loadStatus.textContent = engine ? 'Choose a model first.' : 'The engine is still starting; try again in a moment.';
+    ui.loadStatus.textContent = engine
+      ? 'Choose a model first.'
+      : 'The engine is still starting; try again in a moment.';
     return;
   }
   generating?.abort();
@@ -201,7 +262,11 @@ async function loadModel() {
   try {
     if (!engine || JSON.stringify(fallback()) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
     const projector = chosenProjector();
-    const info = await engine!.load(source, { onProgress, signal: loading.signal, ...(projector ? { projector } : {}) });
+    const info = await engine!.load(source, {
+      onProgress,
+      signal: loading.signal,
+      ...(projector ? { projector } : {}),
+    });
     modelReady = true;
     const status = await engine!.info();
     const kinds = (status.input ?? []).filter((k): k is MediaKind => k !== 'text');
@@ -239,24 +304,34 @@ async function send(text: string, again?: Attachment[]) {
   let ttft = 0;
   try {
     const temperature = Number(ui.temperature.value);
-    const { answer, stopped } = await sendMessage(conversation, engine, { text, attachments }, {
-      signal: generating.signal, onProgress, system: ui.system.value.trim() || undefined,
-      params: {
-        temperature: Number.isFinite(temperature) ? temperature : undefined,
-        context_overflow: ui.overflow.value as 'stop' | 'shift' | 'error',
+    const { answer, stopped } = await sendMessage(
+      conversation,
+      engine,
+      { text, attachments },
+      {
+        signal: generating.signal,
+        onProgress,
+        system: ui.system.value.trim() || undefined,
+        params: {
+          temperature: Number.isFinite(temperature) ? temperature : undefined,
+          context_overflow: ui.overflow.value as 'stop' | 'shift' | 'error',
+        },
+        onText: (answer) => {
+          if (!ttft) ttft = performance.now() - t0;
+          ui.progress.hidden = true;
+          out.replaceChildren(renderMarkdown(answer));
+        },
+        onTimings: (t) => {
+          const tps = t.predicted_ms > 0 ? (t.predicted_n / t.predicted_ms) * 1000 : 0;
+          const cached = t.cache_n
+            ? ` · ${t.cache_n} cached (${t.cache_source === 'indexeddb' ? 'restored from IndexedDB' : 'in memory'})`
+            : '';
+          ui.stats.textContent =
+            `TTFT ${Math.round(ttft)} ms · ${tps.toFixed(1)} tokens/s · prompt ${t.prompt_n} tokens in ` +
+            `${Math.round(t.prompt_ms)} ms${cached}`;
+        },
       },
-      onText: (answer) => {
-        if (!ttft) ttft = performance.now() - t0;
-        ui.progress.hidden = true;
-        out.replaceChildren(renderMarkdown(answer));
-      },
-      onTimings: (t) => {
-        const tps = t.predicted_ms > 0 ? (t.predicted_n / t.predicted_ms) * 1000 : 0;
-        const cached = t.cache_n ? ` · ${t.cache_n} cached (${t.cache_source === 'indexeddb' ? 'restored from IndexedDB' : 'in memory'})` : '';
-        ui.stats.textContent = `TTFT ${Math.round(ttft)} ms · ${tps.toFixed(1)} tokens/s · prompt ${t.prompt_n} tokens in ` +
-          `${Math.round(t.prompt_ms)} ms${cached}`;
-      },
-    });
+    );
     out.replaceChildren(renderMarkdown(answer));
     if (stopped) note(out, 'stopped');
   } catch (err) {
@@ -329,19 +404,30 @@ async function record() {
 /** The models in the model store, each with a Delete button (the space they take goes back to the visitor). */
 async function showStoredModels() {
   const models = engine ? await engine.models.list().catch(() => []) : [];
-  ui.stored.replaceChildren(...models.map((m) => {
-    const li = document.createElement('li');
-    const remove = Object.assign(document.createElement('button'), { type: 'button', className: 'delete-model', textContent: 'Delete' });
-    remove.addEventListener('click', async () => {
-      remove.disabled = true;
-      await engine?.models.delete(m.id).catch(() => false);
-      await showStoredModels();
-    });
-    const size = `${formatBytes(m.size ?? m.downloaded)}${m.complete ? '' : ' (incomplete)'}`;
-    li.append(Object.assign(document.createElement('span'), { className: 'model-name', textContent: `${m.name} · ${size}` }), remove);
-    return li;
-  }));
-  if (!models.length) ui.stored.append(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'none' }));
+  ui.stored.replaceChildren(
+    ...models.map((m) => {
+      const li = document.createElement('li');
+      const remove = Object.assign(document.createElement('button'), {
+        type: 'button',
+        className: 'delete-model',
+        textContent: 'Delete',
+      });
+      remove.addEventListener('click', async () => {
+        remove.disabled = true;
+        await engine?.models.delete(m.id).catch(() => false);
+        await showStoredModels();
+      });
+      const size = `${formatBytes(m.size ?? m.downloaded)}${m.complete ? '' : ' (incomplete)'}`;
+      li.append(
+        Object.assign(document.createElement('span'), { className: 'model-name', textContent: `${m.name} · ${size}` }),
+        remove,
+      );
+      return li;
+    }),
+  );
+  if (!models.length) {
+    ui.stored.append(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'none' }));
+  }
 }
 
 /** Resolves when no answer is being written (an update's reload waits for it). */
@@ -356,10 +442,13 @@ function showStatus(info: EngineInfo) {
     ui.status.textContent = `Answers come from the server at ${info.remote.baseURL} (${info.remote.model}), not from this browser`;
     return;
   }
-  const shared = info.shared && info.shared.tabs > 1
-    ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}` : '';
+  const shared =
+    info.shared && info.shared.tabs > 1
+      ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}`
+      : '';
   const build = info.build ?? '';
-  ui.status.textContent = `llama.cpp ${info.llamaBuild} · WebAssembly ${build.startsWith('mt') ? 'threaded' : 'single-thread'}${build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
+  ui.status.textContent =
+    `llama.cpp ${info.llamaBuild} · WebAssembly ${build.startsWith('mt') ? 'threaded' : 'single-thread'}${build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
     `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`;
 }
 
@@ -374,7 +463,10 @@ async function main() {
     }, whenIdle);
   }
   // The dev and preview servers serve generated test models; offer one when it is there.
-  const hasTestModel = await fetch(TEST_MODEL, { method: 'HEAD' }).then((r) => r.ok, () => false);
+  const hasTestModel = await fetch(TEST_MODEL, { method: 'HEAD' }).then(
+    (r) => r.ok,
+    () => false,
+  );
   if (hasTestModel) {
     ui.testOption.hidden = false;
     ui.kind.value = 'test';

@@ -8,8 +8,12 @@ export interface SidebarActions {
 }
 
 export class Sidebar {
-  constructor(private readonly list: HTMLUListElement, private readonly search: HTMLInputElement,
-    private readonly actions: SidebarActions, private current = '') {
+  constructor(
+    private readonly list: HTMLUListElement,
+    private readonly search: HTMLInputElement,
+    private readonly actions: SidebarActions,
+    private current = '',
+  ) {
     search.addEventListener('input', () => void this.refresh());
   }
 
@@ -19,8 +23,10 @@ export class Sidebar {
     const query = this.search.value.trim().toLowerCase();
     const all = await conversations.list().catch(() => []);
     // A widget on the same site keeps its own conversation in the same store; it is not one of the app's.
-    const shown = all.filter((c) => c.messages.length && !c.id.startsWith(WIDGET_ID_PREFIX) &&
-      (!query || c.title.toLowerCase().includes(query)));
+    const shown = all.filter(
+      (c) =>
+        c.messages.length && !c.id.startsWith(WIDGET_ID_PREFIX) && (!query || c.title.toLowerCase().includes(query)),
+    );
     this.list.replaceChildren(...shown.map((c) => this.item(c)));
   }
 

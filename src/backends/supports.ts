@@ -4,7 +4,13 @@ import type { Backend, LoadRequest, ResolvedRequest, Supports } from '../contrac
 import { InvalidRequestError } from '../errors.ts';
 
 /** The wasm engine: every option and call. */
-export const EVERYTHING: Supports = { loadOptions: 'all', contextOverflow: ['stop', 'error', 'shift'], embeddings: true, rerank: true, media: true };
+export const EVERYTHING: Supports = {
+  loadOptions: 'all',
+  contextOverflow: ['stop', 'error', 'shift'],
+  embeddings: true,
+  rerank: true,
+  media: true,
+};
 
 /** Why `backend` cannot take this load (an option it does not act on), or null. */
 export function loadRefusal(backend: Backend, { options }: LoadRequest): { message: string; param: string } | null {
@@ -14,7 +20,10 @@ export function loadRefusal(backend: Backend, { options }: LoadRequest): { messa
     if (value === undefined) continue;
     const takes = loadOptions[param as keyof typeof options] as true | ((v: unknown) => boolean) | undefined;
     if (takes === true || takes?.(value)) continue;
-    return { message: `the '${backend.kind}' backend does not support the load option ${param}${takes ? ` = ${JSON.stringify(value)}` : ''}`, param };
+    return {
+      message: `the '${backend.kind}' backend does not support the load option ${param}${takes ? ` = ${JSON.stringify(value)}` : ''}`,
+      param,
+    };
   }
   return null;
 }
@@ -25,19 +34,30 @@ export function checkLoad(backend: Backend, request: LoadRequest): void {
   if (refusal) throw unsupported(`${refusal.message}: leave it out, or use backend 'wasm'`, refusal.param);
 }
 
-export function checkCompletion(backend: Backend, request: Pick<ResolvedRequest, 'contextOverflow' | 'messages'>): void {
+export function checkCompletion(
+  backend: Backend,
+  request: Pick<ResolvedRequest, 'contextOverflow' | 'messages'>,
+): void {
   if (!backend.supports.contextOverflow.includes(request.contextOverflow)) {
-    throw unsupported(`context_overflow "${request.contextOverflow}" needs the wasm backend: the '${backend.kind}' backend ` +
-      `offers ${backend.supports.contextOverflow.map((m) => `"${m}"`).join(', ')}`, 'context_overflow');
+    throw unsupported(
+      `context_overflow "${request.contextOverflow}" needs the wasm backend: the '${backend.kind}' backend ` +
+        `offers ${backend.supports.contextOverflow.map((m) => `"${m}"`).join(', ')}`,
+      'context_overflow',
+    );
   }
   const media = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'));
   if (media && !backend.supports.media) {
-    throw unsupported(`images and audio need the wasm backend (with a projector) or a server: the '${backend.kind}' backend reads text only`, 'messages');
+    throw unsupported(
+      `images and audio need the wasm backend (with a projector) or a server: the '${backend.kind}' backend reads text only`,
+      'messages',
+    );
   }
 }
 
 export function checkCall(backend: Backend, call: 'embeddings' | 'rerank'): void {
-  if (!backend.supports[call]) throw unsupported(`${call} need the wasm backend: the '${backend.kind}' backend does not offer them`);
+  if (!backend.supports[call]) {
+    throw unsupported(`${call} need the wasm backend: the '${backend.kind}' backend does not offer them`);
+  }
 }
 
 const unsupported = (message: string, param?: string) =>

@@ -5,14 +5,21 @@ import packaged from './packaged-assets.ts';
 
 // The relaxed-SIMD builds share their plain twin's glue (wasm/build.mjs checks they may).
 export const ASSET_FILES = [
-  'engine.worker.js', 'hearth-st.js', 'hearth-st.wasm', 'hearth-st-relaxed.wasm', 'hearth-mt.js', 'hearth-mt.wasm',
-  'hearth-mt-relaxed.wasm', 'wllama.wasm',
+  'engine.worker.js',
+  'hearth-st.js',
+  'hearth-st.wasm',
+  'hearth-st-relaxed.wasm',
+  'hearth-mt.js',
+  'hearth-mt.wasm',
+  'hearth-mt-relaxed.wasm',
+  'wllama.wasm',
 ] as const;
-export type AssetFile = typeof ASSET_FILES[number];
+export type AssetFile = (typeof ASSET_FILES)[number];
 /** Absolute URL of each file. */
 export type Assets = Record<AssetFile, string>;
 
-/** Every file in one folder (an absolute URL, or one relative to `base`): EngineOptions.assetsUrl, the widget's folder. */
+/** Every file in one folder (an absolute URL, or one relative to `base`): EngineOptions.assetsUrl, the widget's folder.
+ */
 export function assetsIn(folder: string, base?: string): Assets {
   const dir = new URL(folder, base).href.replace(/\/?$/, '/');
   return Object.fromEntries(ASSET_FILES.map((f) => [f, new URL(f, dir).href])) as Assets;
@@ -20,5 +27,5 @@ export function assetsIn(folder: string, base?: string): Assets {
 
 /** The default: beside the npm package's own modules (packaged-assets), or '/hearth/' on this repository's pages. */
 export function defaultAssets(base: string): Assets {
-  return packaged ? { ...packaged } as Assets : assetsIn('/hearth/', base);
+  return packaged ? ({ ...packaged } as Assets) : assetsIn('/hearth/', base);
 }

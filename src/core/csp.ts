@@ -9,8 +9,10 @@ export interface Violation {
 }
 
 /** Collects the violations `scope` reports until stop(), telling `onViolation` of each. */
-export function watchCsp(scope: EventTarget | undefined = globalThis.document ?? globalThis,
-  onViolation?: (v: Violation) => void): { seen: Violation[]; stop(): void } {
+export function watchCsp(
+  scope: EventTarget | undefined = globalThis.document ?? globalThis,
+  onViolation?: (v: Violation) => void,
+): { seen: Violation[]; stop(): void } {
   const seen: Violation[] = [];
   const listener = (e: Event) => {
     const v = e as SecurityPolicyViolationEvent;
@@ -22,19 +24,27 @@ export function watchCsp(scope: EventTarget | undefined = globalThis.document ??
   return { seen, stop: () => scope?.removeEventListener?.('securitypolicyviolation', listener) };
 }
 
-/** Whether an error's text is a browser refusing to compile wasm under the worker's CSP (Chromium and Firefox word it so). */
+/** Whether an error's text is a browser refusing to compile wasm under the worker's CSP (Chromium and Firefox word it
+ * so). */
 export function isWasmCspError(message: string): boolean {
-  return /Content Security Policy|wasm-unsafe-eval|unsafe-eval.*WebAssembly|WebAssembly.*(blocked|refused).*CSP/i.test(message);
+  return /Content Security Policy|wasm-unsafe-eval|unsafe-eval.*WebAssembly|WebAssembly.*(blocked|refused).*CSP/i.test(
+    message,
+  );
 }
 
 /** The error for what a CSP blocked, saying which directive must allow what (README: "Content-Security-Policy"). */
 export function cspError(what: string, v: Violation | null): EngineError {
   const directive = v?.directive ?? 'script-src';
-  const needs = directive.startsWith('script-src') && (!v || v.blockedURI === 'wasm-eval' || v.blockedURI === 'eval')
-    ? `'wasm-unsafe-eval' in the script-src of the policy sent with /hearth/engine.worker.js`
-    : `${source(v?.blockedURI)} in ${directive}`;
-  return new EngineError(`the Content-Security-Policy blocked ${what}: it needs ${needs} (see the README's ` +
-    '"Content-Security-Policy" section)', 'csp_blocked', { directive, blockedURI: v?.blockedURI ?? null });
+  const needs =
+    directive.startsWith('script-src') && (!v || v.blockedURI === 'wasm-eval' || v.blockedURI === 'eval')
+      ? `'wasm-unsafe-eval' in the script-src of the policy sent with /hearth/engine.worker.js`
+      : `${source(v?.blockedURI)} in ${directive}`;
+  return new EngineError(
+    `the Content-Security-Policy blocked ${what}: it needs ${needs} (see the README's ` +
+      '"Content-Security-Policy" section)',
+    'csp_blocked',
+    { directive, blockedURI: v?.blockedURI ?? null },
+  );
 }
 
 /** A blocked URI as a CSP source expression: browsers report a blob: or data: URL by its scheme alone. */

@@ -7,9 +7,10 @@ export function hashBytes(bytes: Uint8Array): string {
   let h2 = 0x85ebca77 ^ Math.imul(bytes.length, 0xc2b2ae3d);
   const words = bytes.length >>> 2;
   // Word access needs 4-byte alignment; buffers from wasm, IndexedDB and slice() start at offset 0.
-  const w32 = bytes.byteOffset % 4 === 0
-    ? new Uint32Array(bytes.buffer, bytes.byteOffset, words)
-    : new Uint32Array(bytes.slice(0, words * 4).buffer);
+  const w32 =
+    bytes.byteOffset % 4 === 0
+      ? new Uint32Array(bytes.buffer, bytes.byteOffset, words)
+      : new Uint32Array(bytes.slice(0, words * 4).buffer);
   for (let i = 0; i < words; i++) {
     const w = w32[i]!;
     h1 = Math.imul(rotl(h1 ^ w, 13), 0x9e3779b1);

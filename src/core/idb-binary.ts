@@ -14,7 +14,10 @@ export function storesBlobs(store: UseStore): Promise<boolean> {
       s.put(new Blob([new Uint8Array(1)]), PROBE);
       s.delete(PROBE);
       return promisifyRequest(s.transaction);
-    }).then(() => true, () => false);
+    }).then(
+      () => true,
+      () => false,
+    );
     probes.set(store, probe);
   }
   return probe;

@@ -8,7 +8,7 @@ import { MAX_PARALLEL, MAX_THREADS, MIN_CTX } from './limits.ts';
 
 export const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
-const show = (v: unknown) => (typeof v === 'bigint' ? `${v}n` : JSON.stringify(v) ?? String(v));
+const show = (v: unknown) => (typeof v === 'bigint' ? `${v}n` : (JSON.stringify(v) ?? String(v)));
 
 function integer(param: string, v: unknown, min: number, max: number): void {
   if (v === undefined) return;
@@ -19,7 +19,9 @@ function integer(param: string, v: unknown, min: number, max: number): void {
 
 function positive(param: string, v: unknown): void {
   if (v === undefined) return;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) badOption(param, `expected a positive number of bytes, got ${show(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    badOption(param, `expected a positive number of bytes, got ${show(v)}`);
+  }
 }
 
 function oneOf<T>(param: string, v: unknown, allowed: readonly T[]): void {
@@ -36,8 +38,12 @@ export function checkThreads(threads: unknown): void {
   integer('threads', threads, 1, MAX_THREADS);
 }
 
-/** createEngine's options: what may be checked before anything starts (a server's address: backends/server/options.ts). */
-export function checkEngineOptions(o: EngineOptions): { backend: NonNullable<EngineOptions['backend']>; shared: string | null } {
+/** createEngine's options: what may be checked before anything starts (a server's address: backends/server/options.ts).
+ */
+export function checkEngineOptions(o: EngineOptions): {
+  backend: NonNullable<EngineOptions['backend']>;
+  shared: string | null;
+} {
   if (!o || typeof o !== 'object') badOption('options', 'expected an object');
   const backend = o.backend ?? 'auto';
   if (typeof backend !== 'object' || backend === null) {
@@ -56,7 +62,9 @@ export function checkEngineOptions(o: EngineOptions): { backend: NonNullable<Eng
 
 function checkCacheOptions(c: CacheOptions | undefined): void {
   if (c === undefined) return;
-  if (!c || typeof c !== 'object') badOption('cache', 'expected { persistent?, systemPrompt?, conversations?, minTokens?, budgetBytes? }');
+  if (!c || typeof c !== 'object') {
+    badOption('cache', 'expected { persistent?, systemPrompt?, conversations?, minTokens?, budgetBytes? }');
+  }
   flag('cache.persistent', c.persistent);
   flag('cache.systemPrompt', c.systemPrompt);
   flag('cache.conversations', c.conversations);
@@ -85,7 +93,10 @@ export function checkLoadOptions(o: Omit<LoadOptions, 'signal' | 'onProgress'>):
 /** An explicit nCtx against the model's training context (nCtxTrain 0: the model does not say). */
 export function checkContextSize(nCtx: number | undefined, nCtxTrain: number): void {
   if (nCtx === undefined || nCtxTrain <= 0 || nCtx <= nCtxTrain) return;
-  throw new InvalidRequestError(`nCtx: this model was trained on ${nCtxTrain} tokens of context, and answers past that are ` +
-    `garbage: use nCtx ${nCtxTrain} or less, or leave it out (the context then grows with demand)`, 'invalid_parameter',
-  { param: 'nCtx', nCtxTrain });
+  throw new InvalidRequestError(
+    `nCtx: this model was trained on ${nCtxTrain} tokens of context, and answers past that are ` +
+      `garbage: use nCtx ${nCtxTrain} or less, or leave it out (the context then grows with demand)`,
+    'invalid_parameter',
+    { param: 'nCtx', nCtxTrain },
+  );
 }

@@ -22,7 +22,9 @@ export function hearthPolicy(): Policy | null {
       createScriptURL: (url) => {
         // Workers can only be started from this origin's scripts anyway; anything else is a bug, not a request.
         const u = new URL(url, globalThis.location?.href);
-        if (u.origin !== globalThis.location?.origin) throw new TypeError(`hearth: refusing script URL ${url} from another origin`);
+        if (u.origin !== globalThis.location?.origin) {
+          throw new TypeError(`hearth: refusing script URL ${url} from another origin`);
+        }
         return u.href;
       },
     });
@@ -34,8 +36,9 @@ export function hearthPolicy(): Policy | null {
 }
 
 /** Why a Trusted Types sink refused a string, as a sentence that says what to add to the page's CSP. */
-export const TRUSTED_TYPES_HINT = "the page requires Trusted Types and its Content-Security-Policy does not allow the 'hearth' " +
-  "policy: add `hearth` to its `trusted-types` directive";
+export const TRUSTED_TYPES_HINT =
+  "the page requires Trusted Types and its Content-Security-Policy does not allow the 'hearth' " +
+  'policy: add `hearth` to its `trusted-types` directive';
 
 /** A URL for `new Worker()` that Trusted Types accept. */
 export function scriptUrl(url: string): string {

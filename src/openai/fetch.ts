@@ -21,7 +21,13 @@ export function openAIFetch(engine: HearthEngine): Fetch {
       if (request.method === 'POST' && path.endsWith('/chat/completions')) return await chat(engine, request);
       if (request.method === 'POST' && path.endsWith('/embeddings')) return await embeddings(engine, request);
       if (request.method === 'GET' && /\/models(\/[^/]+)?$/.test(path)) return await models(engine, path);
-      return reply(failure(404, `Unknown request URL: ${request.method} ${path}. Hearth answers POST /chat/completions, POST /embeddings and GET /models.`, 'unknown_url'));
+      return reply(
+        failure(
+          404,
+          `Unknown request URL: ${request.method} ${path}. Hearth answers POST /chat/completions, POST /embeddings and GET /models.`,
+          'unknown_url',
+        ),
+      );
     } catch (err) {
       // An abort rejects, as fetch does; everything else is an HTTP error the client turns into its own.
       if (isAbort(err, request.signal)) throw err;
@@ -32,7 +38,9 @@ export function openAIFetch(engine: HearthEngine): Fetch {
 
 async function chat(engine: HearthEngine, request: Request): Promise<Response> {
   const body = await jsonBody<ChatCompletionCreateParams & { n?: number | null }>(request);
-  if (body.n !== undefined && body.n !== null && body.n !== 1) return reply(failure(400, 'n: only 1 choice per request is supported', 'invalid_parameter', 'n'));
+  if (body.n !== undefined && body.n !== null && body.n !== 1) {
+    return reply(failure(400, 'n: only 1 choice per request is supported', 'invalid_parameter', 'n'));
+  }
   const params = { ...body, signal: request.signal };
   if (body.stream !== true) return json(await engine.chat.completions.create({ ...params, stream: false }));
   const chunks = (await engine.chat.completions.create({ ...params, stream: true }))[Symbol.asyncIterator]();
@@ -61,7 +69,10 @@ async function chat(engine: HearthEngine, request: Request): Promise<Response> {
       await chunks.return?.(); // the reader left: stop generating
     },
   });
-  return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } });
+  return new Response(stream, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+  });
 }
 
 async function embeddings(engine: HearthEngine, request: Request): Promise<Response> {
@@ -76,7 +87,14 @@ async function models(engine: HearthEngine, path: string): Promise<Response> {
   if (asked === undefined) return json({ object: 'list', data: entry ? [entry] : [] });
   const id = decodeURIComponent(asked);
   if (entry?.id === id) return json(entry);
-  return reply(failure(404, `The model \`${id}\` is not loaded${model ? `: this engine has ${model.name}` : ''}.`, 'model_not_found', 'model'));
+  return reply(
+    failure(
+      404,
+      `The model \`${id}\` is not loaded${model ? `: this engine has ${model.name}` : ''}.`,
+      'model_not_found',
+      'model',
+    ),
+  );
 }
 
 async function jsonBody<T>(request: Request): Promise<T> {
@@ -86,7 +104,9 @@ async function jsonBody<T>(request: Request): Promise<T> {
   } catch {
     throw new HttpError(failure(400, 'The request body is not valid JSON.', 'invalid_json'));
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(failure(400, 'The request body must be a JSON object.', 'invalid_json'));
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(failure(400, 'The request body must be a JSON object.', 'invalid_json'));
+  }
   return body as T;
 }
 
@@ -106,9 +126,14 @@ export function apiError(err: unknown): ApiError {
   if (!(err instanceof HearthError)) return failure(500, (err as Error)?.message ?? String(err), 'engine_error');
   const param = typeof err.details.param === 'string' ? err.details.param : null;
   switch (err.name) {
-    case 'ContextFullError': return failure(400, err.message, 'context_length_exceeded', 'messages');
-    case 'InvalidRequestError': return err.code === 'no_model' ? failure(404, err.message, 'model_not_found', 'model') : failure(400, err.message, err.code, param);
-    default: return failure(500, err.message, err.code, param);
+    case 'ContextFullError':
+      return failure(400, err.message, 'context_length_exceeded', 'messages');
+    case 'InvalidRequestError':
+      return err.code === 'no_model'
+        ? failure(404, err.message, 'model_not_found', 'model')
+        : failure(400, err.message, err.code, param);
+    default:
+      return failure(500, err.message, err.code, param);
   }
 }
 

@@ -52,7 +52,10 @@ export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; func
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+  | {
+      type: 'json_schema';
+      json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null };
+    };
 
 /** A tool call as it streams: the first delta of a call has its id, type and name; later ones add to its arguments. */
 export interface ToolCallDelta {
@@ -113,7 +116,8 @@ export interface ChatCompletionCreateParams {
   chat_template_kwargs?: Record<string, unknown> | null;
   /** gpt-oss's reasoning level, passed to its template. */
   reasoning_effort?: 'low' | 'medium' | 'high' | null;
-  /** Names the conversation: its KV state is kept (and saved) under this id. Without it, conversations are matched by content. */
+  /** Names the conversation: its KV state is kept (and saved) under this id. Without it, conversations are matched by
+   * content. */
   conversation_id?: string;
   signal?: AbortSignal;
   /** Progress of the work before the first token: 'restore' (bytes of saved state) and 'prefill' (prompt tokens). */
@@ -127,7 +131,8 @@ export interface ChatCompletionCreateParams {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
-/** Where a prompt's cached tokens came from: 'prompt-state' is a state shipped with the model (LoadOptions.promptState). */
+/** Where a prompt's cached tokens came from: 'prompt-state' is a state shipped with the model
+ * (LoadOptions.promptState). */
 export type CacheSource = 'none' | 'memory' | 'indexeddb' | 'prompt-state';
 
 export interface Timings {

@@ -1,5 +1,14 @@
 // The engine as a whole: its cache, what info() says, and HearthEngine, the interface every engine offers.
-import type { BackendName, BuildVariant, GgmlType, LoadOptions, MediaInputKind, ModelInfo, ModelSource, Progress } from './options.ts';
+import type {
+  BackendName,
+  BuildVariant,
+  GgmlType,
+  LoadOptions,
+  MediaInputKind,
+  ModelInfo,
+  ModelSource,
+  Progress,
+} from './options.ts';
 import type { ModelStorage, ModelStoreApi } from './models.ts';
 import type { CacheSource, ChatCompletions, ChatMessage, Tool } from './chat.ts';
 import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
@@ -80,13 +89,25 @@ export interface EngineInfo {
   nCtx: number;
   /** How the context is sized: its current and largest size, and the memory budget behind the limit. */
   context: {
-    nCtx: number; maxCtx: number; dynamic: boolean; nParallel: number; kvBytesPerToken: number; budgetBytes: number;
+    nCtx: number;
+    maxCtx: number;
+    dynamic: boolean;
+    nParallel: number;
+    kvBytesPerToken: number;
+    budgetBytes: number;
   } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings
    * or context shift. `webgpu`: the browser has navigator.gpu. */
-  capabilities: { persistentKv: boolean; batching: boolean; embeddings: boolean; contextShift: boolean; webgpu: boolean; threads: boolean };
+  capabilities: {
+    persistentKv: boolean;
+    batching: boolean;
+    embeddings: boolean;
+    contextShift: boolean;
+    webgpu: boolean;
+    threads: boolean;
+  };
   /** A shared engine (EngineOptions.shared): its name, whether this tab runs it, and how many tabs use it. */
   shared: { name: string; leader: boolean; tabs: number } | null;
   /** Where the model store keeps models; null without one. */

@@ -36,7 +36,8 @@ export interface EngineOptions {
    * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server
    * otherwise; engine.info().backend is then 'remote' and .selection.reason says why. Default: none. */
   fallback?: { remote: RemoteOptions } | null;
-  /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin isolation. */
+  /** CPU threads for llama.cpp. Default: half of navigator.hardwareConcurrency (at most 8); 1 without cross-origin
+   * isolation. */
   threads?: number;
   /** Which SIMD the wasm build uses; engine.info().build and .buildReason say which runs and why. Default 'auto'. */
   simd?: SimdChoice;

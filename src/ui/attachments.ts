@@ -9,7 +9,10 @@ import type { ChatMessage } from '../types.ts';
 
 export type MediaKind = Attachment['kind'];
 
-const ACCEPT: Record<MediaKind, string> = { image: 'image/png,image/jpeg,image/gif,image/bmp', audio: 'audio/wav,audio/mpeg,audio/flac' };
+const ACCEPT: Record<MediaKind, string> = {
+  image: 'image/png,image/jpeg,image/gif,image/bmp',
+  audio: 'audio/wav,audio/mpeg,audio/flac',
+};
 const WHAT: Record<MediaKind, string> = { image: 'a PNG, JPEG, GIF or BMP image', audio: 'WAV, MP3 or FLAC audio' };
 /** The engine's bounds (README "Images and audio"): checked here so that the user hears of them before sending. */
 const MAX_BYTES = 20 * 1024 * 1024;
@@ -20,12 +23,20 @@ export async function sniff(blob: Blob): Promise<Omit<Attachment, 'blob'> | null
   const b = new Uint8Array(await blob.slice(0, 18).arrayBuffer());
   const text = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
   const bmpHeader = [12, 40, 52, 56, 64, 108, 124].includes(b[14]!) && !b[15] && !b[16] && !b[17];
-  if ((b[0] === 0x89 && text(1, 4) === 'PNG') || (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) || text(0, 4) === 'GIF8' ||
-    (text(0, 2) === 'BM' && bmpHeader)) return { kind: 'image' };
+  if (
+    (b[0] === 0x89 && text(1, 4) === 'PNG') ||
+    (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) ||
+    text(0, 4) === 'GIF8' ||
+    (text(0, 2) === 'BM' && bmpHeader)
+  ) {
+    return { kind: 'image' };
+  }
   if (text(0, 4) === 'RIFF' && text(8, 12) === 'WAVE') return { kind: 'audio', format: 'wav' };
   if (text(0, 4) === 'fLaC') return { kind: 'audio', format: 'flac' };
   // An ID3 tag, or an MPEG audio frame's sync with a layer (AAC's ADTS frames have none: not MP3).
-  if (text(0, 3) === 'ID3' || (b[0] === 0xff && (b[1]! & 0xe0) === 0xe0 && (b[1]! & 0x06) !== 0)) return { kind: 'audio', format: 'mp3' };
+  if (text(0, 3) === 'ID3' || (b[0] === 0xff && (b[1]! & 0xe0) === 0xe0 && (b[1]! & 0x06) !== 0)) {
+    return { kind: 'audio', format: 'mp3' };
+  }
   return null;
 }
 
@@ -46,8 +57,15 @@ const file = (blob: Blob) => blob as Partial<File>;
 
 /** A message's images and audio, as attachments (to draw them, or send them again: regenerate, edit and resend). */
 export function attachmentsOf(m: ChatMessage): Attachment[] {
-  return Array.isArray(m.content) ? m.content.flatMap((p): Attachment[] => p.type === 'image_url' ? [{ kind: 'image', blob: p.image_url.url as Blob }]
-    : p.type === 'input_audio' ? [{ kind: 'audio', blob: p.input_audio.data as Blob, format: p.input_audio.format }] : []) : [];
+  return Array.isArray(m.content)
+    ? m.content.flatMap((p): Attachment[] =>
+        p.type === 'image_url'
+          ? [{ kind: 'image', blob: p.image_url.url as Blob }]
+          : p.type === 'input_audio'
+            ? [{ kind: 'audio', blob: p.input_audio.data as Blob, format: p.input_audio.format }]
+            : [],
+      )
+    : [];
 }
 
 /**
@@ -58,22 +76,29 @@ export function mediaView(doc: Document, a: Attachment, size: number, remove?: (
   const el = doc.createElement('span');
   el.className = 'attachment';
   const name = file(a.blob).name || a.kind;
-  const chip = (text: string) => Object.assign(doc.createElement('span'), { className: 'chip', textContent: text, title: name });
+  const chip = (text: string) =>
+    Object.assign(doc.createElement('span'), { className: 'chip', textContent: text, title: name });
   if (a.kind === 'audio') {
     const c = chip(`♪ ${name}`);
-    void wavSeconds(a.blob).then((s) => void (s !== null && (c.textContent += ` · ${s.toFixed(1)} s`)), () => {});
+    void wavSeconds(a.blob).then(
+      (s) => void (s !== null && (c.textContent += ` · ${s.toFixed(1)} s`)),
+      () => {},
+    );
     el.append(c);
   } else {
     const canvas = Object.assign(doc.createElement('canvas'), { className: 'thumb', width: 1, height: 1, title: name });
     canvas.setAttribute('role', 'img');
     canvas.setAttribute('aria-label', name);
-    createImageBitmap(a.blob).then((bitmap) => {
-      const scale = Math.min(1, size / Math.max(bitmap.width, bitmap.height));
-      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
-      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
-      canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
-      bitmap.close();
-    }, () => canvas.replaceWith(chip(`${name} (cannot be shown)`)));
+    createImageBitmap(a.blob).then(
+      (bitmap) => {
+        const scale = Math.min(1, size / Math.max(bitmap.width, bitmap.height));
+        canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+        canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+        canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+        bitmap.close();
+      },
+      () => canvas.replaceWith(chip(`${name} (cannot be shown)`)),
+    );
     el.append(canvas);
   }
   if (remove) {
@@ -118,17 +143,25 @@ export class AttachmentTray {
   readonly input: HTMLInputElement;
   #kinds: MediaKind[] = [];
 
-  constructor(private readonly doc: Document, private readonly opts: TrayOptions) {
+  constructor(
+    private readonly doc: Document,
+    private readonly opts: TrayOptions,
+  ) {
     this.row = Object.assign(doc.createElement('div'), { className: 'pending', hidden: true });
-    this.button = Object.assign(doc.createElement('button'), { type: 'button', className: 'attach', textContent: '+', hidden: true });
+    this.button = Object.assign(doc.createElement('button'), {
+      type: 'button',
+      className: 'attach',
+      textContent: '+',
+      hidden: true,
+    });
     this.input = Object.assign(doc.createElement('input'), { type: 'file', multiple: true, hidden: true });
     this.button.addEventListener('click', () => this.input.click());
     this.input.addEventListener('change', () => {
-      void this.add([...this.input.files ?? []]);
+      void this.add([...(this.input.files ?? [])]);
       this.input.value = '';
     });
     opts.pasteTarget.addEventListener('paste', (e) => {
-      const files = [...e.clipboardData?.files ?? []];
+      const files = [...(e.clipboardData?.files ?? [])];
       if (!this.#kinds.length || !files.length) return;
       // Text copied with a picture of it (office documents) still pastes as text.
       if (!e.clipboardData!.types.includes('text/plain')) e.preventDefault();
@@ -138,7 +171,7 @@ export class AttachmentTray {
       if (this.#kinds.length && e.dataTransfer?.types.includes('Files')) e.preventDefault();
     });
     opts.dropTarget.addEventListener('drop', (e) => {
-      const files = [...e.dataTransfer?.files ?? []];
+      const files = [...(e.dataTransfer?.files ?? [])];
       if (!this.#kinds.length || !files.length) return;
       e.preventDefault();
       void this.add(files);
@@ -150,7 +183,8 @@ export class AttachmentTray {
     this.#kinds = kinds;
     this.button.hidden = !kinds.length;
     this.input.accept = kinds.map((k) => ACCEPT[k]).join(',');
-    const label = kinds.length === 1 ? `Attach ${kinds[0] === 'image' ? 'an image' : 'audio'}` : 'Attach images or audio';
+    const label =
+      kinds.length === 1 ? `Attach ${kinds[0] === 'image' ? 'an image' : 'audio'}` : 'Attach images or audio';
     this.button.title = label;
     this.button.setAttribute('aria-label', label);
   }
@@ -162,8 +196,9 @@ export class AttachmentTray {
       const name = file(f).name || 'the pasted file';
       const what = f.size <= MAX_BYTES ? await sniff(f).catch(() => null) : null;
       if (f.size > MAX_BYTES) refused.push(`${name} is larger than 20 MiB`);
-      else if (!what || !this.#kinds.includes(what.kind)) refused.push(`${name} is not ${this.#kinds.map((k) => WHAT[k]).join(' or ') || 'what this model reads'}`);
-      else if (this.items.length >= MAX_ITEMS) refused.push(`at most ${MAX_ITEMS} files go with a message`);
+      else if (!what || !this.#kinds.includes(what.kind)) {
+        refused.push(`${name} is not ${this.#kinds.map((k) => WHAT[k]).join(' or ') || 'what this model reads'}`);
+      } else if (this.items.length >= MAX_ITEMS) refused.push(`at most ${MAX_ITEMS} files go with a message`);
       else this.items.push({ ...what, blob: f });
     }
     if (refused.length) this.opts.report(`Not attached: ${refused.join('; ')}.`);
@@ -184,10 +219,14 @@ export class AttachmentTray {
   }
 
   #draw() {
-    this.row.replaceChildren(...this.items.map((a) => mediaView(this.doc, a, 56, () => {
-      this.items.splice(this.items.indexOf(a), 1);
-      this.#draw();
-    })));
+    this.row.replaceChildren(
+      ...this.items.map((a) =>
+        mediaView(this.doc, a, 56, () => {
+          this.items.splice(this.items.indexOf(a), 1);
+          this.#draw();
+        }),
+      ),
+    );
     this.row.hidden = !this.items.length;
   }
 }

@@ -6,7 +6,12 @@ export type BubbleRole = 'user' | 'assistant' | 'error';
  * Appends a message to the log and scrolls the log (never the page: a widget's host page must not move). An
  * assistant's text is Markdown, rendered by `markdown` (sanitised: ui/markdown.ts); the others are plain text.
  */
-export function bubble(log: HTMLElement, role: BubbleRole, text: string, markdown: (text: string) => Node): HTMLElement {
+export function bubble(
+  log: HTMLElement,
+  role: BubbleRole,
+  text: string,
+  markdown: (text: string) => Node,
+): HTMLElement {
   const el = log.ownerDocument.createElement('div');
   el.className = `msg ${role}`;
   if (role === 'assistant') el.append(markdown(text));

@@ -10,7 +10,14 @@
 // stored as it is in IndexedDB. Sent again next turn, the same bytes let the engine reuse their cached encoding.
 import { createStore, del, entries, get, set } from 'idb-keyval';
 import { hashText } from '../core/hash.ts';
-import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatMessage, ContentPart, Progress, Timings } from '../types.ts';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatMessage,
+  ContentPart,
+  Progress,
+  Timings,
+} from '../types.ts';
 import { contentText } from '../core/chat/messages.ts';
 
 export interface SavedConversation {
@@ -41,7 +48,11 @@ export interface Draft {
 
 /** What a chat UI needs of an engine: a streamed chat completion (a HearthClient, or any OpenAI-shaped client). */
 export interface StreamingChat {
-  chat: { completions: { create(params: ChatCompletionCreateParams & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>> } };
+  chat: {
+    completions: {
+      create(params: ChatCompletionCreateParams & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+    };
+  };
 }
 
 export interface SendOptions {
@@ -77,27 +88,47 @@ let store: ReturnType<typeof createStore> | undefined;
 const ROLES = new Set(['system', 'user', 'assistant']);
 
 /** A stored content part is what this code writes: text, or media whose file is a Blob. */
-const validPart = (p: ContentPart) => p?.type === 'text' ? typeof p.text === 'string'
-  : p?.type === 'image_url' ? p.image_url?.url instanceof Blob
-  : p?.type === 'input_audio' && p.input_audio?.data instanceof Blob && ['wav', 'mp3', 'flac'].includes(p.input_audio.format);
+const validPart = (p: ContentPart) =>
+  p?.type === 'text'
+    ? typeof p.text === 'string'
+    : p?.type === 'image_url'
+      ? p.image_url?.url instanceof Blob
+      : p?.type === 'input_audio' &&
+        p.input_audio?.data instanceof Blob &&
+        ['wav', 'mp3', 'flac'].includes(p.input_audio.format);
 
 /** A stored message's content: text, or (a user's) parts; undefined when it is not what this code writes. */
-const validContent = (m: ChatMessage) => typeof m.content === 'string' ||
-  (m.role === 'user' && Array.isArray(m.content) && m.content.every(validPart)) ? m.content : undefined;
+const validContent = (m: ChatMessage) =>
+  typeof m.content === 'string' || (m.role === 'user' && Array.isArray(m.content) && m.content.every(validPart))
+    ? m.content
+    : undefined;
 
 /** A stored record as a conversation, or null when any part of it is not what this code writes. */
 export function validConversation(value: unknown, id?: string): SavedConversation | null {
   const c = value as Partial<SavedConversation> | null;
   if (!c || typeof c !== 'object' || typeof c.id !== 'string' || (id !== undefined && c.id !== id)) return null;
   if (typeof c.title !== 'string' || !Array.isArray(c.messages) || !Number.isFinite(c.updatedAt)) return null;
-  const messages = c.messages.map((m) => (m && typeof m === 'object' && ROLES.has(m.role) ? { role: m.role, content: validContent(m) } : {}));
+  const messages = c.messages.map((m) =>
+    m && typeof m === 'object' && ROLES.has(m.role) ? { role: m.role, content: validContent(m) } : {},
+  );
   if (!messages.every((m) => m.content !== undefined)) return null;
   // Records written before the history policy have neither field.
   const start = c.start ?? 0;
   const tokens = c.tokens ?? null;
   if (!Number.isInteger(start) || start < 0 || start > c.messages.length) return null;
-  if (tokens !== null && !(typeof tokens === 'object' && Number.isInteger(tokens.count) && tokens.count >= 0 &&
-    Number.isInteger(tokens.end) && tokens.end >= start && tokens.end <= c.messages.length)) return null;
+  if (
+    tokens !== null &&
+    !(
+      typeof tokens === 'object' &&
+      Number.isInteger(tokens.count) &&
+      tokens.count >= 0 &&
+      Number.isInteger(tokens.end) &&
+      tokens.end >= start &&
+      tokens.end <= c.messages.length
+    )
+  ) {
+    return null;
+  }
   return { id: c.id, title: c.title, messages: messages as ChatMessage[], start, tokens, updatedAt: c.updatedAt! };
 }
 
@@ -121,7 +152,9 @@ export const conversations = {
     changed(id);
   },
   async list(): Promise<SavedConversation[]> {
-    const all = (await entries<IDBValidKey, unknown>(db())).map(([key, raw]) => [key, validConversation(raw, key as string)] as const);
+    const all = (await entries<IDBValidKey, unknown>(db())).map(
+      ([key, raw]) => [key, validConversation(raw, key as string)] as const,
+    );
     for (const [key, c] of all) if (!c) dropBad(key);
     return all.flatMap(([, c]) => (c ? [c] : [])).sort((a, b) => b.updatedAt - a.updatedAt);
   },
@@ -143,8 +176,11 @@ export function messageText(m: ChatMessage): string {
 /** A user message's content: the text alone (as before media), or the media then the text as parts. */
 function userContent({ text, attachments = [] }: Draft): ChatMessage['content'] {
   if (!attachments.length) return text;
-  const parts: ContentPart[] = attachments.map((a) => a.kind === 'image' ? { type: 'image_url', image_url: { url: a.blob } }
-    : { type: 'input_audio', input_audio: { data: a.blob, format: a.format ?? 'wav' } });
+  const parts: ContentPart[] = attachments.map((a) =>
+    a.kind === 'image'
+      ? { type: 'image_url', image_url: { url: a.blob } }
+      : { type: 'input_audio', input_audio: { data: a.blob, format: a.format ?? 'wav' } },
+  );
   return text.trim() ? [...parts, { type: 'text', text }] : parts;
 }
 
@@ -177,7 +213,12 @@ function locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
  * saving it as it ends. `c` is brought up to date with what other tabs saved first. A stopped reply keeps what was
  * said (and `stopped` is true); a failed one takes the user's message back out and throws.
  */
-export function send(c: SavedConversation, engine: StreamingChat, message: string | Draft, opts: SendOptions = {}): Promise<{ answer: string; stopped: boolean }> {
+export function send(
+  c: SavedConversation,
+  engine: StreamingChat,
+  message: string | Draft,
+  opts: SendOptions = {},
+): Promise<{ answer: string; stopped: boolean }> {
   const draft = typeof message === 'string' ? { text: message } : message;
   const text = draft.text;
   return locked(c.id, async () => {
@@ -212,7 +253,11 @@ export function send(c: SavedConversation, engine: StreamingChat, message: strin
 }
 
 /** Starts the request; a history that does not fit the context is cut (fitHistory) and the request sent again. */
-async function create(c: SavedConversation, engine: StreamingChat, opts: SendOptions): Promise<AsyncIterable<ChatCompletionChunk>> {
+async function create(
+  c: SavedConversation,
+  engine: StreamingChat,
+  opts: SendOptions,
+): Promise<AsyncIterable<ChatCompletionChunk>> {
   const fit = opts.fit;
   if (fit?.contextTokens) fitHistory(c, opts.system, fit.contextTokens, fit.maxTokens);
   for (let attempt = 0; ; attempt++) {
@@ -220,8 +265,14 @@ async function create(c: SavedConversation, engine: StreamingChat, opts: SendOpt
     const messages: ChatMessage[] = opts.system ? [{ role: 'system', content: opts.system }, ...sent] : sent;
     try {
       return await engine.chat.completions.create({
-        ...opts.params, ...(fit ? { max_tokens: fit.maxTokens } : {}), messages, stream: true, signal: opts.signal,
-        conversation_id: c.id, onProgress: opts.onProgress, ...(fit ? { stream_options: { include_usage: true } } : {}),
+        ...opts.params,
+        ...(fit ? { max_tokens: fit.maxTokens } : {}),
+        messages,
+        stream: true,
+        signal: opts.signal,
+        conversation_id: c.id,
+        onProgress: opts.onProgress,
+        ...(fit ? { stream_options: { include_usage: true } } : {}),
       });
     } catch (err) {
       const details = (err as { name?: string; details?: { promptTokens?: number; nCtx?: number } }).details;
@@ -246,14 +297,24 @@ const PER_MEDIA = 512;
  * cuts, every turn extends the same token prefix and the KV cache reuses it. Token counts come from the last answer's
  * usage (scaled by characters for the messages added or dropped since); `force` cuts now (a ContextFullError).
  */
-export function fitHistory(c: SavedConversation, system: string | undefined, contextTokens: number, maxTokens: number, force = false) {
-  const chars = (m: ChatMessage) => messageText(m).length + PER_MEDIA * (Array.isArray(m.content) ? m.content.filter((p) => p.type !== 'text').length : 0);
+export function fitHistory(
+  c: SavedConversation,
+  system: string | undefined,
+  contextTokens: number,
+  maxTokens: number,
+  force = false,
+) {
+  const chars = (m: ChatMessage) =>
+    messageText(m).length +
+    PER_MEDIA * (Array.isArray(m.content) ? m.content.filter((p) => p.type !== 'text').length : 0);
   const counted = c.tokens;
-  const countedChars = (system?.length ?? 0) + c.messages.slice(c.start, counted?.end).reduce((n, m) => n + chars(m), 0);
+  const countedChars =
+    (system?.length ?? 0) + c.messages.slice(c.start, counted?.end).reduce((n, m) => n + chars(m), 0);
   // Without a count, 2 characters a token: more than most text takes, so the first cut comes early rather than late.
   const perChar = counted && countedChars > 0 ? counted.count / countedChars : 0.5;
   const cost = (m: ChatMessage) => Math.ceil(chars(m) * perChar) + PER_MESSAGE;
-  let estimate = Math.ceil((system?.length ?? 0) * perChar) + c.messages.slice(c.start).reduce((n, m) => n + cost(m), 0);
+  let estimate =
+    Math.ceil((system?.length ?? 0) * perChar) + c.messages.slice(c.start).reduce((n, m) => n + cost(m), 0);
   const room = contextTokens - maxTokens;
   if (!force && estimate <= room) return;
   while (c.start < c.messages.length - 1 && estimate > room / 2) {

@@ -3,18 +3,26 @@ import { formatBytes } from '../core/bytes.ts';
 import type { Progress } from '../types.ts';
 
 const WHAT: Record<Progress['phase'], string> = {
-  download: 'Downloading the model', verify: 'Checking the download', load: 'Loading the model',
-  restore: 'Restoring the conversation', prefill: 'Reading the conversation',
+  download: 'Downloading the model',
+  verify: 'Checking the download',
+  load: 'Loading the model',
+  restore: 'Restoring the conversation',
+  prefill: 'Reading the conversation',
 };
 
 /** The prompt state file's phases (LoadOptions.promptState). */
 const STATE: Partial<Record<Progress['phase'], string>> = {
-  download: 'Downloading the prompt state', verify: 'Checking the prompt state', restore: 'Reading the prompt state',
+  download: 'Downloading the prompt state',
+  verify: 'Checking the prompt state',
+  restore: 'Reading the prompt state',
 };
 
 /** A progress event as a person reads it: "Downloading the model: 11.7 MiB of 381.5 MiB (11.2 MiB/s)". */
 export function describeProgress(p: Progress): string {
-  const amount = p.phase === 'prefill' ? `${p.loaded} of ${p.total} tokens` : `${formatBytes(p.loaded)}${p.total ? ` of ${formatBytes(p.total)}` : ''}`;
+  const amount =
+    p.phase === 'prefill'
+      ? `${p.loaded} of ${p.total} tokens`
+      : `${formatBytes(p.loaded)}${p.total ? ` of ${formatBytes(p.total)}` : ''}`;
   const speed = p.phase === 'download' && p.bytesPerSecond ? ` (${formatBytes(p.bytesPerSecond)}/s)` : '';
   const what = (p.file === 'prompt-state' ? STATE[p.phase] : undefined) ?? WHAT[p.phase];
   return `${what}: ${amount}${speed}`;

@@ -24,14 +24,19 @@ let sheet: CSSStyleSheet | undefined;
 
 /** Where the status line says reused tokens came from, when not this page's memory. */
 const REUSED_FROM: Partial<Record<Timings['cache_source'], string>> = {
-  indexeddb: ' (restored from IndexedDB)', 'prompt-state': ' (from the site\'s prompt state)', remote: ' (by the server)',
+  indexeddb: ' (restored from IndexedDB)',
+  'prompt-state': " (from the site's prompt state)",
+  remote: ' (by the server)',
 };
 
 /** What the widget needs once opened, loaded then: a page that never opens the chat does not pay for it (nor one
  * without the `images` attribute for images). */
 async function loadChat(images: boolean) {
-  const [markdown, conversation, media] = await Promise.all([import('../ui/markdown.ts'), import('../ui/conversation.ts'),
-    images ? import('./images.ts') : null]);
+  const [markdown, conversation, media] = await Promise.all([
+    import('../ui/markdown.ts'),
+    import('../ui/conversation.ts'),
+    images ? import('./images.ts') : null,
+  ]);
   return { ...conversation, renderMarkdown: markdown.renderMarkdown, media };
 }
 type Chat = Awaited<ReturnType<typeof loadChat>>;
@@ -43,8 +48,12 @@ export function parseModel(value: string): ModelSource {
 }
 
 /** An element with properties, attributes and children: the widget's DOM is built this way, never from HTML text. */
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {},
-  attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<HTMLElementTagNameMap[K]> = {},
+  attrs: Record<string, string> = {},
+  ...children: Array<Node | string>
+): HTMLElementTagNameMap[K] {
   const el = Object.assign(document.createElement(tag), props);
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
   el.append(...children);
@@ -74,8 +83,18 @@ function buildUi() {
   const menu = h('div', { className: 'menu', hidden: true }, {}, ui.forget);
   const form = h('form', {}, {}, ui.input, ui.send, ui.stop);
   ui.stop.hidden = true;
-  const panel = h('section', { className: 'panel', hidden: true }, { part: 'panel', role: 'dialog' },
-    h('header', {}, {}, ui.title, ui.newChat, ui.more, ui.close), menu, ui.remote, ui.progress, ui.status, ui.log, form);
+  const panel = h(
+    'section',
+    { className: 'panel', hidden: true },
+    { part: 'panel', role: 'dialog' },
+    h('header', {}, {}, ui.title, ui.newChat, ui.more, ui.close),
+    menu,
+    ui.remote,
+    ui.progress,
+    ui.status,
+    ui.log,
+    form,
+  );
   return { ...ui, menu, form, panel };
 }
 
@@ -160,7 +179,7 @@ export class HearthChatElement extends HTMLElement {
     this.#ui.panel.hidden = false;
     this.#ui.input.focus();
     if (!this.#chat) {
-      const chat = this.#chat = await loadChat(this.hasAttribute('images'));
+      const chat = (this.#chat = await loadChat(this.hasAttribute('images')));
       if (this.isConnected) this.#watch(chat);
       this.#tray = chat.media?.mountImages(this.#root, this.#ui.form, this.#ui.input, (m) => this.#status(m)) ?? null;
     }
@@ -196,11 +215,20 @@ export class HearthChatElement extends HTMLElement {
       pending = requestAnimationFrame(() => out.replaceChildren(chat.renderMarkdown(answer)));
     };
     try {
-      const { answer, stopped } = await chat.send(conversation, engine, { text, attachments }, {
-        system: this.getAttribute('system-prompt') ?? undefined, signal: this.#generating.signal, fit: await this.#fit(engine),
-        onText: render, onProgress: (p) => this.#progress(p),
-        onTimings: (t) => this.#status(t.cache_n ? `${t.cache_n} tokens reused${REUSED_FROM[t.cache_source] ?? ''}` : ''),
-      });
+      const { answer, stopped } = await chat.send(
+        conversation,
+        engine,
+        { text, attachments },
+        {
+          system: this.getAttribute('system-prompt') ?? undefined,
+          signal: this.#generating.signal,
+          fit: await this.#fit(engine),
+          onText: render,
+          onProgress: (p) => this.#progress(p),
+          onTimings: (t) =>
+            this.#status(t.cache_n ? `${t.cache_n} tokens reused${REUSED_FROM[t.cache_source] ?? ''}` : ''),
+        },
+      );
       cancelAnimationFrame(pending);
       // Another tab's turns came in before this one (or the history was cut): show the conversation as stored.
       if (conversation.messages.length !== shown + 2 || conversation.start > 0) this.#render();
@@ -242,8 +270,8 @@ export class HearthChatElement extends HTMLElement {
     const model = this.getAttribute('model');
     this.#ui.menu.hidden = true;
     if (this.#generating || !model) return;
-    const engine = await this.#ready().catch(() => null) as Partial<HearthClient> | null;
-    if (!engine?.models) return this.#status('This chat\'s engine keeps no downloaded model.');
+    const engine = (await this.#ready().catch(() => null)) as Partial<HearthClient> | null;
+    if (!engine?.models) return this.#status("This chat's engine keeps no downloaded model.");
     const deleted = await engine.models.delete(parseModel(model) as string | { hf: { repo: string; file: string } });
     // Its prompt state is of no use without it, and is stored beside it.
     const state = this.getAttribute('prompt-state')?.trim();
@@ -251,8 +279,11 @@ export class HearthChatElement extends HTMLElement {
     engine.terminate?.(); // the model leaves memory too; a new engine starts on the next message
     this.#engine = null;
     this.#starting = null;
-    this.#status(deleted ? 'The downloaded model was deleted from this browser. It downloads again when you send a message.'
-      : 'No downloaded model was stored for this chat.');
+    this.#status(
+      deleted
+        ? 'The downloaded model was deleted from this browser. It downloads again when you send a message.'
+        : 'No downloaded model was stored for this chat.',
+    );
   }
 
   /** The conversation (shown at once), then the engine with its model (started on the first call). */
@@ -273,13 +304,22 @@ export class HearthChatElement extends HTMLElement {
     if (!model) throw new Error('<hearth-chat> needs a model attribute: a GGUF URL or hf:owner/repo/file.gguf');
     this.#status('Starting…');
     const { createEngine } = await import('../create-engine.ts');
-    const assetsUrl = this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
+    const assetsUrl =
+      this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
     // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
     const backend = (this.getAttribute('backend') ?? 'wasm') as BackendName;
     // A server for visitors whose device cannot run the model; off unless the site names one.
     const fallbackUrl = this.getAttribute('fallback-url')?.trim();
-    const fallback = fallbackUrl ? { remote: { baseURL: new URL(fallbackUrl, document.baseURI).href, model: this.getAttribute('fallback-model')?.trim() || model } } : null;
-    // One model for the site's tabs — among those with the same fallback: a tab without one never answers from a server.
+    const fallback = fallbackUrl
+      ? {
+          remote: {
+            baseURL: new URL(fallbackUrl, document.baseURI).href,
+            model: this.getAttribute('fallback-model')?.trim() || model,
+          },
+        }
+      : null;
+    // One model for the site's tabs — among those with the same fallback: a tab without one never answers from a
+    // server.
     const shared = fallback ? `hearth-chat ${fallback.remote.baseURL} ${fallback.remote.model}` : 'hearth-chat';
     const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, fallback, shared });
     const nCtx = positiveInt(this.getAttribute('context-size'));
@@ -289,7 +329,9 @@ export class HearthChatElement extends HTMLElement {
     const projector = this.getAttribute('projector')?.trim();
     try {
       await engine.load(parseModel(model), {
-        onProgress: (p) => this.#progress(p), ...(nCtx ? { nCtx } : {}), ...(projector ? { projector: parseModel(projector) } : {}),
+        onProgress: (p) => this.#progress(p),
+        ...(nCtx ? { nCtx } : {}),
+        ...(projector ? { projector: parseModel(projector) } : {}),
         ...(promptState ? { promptState: new URL(promptState, document.baseURI).href } : {}),
       });
     } catch (err) {
@@ -310,13 +352,21 @@ export class HearthChatElement extends HTMLElement {
 
   /** The history policy's numbers: the reply budget, and the model's context when the engine says. */
   async #fit(engine: StreamingChat): Promise<HistoryFit> {
-    const info = (engine as Partial<HearthClient>).info ? await (engine as HearthClient).info().catch(() => null) : null;
-    return { maxTokens: positiveInt(this.getAttribute('max-tokens')) ?? DEFAULT_MAX_TOKENS, contextTokens: info?.context?.maxCtx ?? null };
+    const info = (engine as Partial<HearthClient>).info
+      ? await (engine as HearthClient).info().catch(() => null)
+      : null;
+    return {
+      maxTokens: positiveInt(this.getAttribute('max-tokens')) ?? DEFAULT_MAX_TOKENS,
+      contextTokens: info?.context?.maxCtx ?? null,
+    };
   }
 
   #conversationId(chat: Chat): string {
-    return chat.widgetConversationId(this.getAttribute('storage-key') ?? 'default', this.getAttribute('model') ?? '',
-      this.getAttribute('system-prompt') ?? '');
+    return chat.widgetConversationId(
+      this.getAttribute('storage-key') ?? 'default',
+      this.getAttribute('model') ?? '',
+      this.getAttribute('system-prompt') ?? '',
+    );
   }
 
   /** The site's conversation for this widget, from IndexedDB, shown once (again with `reload`: another tab's turns). */
@@ -340,7 +390,11 @@ export class HearthChatElement extends HTMLElement {
     const welcome = this.getAttribute('welcome');
     if (welcome) this.#bubble('assistant', welcome);
     c?.messages.forEach((m, i) => {
-      if (i === c.start && i > 0) this.#ui.log.append(h('div', { className: 'note', textContent: 'Earlier messages are no longer read by the model.' }));
+      if (i === c.start && i > 0) {
+        this.#ui.log.append(
+          h('div', { className: 'note', textContent: 'Earlier messages are no longer read by the model.' }),
+        );
+      }
       if (m.role === 'user' || m.role === 'assistant') {
         const el = this.#bubble(m.role, chat.messageText(m));
         chat.media?.drawMedia(el, m);

@@ -18,7 +18,12 @@ form .attach { padding: 8px 12px; font-size: 18px; line-height: 1; background: t
 
 /** Adds the attach button and the pending row to the widget's composer (`form`, its text field `input`), and their
  * styles to its shadow root; refusals go to `report`. */
-export function mountImages(root: ShadowRoot, form: HTMLFormElement, input: HTMLTextAreaElement, report: (message: string) => void): AttachmentTray {
+export function mountImages(
+  root: ShadowRoot,
+  form: HTMLFormElement,
+  input: HTMLTextAreaElement,
+  report: (message: string) => void,
+): AttachmentTray {
   const tray = new AttachmentTray(document, { dropTarget: form, pasteTarget: input, report });
   tray.setKinds(['image']);
   form.prepend(tray.button, tray.input);

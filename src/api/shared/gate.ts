@@ -33,7 +33,13 @@ export class ModelGate {
       const switching = this.switching;
       if (switching) {
         if (switching.key === model?.key && control.onProgress) switching.listeners.add(control.onProgress);
-        await abortable(switching.done.then(() => {}, () => {}), control.signal);
+        await abortable(
+          switching.done.then(
+            () => {},
+            () => {},
+          ),
+          control.signal,
+        );
         continue;
       }
       if (!model || model.key === this.key) {

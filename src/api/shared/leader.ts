@@ -29,7 +29,13 @@ export class Leader {
   ) {}
 
   /** Runs one call of a tab (this one or another) on the engine. */
-  async run(tab: string, method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
+  async run(
+    tab: string,
+    method: Method,
+    argument: unknown,
+    model: TabModel | null,
+    control: CallControl,
+  ): Promise<unknown> {
     const calls = this.engine as unknown as Record<Method, (a: unknown, c: CallControl) => Promise<unknown>>;
     if (method === 'unload') {
       this.models.delete(tab);
@@ -59,7 +65,8 @@ export class Leader {
       case 'call':
         if (message.term === this.term) void this.accept(message);
         break;
-      case 'abort': case 'ack':
+      case 'abort':
+      case 'ack':
         if (message.term === this.term) this.servers.get(message.tab)?.receive(message);
         break;
       case 'bye':
@@ -80,8 +87,10 @@ export class Leader {
     let server = this.servers.get(call.tab);
     if (!server) {
       const { tab } = call;
-      server = new RpcServer((m) => this.post({ ...m, term: this.term, tab }),
-        (c, control) => this.run(tab, c.method, c.argument, (c as Addressed).model ?? null, control));
+      server = new RpcServer(
+        (m) => this.post({ ...m, term: this.term, tab }),
+        (c, control) => this.run(tab, c.method, c.argument, (c as Addressed).model ?? null, control),
+      );
       this.servers.set(tab, server);
     }
     server.receive(call);

@@ -16,15 +16,18 @@ import type { EngineInfo } from '../../types.ts';
 import { Leader } from './leader.ts';
 import { leaderGone, lockNames, type Message, readWire, stamp, type TabModel } from './wire.ts';
 
-/** Longer than an engine start may take (backends/llamacpp/worker/client.ts: 120 s), which is what a new leader does first. */
+/** Longer than an engine start may take (backends/llamacpp/worker/client.ts: 120 s), which is what a new leader does
+ * first. */
 const LEADER_WAIT_MS = 150_000;
 /** A leader takes a call at once (it answers 'accepted' before running it). */
 const ACCEPT_MS = 10_000;
 /** How often a tab with calls in flight checks that the leader still holds its term. */
 const LIVENESS_MS = 2_000;
 
-const leaderTimeout = (what: string) => new EngineError(`the shared engine did not answer: ${what}. Reload the page to ` +
-  'start it again.', 'leader_timeout', { retryable: true });
+const leaderTimeout = (what: string) =>
+  new EngineError(`the shared engine did not answer: ${what}. Reload the page to start it again.`, 'leader_timeout', {
+    retryable: true,
+  });
 
 /** Joins (or starts) the engine the tabs of this origin share under `name`. */
 export async function joinShared(name: string, start: () => Promise<LocalEngine>): Promise<LocalEngine> {
@@ -61,7 +64,10 @@ class SharedTab implements LocalEngine {
   private liveness: ReturnType<typeof setInterval> | undefined;
   private joined!: { resolve(): void; reject(err: unknown): void };
 
-  constructor(private readonly name: string, private readonly start: () => Promise<LocalEngine>) {
+  constructor(
+    private readonly name: string,
+    private readonly start: () => Promise<LocalEngine>,
+  ) {
     this.locks = lockNames(name);
     this.channel = new BroadcastChannel(this.locks.channel);
     this.calls = rpcStubs<EngineCalls>((method, argument, control) => this.call(method, argument, control));
@@ -136,7 +142,12 @@ class SharedTab implements LocalEngine {
       return this.close(err instanceof Error ? err : new EngineError(String(err)));
     }
     if (this.dead) return this.local.terminate();
-    this.leader = new Leader(term, this.local.calls, (m) => this.post(m), () => this.openTabs());
+    this.leader = new Leader(
+      term,
+      this.local.calls,
+      (m) => this.post(m),
+      () => this.openTabs(),
+    );
     this.switchTo(term);
     this.post({ kind: 'leader', term, ready: true });
     await aborted(this.quit.signal);
@@ -147,13 +158,18 @@ class SharedTab implements LocalEngine {
     switch (message.kind) {
       case 'leader':
         // Believed only from the tab that holds the term's lock.
-        if (message.term !== this.term) void this.holds(message.term).then((real) => real && this.switchTo(message.ready ? message.term : null));
+        if (message.term !== this.term) {
+          void this.holds(message.term).then((real) => real && this.switchTo(message.ready ? message.term : null));
+        }
         break;
       case 'bye':
         // The leader's lock goes with its page, a moment after its goodbye.
         if (message.term && message.term === this.term) setTimeout(() => void this.checkLeader(), 250);
         break;
-      case 'accepted': case 'progress': case 'chunk': case 'result':
+      case 'accepted':
+      case 'progress':
+      case 'chunk':
+      case 'result':
         // Answers to this tab's calls, from the leader they were sent to.
         if (message.tab === this.id && message.term === this.term) this.rpc.receive(message);
         break;
@@ -196,7 +212,12 @@ class SharedTab implements LocalEngine {
     return value;
   }
 
-  private async route(method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
+  private async route(
+    method: Method,
+    argument: unknown,
+    model: TabModel | null,
+    control: CallControl,
+  ): Promise<unknown> {
     for (;;) {
       if (this.dead) throw this.dead;
       if (this.leader) return this.leader.run(this.id, method, argument, model, control);
@@ -205,7 +226,10 @@ class SharedTab implements LocalEngine {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const woken = new Promise<void>((resolve, reject) => {
         wake = resolve;
-        timer = setTimeout(() => reject(leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`)), LEADER_WAIT_MS);
+        timer = setTimeout(
+          () => reject(leaderTimeout(`no tab had it ready within ${LEADER_WAIT_MS / 1000} s`)),
+          LEADER_WAIT_MS,
+        );
         this.waiters.push(wake);
       });
       await abortable(woken, control.signal).finally(() => {
@@ -216,22 +240,40 @@ class SharedTab implements LocalEngine {
   }
 
   /** Sends a call to the leader of `term`; a call it has not taken within ACCEPT_MS fails. */
-  private send(term: string, method: Method, argument: unknown, model: TabModel | null, control: CallControl): Promise<unknown> {
+  private send(
+    term: string,
+    method: Method,
+    argument: unknown,
+    model: TabModel | null,
+    control: CallControl,
+  ): Promise<unknown> {
     let accepting: ReturnType<typeof setTimeout> | undefined;
     this.liveness ??= setInterval(() => void this.checkLeader(), LIVENESS_MS);
-    return this.rpc.call(method, argument, control, {
-      extra: { model },
-      started: (id) => {
-        accepting = setTimeout(() => void this.holds(term).then((real) => this.rpc.fail(
-          real ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`) : leaderGone(), id)), ACCEPT_MS);
-      },
-      accepted: () => clearTimeout(accepting),
-    }).finally(() => {
-      clearTimeout(accepting);
-      if (this.rpc.size) return;
-      clearInterval(this.liveness);
-      this.liveness = undefined;
-    });
+    return this.rpc
+      .call(method, argument, control, {
+        extra: { model },
+        started: (id) => {
+          accepting = setTimeout(
+            () =>
+              void this.holds(term).then((real) =>
+                this.rpc.fail(
+                  real
+                    ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`)
+                    : leaderGone(),
+                  id,
+                ),
+              ),
+            ACCEPT_MS,
+          );
+        },
+        accepted: () => clearTimeout(accepting),
+      })
+      .finally(() => {
+        clearTimeout(accepting);
+        if (this.rpc.size) return;
+        clearInterval(this.liveness);
+        this.liveness = undefined;
+      });
   }
 
   /** Tabs asking for the same URL or { hf } model with the same options share it; a Blob is this load's own. */
@@ -259,7 +301,9 @@ function aborted(signal: AbortSignal): Promise<void> {
 
 /** JSON with object keys sorted, so equal requests give equal strings. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
-    ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
-    : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
 }

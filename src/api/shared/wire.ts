@@ -48,18 +48,38 @@ export function readWire(data: unknown): Message | null {
   if (!obj(m) || m.v !== PROTOCOL || m.build !== BUILD_ID) return null;
   const addressed = str(m.term) && str(m.tab) && id(m.id);
   switch (m.kind) {
-    case 'hello': return m;
-    case 'leader': return str(m.term) && typeof m.ready === 'boolean' ? m : null;
-    case 'bye': return str(m.tab) && (m.term === undefined || str(m.term)) ? m : null;
-    case 'call': return addressed && (METHODS as string[]).includes(m.method) && typeof m.progress === 'boolean' &&
-      typeof m.chunks === 'boolean' && (m.model === null || (obj(m.model) && typeof m.model.key === 'string' && obj(m.model.request))) ? m : null;
-    case 'accepted': case 'abort': case 'ack': return addressed ? m : null;
-    case 'progress': case 'chunk': return addressed && obj(m.value) ? m : null;
+    case 'hello':
+      return m;
+    case 'leader':
+      return str(m.term) && typeof m.ready === 'boolean' ? m : null;
+    case 'bye':
+      return str(m.tab) && (m.term === undefined || str(m.term)) ? m : null;
+    case 'call':
+      return addressed &&
+        (METHODS as string[]).includes(m.method) &&
+        typeof m.progress === 'boolean' &&
+        typeof m.chunks === 'boolean' &&
+        (m.model === null || (obj(m.model) && typeof m.model.key === 'string' && obj(m.model.request)))
+        ? m
+        : null;
+    case 'accepted':
+    case 'abort':
+    case 'ack':
+      return addressed ? m : null;
+    case 'progress':
+    case 'chunk':
+      return addressed && obj(m.value) ? m : null;
     case 'result': {
       const r = m.result as { ok?: unknown; error?: { message?: unknown } };
-      return addressed && obj(r) && typeof r.ok === 'boolean' && (r.ok || (obj(r.error) && typeof r.error!.message === 'string')) ? m : null;
+      return addressed &&
+        obj(r) &&
+        typeof r.ok === 'boolean' &&
+        (r.ok || (obj(r.error) && typeof r.error!.message === 'string'))
+        ? m
+        : null;
     }
-    default: return null;
+    default:
+      return null;
   }
 }
 
@@ -77,6 +97,9 @@ export const lockNames = (name: string) => {
 };
 
 export function leaderGone(): EngineError {
-  return new EngineError('the tab that ran the shared engine has closed; another tab is taking it over: send the request again',
-    'leader_gone', { retryable: true });
+  return new EngineError(
+    'the tab that ran the shared engine has closed; another tab is taking it over: send the request again',
+    'leader_gone',
+    { retryable: true },
+  );
 }

@@ -5,8 +5,13 @@ import { EVERYTHING } from '../supports.ts';
 
 export function llamacppBackend(engine: BackendCalls): Backend {
   return {
-    kind: 'wasm', supports: EVERYTHING,
-    load: (r, c) => engine.load(r, c), complete: (r, c) => engine.complete(r, c), embed: (r, c) => engine.embed(r, c),
-    rank: (r, c) => engine.rank(r, c), info: () => engine.info(), unload: () => engine.unload(),
+    kind: 'wasm',
+    supports: EVERYTHING,
+    load: (r, c) => engine.load(r, c),
+    complete: (r, c) => engine.complete(r, c),
+    embed: (r, c) => engine.embed(r, c),
+    rank: (r, c) => engine.rank(r, c),
+    info: () => engine.info(),
+    unload: () => engine.unload(),
   };
 }

@@ -2,7 +2,16 @@
 // services only it has, the KV state store and the model store (contract.ts ServedCalls). It runs wherever the wasm
 // runs — in the browser's Web Worker (worker/host.ts serves the page's calls) and in Node (src/node.ts). Loading is
 // load.ts, prompts prompt.ts, requests run through the scheduler (run/scheduler.ts).
-import type { BackendInfo, CallControl, CompletionRequest, EmbedResult, ExportPromptRequest, LoadRequest, RankResult, ServedCalls } from '../../contract.ts';
+import type {
+  BackendInfo,
+  CallControl,
+  CompletionRequest,
+  EmbedResult,
+  ExportPromptRequest,
+  LoadRequest,
+  RankResult,
+  ServedCalls,
+} from '../../contract.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
@@ -37,7 +46,8 @@ export interface EngineConfig {
   /** Where { hf } sources are fetched from. Default https://huggingface.co. */
   hfEndpoint?: string;
   cache?: CacheOptions;
-  /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it. */
+  /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.
+   */
   kvStore?: KvStore | null;
 }
 
@@ -59,7 +69,9 @@ export class Engine implements ServedCalls {
   constructor(private readonly config: EngineConfig) {
     const c = config.cache ?? {};
     this.cacheConfig = {
-      persistent: c.persistent ?? true, systemPrompt: c.systemPrompt ?? true, conversations: c.conversations ?? true,
+      persistent: c.persistent ?? true,
+      systemPrompt: c.systemPrompt ?? true,
+      conversations: c.conversations ?? true,
       minTokens: Math.max(1, Math.floor(c.minTokens ?? 100)),
     };
   }
@@ -84,7 +96,7 @@ export class Engine implements ServedCalls {
     this.store ??= (async () => {
       if (!this.cacheConfig.persistent) return null;
       if (this.config.kvStore !== undefined) return this.config.kvStore;
-      return KvStore.open(this.config.cache?.budgetBytes ?? await defaultBudget());
+      return KvStore.open(this.config.cache?.budgetBytes ?? (await defaultBudget()));
     })();
     return this.store;
   }
@@ -108,17 +120,38 @@ export class Engine implements ServedCalls {
     return this.scheduler.exclusive(signal, async () => {
       this.unloadNow();
       const opened = {
-        signal, onProgress, fetch: this.config.fetch, openPath: this.config.openPath, hfEndpoint: this.config.hfEndpoint,
-        store: options.store === false ? null : this.config.models, allowUnverified: options.allowUnverified,
+        signal,
+        onProgress,
+        fetch: this.config.fetch,
+        openPath: this.config.openPath,
+        hfEndpoint: this.config.hfEndpoint,
+        store: options.store === false ? null : this.config.models,
+        allowUnverified: options.allowUnverified,
       };
-      const file = await openModelFile(source, this.maxBytes, { ...opened, allowScalarKernels: options.allowScalarKernels });
+      const file = await openModelFile(source, this.maxBytes, {
+        ...opened,
+        allowScalarKernels: options.allowScalarKernels,
+      });
       // After the model, not while its bytes are checked: in Chromium, opening an OPFS file to write while the store
       // reads another was seen to wait for ever (a first visit stuck after "Checking the download").
-      const projector = options.projector === undefined ? null : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
-      const promptState = state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
-      this.session = await loadSession(await this.getLlama(), file, { ...options, signal, onProgress }, {
-        threads: this.config.loader.threads, cache: this.cacheConfig, store: await this.getStore(), promptState, projector,
-      });
+      const projector =
+        options.projector === undefined
+          ? null
+          : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
+      const promptState =
+        state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
+      this.session = await loadSession(
+        await this.getLlama(),
+        file,
+        { ...options, signal, onProgress },
+        {
+          threads: this.config.loader.threads,
+          cache: this.cacheConfig,
+          store: await this.getStore(),
+          promptState,
+          projector,
+        },
+      );
       return this.session.info;
     });
   }
@@ -133,7 +166,12 @@ export class Engine implements ServedCalls {
     // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
     const p = s?.projector;
     // (Without a model the scheduler answers no_model.)
-    if (s) request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal: control.signal });
+    if (s) {
+      request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, {
+        fetch: this.config.fetch,
+        signal: control.signal,
+      });
+    }
     return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
   }
 
@@ -151,7 +189,11 @@ export class Engine implements ServedCalls {
   rank({ query, documents }: { query: string; documents: string[] }, control: CallControl = {}): Promise<RankResult> {
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
-      const { vectors, tokens } = pooledOutputs(s, documents.map((d) => rerankTokens(s, query, d)), 'rank');
+      const { vectors, tokens } = pooledOutputs(
+        s,
+        documents.map((d) => rerankTokens(s, query, d)),
+        'rank',
+      );
       return { scores: vectors.map((v) => v[0]!), tokens, model: s.info.name };
     });
   }
@@ -170,7 +212,9 @@ export class Engine implements ServedCalls {
     const s = this.live;
     const ctx = s?.ctx;
     return {
-      backend: 'wasm', remote: null, input: s?.info.input ?? ['text'],
+      backend: 'wasm',
+      remote: null,
+      input: s?.info.input ?? ['text'],
       build: this.config.loader.variant,
       buildReason: this.config.loader.reason + dotReason(llama.simdDot),
       threads: this.config.loader.threads,
@@ -179,13 +223,25 @@ export class Engine implements ServedCalls {
       wasmSimd: llama.wasmSimd,
       model: s?.info ?? null,
       nCtx: ctx?.nCtx ?? 0,
-      context: s && ctx ? {
-        nCtx: ctx.nCtx, maxCtx: s.plan.maxCtx, dynamic: s.plan.dynamic, nParallel: s.nParallel,
-        kvBytesPerToken: s.plan.kvBytesPerToken, budgetBytes: s.plan.budgetBytes,
-      } : null,
-      kvCache: ctx ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 } : null,
+      context:
+        s && ctx
+          ? {
+              nCtx: ctx.nCtx,
+              maxCtx: s.plan.maxCtx,
+              dynamic: s.plan.dynamic,
+              nParallel: s.nParallel,
+              kvBytesPerToken: s.plan.kvBytesPerToken,
+              budgetBytes: s.plan.budgetBytes,
+            }
+          : null,
+      kvCache: ctx
+        ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 }
+        : null,
       capabilities: {
-        persistentKv: (await this.getStore()) !== null, batching: true, embeddings: true, contextShift: true,
+        persistentKv: (await this.getStore()) !== null,
+        batching: true,
+        embeddings: true,
+        contextShift: true,
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.config.loader.variant.startsWith('mt'),
       },
@@ -199,7 +255,9 @@ export class Engine implements ServedCalls {
     const store = await this.getStore();
     if (store) await store.records().catch(() => {});
     return {
-      ...storedStats(store), memory: { slots: 0, tokens: 0, systemPrompts: 0 }, hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
+      ...storedStats(store),
+      memory: { slots: 0, tokens: 0, systemPrompts: 0 },
+      hits: { none: 0, memory: 0, indexeddb: 0, 'prompt-state': 0 },
       saves: { count: 0, bytes: 0, ms: 0 },
     };
   }
@@ -214,34 +272,67 @@ export class Engine implements ServedCalls {
     await this.live?.cache.flush();
   }
 
-  /** A prompt state file of the loaded model: the state of the prompt every conversation starting with `messages` shares. */
+  /** A prompt state file of the loaded model: the state of the prompt every conversation starting with `messages`
+   * shares. */
   cacheExport(request: ExportPromptRequest, control: CallControl = {}): Promise<Blob> {
     if (!Array.isArray(request?.messages) || !request.messages.length) {
-      return Promise.reject(new InvalidRequestError('exportPrompt: messages must hold the messages every conversation starts with (a system message)',
-        'invalid_parameter', { param: 'messages' }));
+      return Promise.reject(
+        new InvalidRequestError(
+          'exportPrompt: messages must hold the messages every conversation starts with (a system message)',
+          'invalid_parameter',
+          { param: 'messages' },
+        ),
+      );
     }
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
-      const { messages, tools, templateKwargs } = resolveRequest({ messages: request.messages, tools: request.tools,
-        chat_template_kwargs: request.chat_template_kwargs });
+      const { messages, tools, templateKwargs } = resolveRequest({
+        messages: request.messages,
+        tools: request.tools,
+        chat_template_kwargs: request.chat_template_kwargs,
+      });
       const tokens = s.llama.guard(() => s.prompts.sharedPrefix(messages, tools, templateKwargs));
-      if (!tokens.length) throw new InvalidRequestError('exportPrompt: these messages render no tokens every conversation shares', 'invalid_parameter', { param: 'messages' });
+      if (!tokens.length) {
+        throw new InvalidRequestError(
+          'exportPrompt: these messages render no tokens every conversation shares',
+          'invalid_parameter',
+          { param: 'messages' },
+        );
+      }
       const data = await prefillState(s, tokens, control);
       const kv = s.ctx.params;
-      return writePromptState({
-        model: s.identity, llama: s.llama.llamaBuild, typeK: kv.typeK, typeV: kv.typeV, flashAttn: kv.flashAttn,
-        memory: s.info.memory.kind, tokens: Array.from(tokens),
-      }, data);
+      return writePromptState(
+        {
+          model: s.identity,
+          llama: s.llama.llamaBuild,
+          typeK: kv.typeK,
+          typeV: kv.typeV,
+          flashAttn: kv.flashAttn,
+          memory: s.info.memory.kind,
+          tokens: Array.from(tokens),
+        },
+        data,
+      );
     });
   }
 
-  async modelsFetch({ source, options }: LoadRequest, control: CallControl = {}): Promise<{ id: string; folder: string; files: string[] }> {
+  async modelsFetch(
+    { source, options }: LoadRequest,
+    control: CallControl = {},
+  ): Promise<{ id: string; folder: string; files: string[] }> {
     if (!this.config.models || options.store === false || !isWebSource(source)) {
-      throw new InvalidRequestError('only URL and { hf } sources go through the model store, and only where the engine has one', 'no_store');
+      throw new InvalidRequestError(
+        'only URL and { hf } sources go through the model store, and only where the engine has one',
+        'no_store',
+      );
     }
     return this.config.models.ensure(source, {
-      signal: control.signal, onProgress: control.onProgress, fetch: this.config.fetch, hfEndpoint: this.config.hfEndpoint,
-      maxBytes: this.maxBytes, allowUnverified: options.allowUnverified,
+      signal: control.signal,
+      onProgress: control.onProgress,
+      fetch: this.config.fetch,
+      hfEndpoint: this.config.hfEndpoint,
+      maxBytes: this.maxBytes,
+      allowUnverified: options.allowUnverified,
     });
   }
 
@@ -252,7 +343,10 @@ export class Engine implements ServedCalls {
   async modelsDelete({ id }: { id: StoredModelRef }): Promise<boolean> {
     const hf = typeof id === 'object' && id !== null && 'hf' in id ? id.hf : null;
     if (typeof id !== 'string' && !(hf && typeof hf.repo === 'string' && typeof hf.file === 'string')) {
-      throw new InvalidRequestError('models.delete(id): id must be an id models.list() gives, or the URL or { hf } source the model was loaded from', 'invalid_parameter');
+      throw new InvalidRequestError(
+        'models.delete(id): id must be an id models.list() gives, or the URL or { hf } source the model was loaded from',
+        'invalid_parameter',
+      );
     }
     return this.config.models ? this.config.models.delete(id, this.config.hfEndpoint) : false;
   }

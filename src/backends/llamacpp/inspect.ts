@@ -15,8 +15,18 @@ export type LogitsTrace = (step: { token: number; logits: Float32Array }) => voi
 
 /** A completion whose every sampled token is reported with the logits it was sampled from. */
 class TracedJob extends Job {
-  constructor(request: CompletionRequest, control: CallControl, model: string, private readonly trace: LogitsTrace) {
-    super({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, newCompletionMeta(model));
+  constructor(
+    request: CompletionRequest,
+    control: CallControl,
+    model: string,
+    private readonly trace: LogitsTrace,
+  ) {
+    super(
+      { ...request, onProgress: control.onProgress },
+      control.onChunk ?? (() => {}),
+      control.signal,
+      newCompletionMeta(model),
+    );
   }
 
   protected override sampleToken(s: Session, logits: number): number {
@@ -63,7 +73,9 @@ export class EngineInspector {
   }
 
   /** The next-token logits after the request's prompt (no reply is generated): cached and cold prompts compared. */
-  async promptLogits(params: ChatCompletionCreateParams): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
+  async promptLogits(
+    params: ChatCompletionCreateParams,
+  ): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
     const job = new PromptLogitsJob(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''));
     await this.scheduler.submit(job);
     return { logits: job.logits!, cached: job.prep.cached, source: job.prep.source };
@@ -79,7 +91,10 @@ export class EngineInspector {
   slots(): Array<{ seq: number; tokens: number[]; pending: boolean; cells: number }> {
     const s = this.session();
     return s.cache.slots.all.map((slot) => ({
-      seq: slot.seq, tokens: [...slot.tokens], pending: slot.pending, cells: s.ctx.seqPosMax(slot.seq) + 1,
+      seq: slot.seq,
+      tokens: [...slot.tokens],
+      pending: slot.pending,
+      cells: s.ctx.seqPosMax(slot.seq) + 1,
     }));
   }
 }

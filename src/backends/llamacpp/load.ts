@@ -4,7 +4,13 @@
 import type { LoadRequest } from '../../contract.ts';
 import { AbortError, HearthError, ModelLoadError } from '../../errors.ts';
 import type { LoadOptions, ModelInfo, Progress } from '../../types.ts';
-import { PromptStateMismatch, readPromptState, readPromptStateHeader, type Readable, type StateTarget } from './cache/prompt-state.ts';
+import {
+  PromptStateMismatch,
+  readPromptState,
+  readPromptStateHeader,
+  type Readable,
+  type StateTarget,
+} from './cache/prompt-state.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
@@ -39,49 +45,95 @@ export interface LoadSettings {
 }
 
 /** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
-export async function openModelFile(source: LoadRequest['source'], maxBytes: number, opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>): Promise<ModelFile> {
+export async function openModelFile(
+  source: LoadRequest['source'],
+  maxBytes: number,
+  opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>,
+): Promise<ModelFile> {
   const file = await openSource(source, { ...opts, maxBytes });
   await checkModelFile(file, maxBytes, { ...opts, tensorTypes: true });
   return file;
 }
 
 /** Reads `file` into llama.cpp and builds a session on it. */
-export async function loadSession(llama: Llama, file: ModelFile, options: LoadOptions, settings: LoadSettings): Promise<Session> {
+export async function loadSession(
+  llama: Llama,
+  file: ModelFile,
+  options: LoadOptions,
+  settings: LoadSettings,
+): Promise<Session> {
   const identity = await fileIdentity(file, options);
   const state = settings.promptState ?? null;
   const stateHeader = state && 'read' in state ? await readPromptStateHeader(state).catch(() => null) : null;
-  // Without KV types of its own, the cache takes the state's (of this model): a state written with f16 needs an f16 cache.
+  // Without KV types of its own, the cache takes the state's (of this model): a state written with f16 needs an f16
+  // cache.
   if (stateHeader?.header.model === identity) {
     options = {
-      ...options, cacheTypeK: options.cacheTypeK ?? kvType(stateHeader.header.typeK), cacheTypeV: options.cacheTypeV ?? kvType(stateHeader.header.typeV),
+      ...options,
+      cacheTypeK: options.cacheTypeK ?? kvType(stateHeader.header.typeK),
+      cacheTypeV: options.cacheTypeV ?? kvType(stateHeader.header.typeV),
     };
   }
   const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   let projector: LlamaProjector | null = null;
   try {
-    if (settings.projector) projector = await readProjector(llama, model, settings.projector, settings.threads, options);
+    if (settings.projector) {
+      projector = await readProjector(llama, model, settings.projector, settings.threads, options);
+    }
     const shape = model.shape();
     const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
     // The projector's weights share the heap with the model's: the KV cache gets what both leave.
-    const plan = contextPlan(shape, shape.sizeBytes + (settings.projector?.size ?? 0), options, nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined);
+    const plan = contextPlan(
+      shape,
+      shape.sizeBytes + (settings.projector?.size ?? 0),
+      options,
+      nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined,
+    );
     const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
     // Slots hold the running requests and, between requests, the conversations kept in memory.
     const nSlots = settings.cache.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
-    ctx = llama.guard(() => new LlamaContext(model, {
-      nCtx: plan.initialCtx, nBatch: N_BATCH, nUbatch: N_BATCH, nSeqMax: Slots.sequencesNeeded(nSlots),
-      threads: settings.threads, typeK: plan.typeK, typeV: plan.typeV, flashAttn: plan.flashAttn,
-      swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
-    }));
+    ctx = llama.guard(
+      () =>
+        new LlamaContext(model, {
+          nCtx: plan.initialCtx,
+          nBatch: N_BATCH,
+          nUbatch: N_BATCH,
+          nSeqMax: Slots.sequencesNeeded(nSlots),
+          threads: settings.threads,
+          typeK: plan.typeK,
+          typeV: plan.typeV,
+          flashAttn: plan.flashAttn,
+          swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
+        }),
+    );
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
-    const prompts = new Prompts(llama, model, { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout }, projector);
+    const prompts = new Prompts(
+      llama,
+      model,
+      { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout },
+      projector,
+    );
     const info = modelInfo(model, file, shape);
-    info.input = ['text', ...(projector?.image ? ['image' as const] : []), ...(projector?.audio ? ['audio' as const] : [])];
-    const session = new Session({ llama, model, ctx, plan, nParallel, info, prompts, identity, projector },
-      (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots));
+    info.input = [
+      'text',
+      ...(projector?.image ? ['image' as const] : []),
+      ...(projector?.audio ? ['audio' as const] : []),
+    ];
+    const session = new Session(
+      { llama, model, ctx, plan, nParallel, info, prompts, identity, projector },
+      (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots),
+    );
     await session.cache.init();
     options.onProgress?.({ phase: 'load', loaded: file.size, total: file.size });
-    if (state) await shipState(session, state, { identity, llamaBuild: llama.llamaBuild, kv: ctx.params, nVocab: model.nVocab }, options.onProgress);
+    if (state) {
+      await shipState(
+        session,
+        state,
+        { identity, llamaBuild: llama.llamaBuild, kv: ctx.params, nVocab: model.nVocab },
+        options.onProgress,
+      );
+    }
     return session;
   } catch (err) {
     if (!llama.crashed) {
@@ -116,12 +168,20 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
   if (!model) {
     if (options.signal?.aborted) throw new AbortError('model load aborted');
     const log = llama.log.since(mark);
-    const why = llama.log.since(mark, true).filter((l) => l.startsWith('error')).join(' | ') || 'no reason logged';
+    const why =
+      llama.log
+        .since(mark, true)
+        .filter((l) => l.startsWith('error'))
+        .join(' | ') || 'no reason logged';
     const arch = log.join('\n').match(/unknown model architecture: '([^']*)'/)?.[1];
     if (arch !== undefined) {
-      throw new ModelLoadError(`${file.name} is a model of architecture '${arch}', which this build of llama.cpp ` +
-        `(${llama.llamaBuild}) does not know. Pick a model of a supported architecture (Llama, Qwen2/3/3.5, Gemma, ` +
-        'Phi, Mistral, LFM2, SmolLM…).', 'unsupported_architecture', { architecture: arch, log });
+      throw new ModelLoadError(
+        `${file.name} is a model of architecture '${arch}', which this build of llama.cpp ` +
+          `(${llama.llamaBuild}) does not know. Pick a model of a supported architecture (Llama, Qwen2/3/3.5, Gemma, ` +
+          'Phi, Mistral, LFM2, SmolLM…).',
+        'unsupported_architecture',
+        { architecture: arch, log },
+      );
     }
     throw new ModelLoadError(`llama.cpp could not load ${file.name}: ${why}`, 'unsupported', { log });
   }
@@ -129,7 +189,13 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
 }
 
 /** The projector read next to the model; a ModelLoadError when it is not a projector for this model. */
-async function readProjector(llama: Llama, model: LlamaModel, file: ModelFile, threads: number, options: LoadOptions): Promise<LlamaProjector> {
+async function readProjector(
+  llama: Llama,
+  model: LlamaModel,
+  file: ModelFile,
+  threads: number,
+  options: LoadOptions,
+): Promise<LlamaProjector> {
   const identity = await fileIdentity(file, options);
   const mark = llama.log.mark();
   const mounted = await file.mount(llama.mod);
@@ -140,20 +206,36 @@ async function readProjector(llama: Llama, model: LlamaModel, file: ModelFile, t
     mounted.unmount();
   }
   if (!projector) {
-    const why = llama.log.since(mark, true).filter((l) => /error|fail/i.test(l)).slice(-2).join(' | ') || 'no reason logged';
-    throw new ModelLoadError(`${file.name} is not a projector (mmproj GGUF) this model and llama.cpp build can use: ${why}`,
-      'invalid_projector', { log: llama.log.since(mark) });
+    const why =
+      llama.log
+        .since(mark, true)
+        .filter((l) => /error|fail/i.test(l))
+        .slice(-2)
+        .join(' | ') || 'no reason logged';
+    throw new ModelLoadError(
+      `${file.name} is not a projector (mmproj GGUF) this model and llama.cpp build can use: ${why}`,
+      'invalid_projector',
+      { log: llama.log.since(mark) },
+    );
   }
   if (projector.mrope) {
     projector.free();
-    throw new ModelLoadError(`${file.name} places images with M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL…), which Hearth's cache cannot ` +
-      'track yet: use a model whose projector does not (Gemma 3, SmolVLM, InternVL, Pixtral, LFM2-VL, Ultravox…)', 'unsupported_projector');
+    throw new ModelLoadError(
+      `${file.name} places images with M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL…), which Hearth's cache cannot ` +
+        'track yet: use a model whose projector does not (Gemma 3, SmolVLM, InternVL, Pixtral, LFM2-VL, Ultravox…)',
+      'unsupported_projector',
+    );
   }
   return projector;
 }
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */
-async function shipState(session: Session, state: Readable | { warning: string }, target: StateTarget, onProgress?: (p: Progress) => void) {
+async function shipState(
+  session: Session,
+  state: Readable | { warning: string },
+  target: StateTarget,
+  onProgress?: (p: Progress) => void,
+) {
   session.info.promptState = null;
   let warning: string;
   if ('read' in state) {
@@ -172,7 +254,7 @@ async function shipState(session: Session, state: Readable | { warning: string }
     warning = state.warning;
   }
   console.warn(`[hearth] ${warning}`);
-  session.info.warnings = [...session.info.warnings ?? [], warning];
+  session.info.warnings = [...(session.info.warnings ?? []), warning];
 }
 
 function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaModel['shape']>): ModelInfo {
@@ -181,10 +263,19 @@ function modelInfo(model: LlamaModel, file: ModelFile, shape: ReturnType<LlamaMo
     name: metadata['general.name'] || file.name,
     description: model.description,
     architecture: metadata['general.architecture'] || 'unknown',
-    sizeBytes: shape.sizeBytes, nParams: shape.nParams, nCtxTrain: shape.nCtxTrain, nEmbd: shape.nEmbd,
-    nLayer: shape.nLayer, nHead: shape.nHead, nHeadKv: shape.nHeadKv, nVocab: shape.nVocab,
-    bosToken: model.bos, eosToken: model.eos, eogTokens: [...model.eogTokens],
-    chatTemplate: model.chatTemplate, memory: model.memory(), metadata,
+    sizeBytes: shape.sizeBytes,
+    nParams: shape.nParams,
+    nCtxTrain: shape.nCtxTrain,
+    nEmbd: shape.nEmbd,
+    nLayer: shape.nLayer,
+    nHead: shape.nHead,
+    nHeadKv: shape.nHeadKv,
+    nVocab: shape.nVocab,
+    bosToken: model.bos,
+    eosToken: model.eos,
+    eogTokens: [...model.eogTokens],
+    chatTemplate: model.chatTemplate,
+    memory: model.memory(),
+    metadata,
   };
 }
-

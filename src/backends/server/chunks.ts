@@ -12,8 +12,16 @@ export interface ServerChunk {
   created?: number;
   choices?: Array<{
     delta?: {
-      role?: string; content?: string | null; reasoning_content?: string | null; reasoning?: string | null;
-      tool_calls?: Array<{ index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
+      role?: string;
+      content?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: Array<{
+        index?: number;
+        id?: string;
+        type?: string;
+        function?: { name?: string; arguments?: string };
+      }>;
     };
     finish_reason?: string | null;
     logprobs?: ChoiceLogprobs | null;
@@ -23,7 +31,13 @@ export interface ServerChunk {
   error?: { message?: string; type?: string; code?: string | number | null } | string;
 }
 
-const FINISH: Record<string, FinishReason> = { stop: 'stop', length: 'length', tool_calls: 'tool_calls', function_call: 'tool_calls', content_filter: 'content_filter' };
+const FINISH: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+};
 
 /** The Hearth chunk for a server chunk with a choice; null for one without (the usage chunk, keep-alives). */
 export function toChunk(raw: ServerChunk, model: string, where: string): ChatCompletionChunk | null {
@@ -40,28 +54,51 @@ export function toChunk(raw: ServerChunk, model: string, where: string): ChatCom
   if (Array.isArray(d.tool_calls) && d.tool_calls.length) {
     delta.tool_calls = d.tool_calls.map((t, i) => {
       const index = t?.index ?? i;
-      if (!Number.isInteger(index) || index < 0 || index >= MAX_TOOL_CALLS) throw bad(`a tool call index of ${JSON.stringify(index)}`);
+      if (!Number.isInteger(index) || index < 0 || index >= MAX_TOOL_CALLS) {
+        throw bad(`a tool call index of ${JSON.stringify(index)}`);
+      }
       const { id, function: f } = t;
       return {
-        index, ...(typeof id === 'string' && id ? { id } : {}), ...(t.type || id ? { type: 'function' as const } : {}),
-        function: { ...(typeof f?.name === 'string' && f.name ? { name: f.name } : {}), arguments: typeof f?.arguments === 'string' ? f.arguments : '' },
+        index,
+        ...(typeof id === 'string' && id ? { id } : {}),
+        ...(t.type || id ? { type: 'function' as const } : {}),
+        function: {
+          ...(typeof f?.name === 'string' && f.name ? { name: f.name } : {}),
+          arguments: typeof f?.arguments === 'string' ? f.arguments : '',
+        },
       };
     });
   }
   const reason = choice.finish_reason;
-  const finish = reason ? (typeof reason === 'string' && Object.hasOwn(FINISH, reason) ? FINISH[reason]! : 'stop') : null;
+  const finish = reason
+    ? typeof reason === 'string' && Object.hasOwn(FINISH, reason)
+      ? FINISH[reason]!
+      : 'stop'
+    : null;
   if (!finish && !Object.keys(delta).length && !choice.logprobs?.content?.length) return null;
   return {
-    id: typeof raw.id === 'string' ? raw.id : '', object: 'chat.completion.chunk', model,
+    id: typeof raw.id === 'string' ? raw.id : '',
+    object: 'chat.completion.chunk',
+    model,
     created: Number.isFinite(raw.created) ? raw.created! : Math.floor(Date.now() / 1000),
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: Array.isArray(choice.logprobs?.content) ? choice.logprobs! : null }],
+    choices: [
+      {
+        index: 0,
+        delta,
+        finish_reason: finish,
+        logprobs: Array.isArray(choice.logprobs?.content) ? choice.logprobs! : null,
+      },
+    ],
   };
 }
 
 /** The finish chunk with the usage and timings Hearth's last chunk carries: the server's where it sent them, else
  * measured here (the prompt's time then includes the network's). */
-export function finishChunk(finish: ChatCompletionChunk, totals: Pick<ServerChunk, 'usage' | 'timings'>,
-  clock: { sent: number; first: number; end: number }): ChatCompletionChunk {
+export function finishChunk(
+  finish: ChatCompletionChunk,
+  totals: Pick<ServerChunk, 'usage' | 'timings'>,
+  clock: { sent: number; first: number; end: number },
+): ChatCompletionChunk {
   // Counts from a server are numbers only when they are: anything else is taken as not sent.
   const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
   const u = totals.usage ?? {};
@@ -70,14 +107,21 @@ export function finishChunk(finish: ChatCompletionChunk, totals: Pick<ServerChun
   const promptTokens = n(u.prompt_tokens) ?? (n(t.prompt_n) ?? 0) + (n(t.cache_n) ?? 0);
   const completion = n(u.completion_tokens) ?? n(t.predicted_n) ?? 0;
   const usage: Usage = {
-    prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: n(u.total_tokens) ?? promptTokens + completion,
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: n(u.total_tokens) ?? promptTokens + completion,
     prompt_tokens_details: { cached_tokens: cached },
   };
   const timings: Timings = {
-    prompt_n: n(t.prompt_n) ?? promptTokens - cached, prompt_ms: n(t.prompt_ms) ?? clock.first - clock.sent,
-    predicted_n: n(t.predicted_n) ?? completion, predicted_ms: n(t.predicted_ms) ?? clock.end - clock.first,
-    cache_n: cached, cache_source: cached ? 'remote' : 'none',
+    prompt_n: n(t.prompt_n) ?? promptTokens - cached,
+    prompt_ms: n(t.prompt_ms) ?? clock.first - clock.sent,
+    predicted_n: n(t.predicted_n) ?? completion,
+    predicted_ms: n(t.predicted_ms) ?? clock.end - clock.first,
+    cache_n: cached,
+    cache_source: cached ? 'remote' : 'none',
   };
-  const warnings = totals.usage ? [] : ['the server reported no token usage (stream_options.include_usage): the counts are 0 or from its timings'];
+  const warnings = totals.usage
+    ? []
+    : ['the server reported no token usage (stream_options.include_usage): the counts are 0 or from its timings'];
   return { ...finish, usage, timings, ...(warnings.length ? { warnings } : {}) };
 }

@@ -13,12 +13,23 @@ export function checkRemote(value: unknown, param: string): RemoteOptions {
   let url: URL | null = null;
   try {
     url = new URL(r!.baseURL as string);
-  } catch { /* reported below */ }
-  if (!url || !/^https?:$/.test(url.protocol)) bad('.baseURL', `expected an http(s) URL such as "http://127.0.0.1:8080/v1", got ${JSON.stringify(r!.baseURL)}`);
-  if (url!.username || url!.password) bad('.baseURL', 'credentials in the URL are not sent by fetch: use apiKey or headers');
-  if (typeof r!.model !== 'string' || !r!.model) bad('.model', 'expected the name of the model the server answers with');
+  } catch {
+    /* reported below */
+  }
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    bad('.baseURL', `expected an http(s) URL such as "http://127.0.0.1:8080/v1", got ${JSON.stringify(r!.baseURL)}`);
+  }
+  if (url!.username || url!.password) {
+    bad('.baseURL', 'credentials in the URL are not sent by fetch: use apiKey or headers');
+  }
+  if (typeof r!.model !== 'string' || !r!.model) {
+    bad('.model', 'expected the name of the model the server answers with');
+  }
   if (r!.apiKey !== undefined && typeof r!.apiKey !== 'string') bad('.apiKey', 'expected a string');
-  if (r!.headers !== undefined && (typeof r!.headers !== 'object' || !Object.values(r!.headers ?? {}).every((v) => typeof v === 'string'))) {
+  if (
+    r!.headers !== undefined &&
+    (typeof r!.headers !== 'object' || !Object.values(r!.headers ?? {}).every((v) => typeof v === 'string'))
+  ) {
     bad('.headers', 'expected an object of strings');
   }
   try {

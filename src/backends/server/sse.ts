@@ -2,7 +2,8 @@
 // Only the data lines matter (no server here names events or sends retry hints); comments (`: keep-alive`) are skipped.
 import { EngineError } from '../../errors.ts';
 
-/** An event larger than this is not a chat chunk: a broken or hostile server, stopped before it fills the page's memory. */
+/** An event larger than this is not a chat chunk: a broken or hostile server, stopped before it fills the page's
+ * memory. */
 export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
 
 /** The data of each event in `body`, in order; ends at `[DONE]` or when the body ends. */
@@ -28,12 +29,19 @@ export async function* sseData(body: ReadableStream<Uint8Array>, where: string):
         const event = buffer.slice(0, m.index);
         buffer = buffer.slice(m.index + m[0].length);
         scanned = 0;
-        const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+        const data = event
+          .split(/\r?\n/)
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).replace(/^ /, ''))
+          .join('\n');
         if (data === '[DONE]') return;
         if (data) yield data;
       }
       if (buffer.length > MAX_EVENT_CHARS) {
-        throw new EngineError(`the server at ${where} sent an event over ${MAX_EVENT_CHARS / 1024 / 1024} MiB: not a chat chunk`, 'remote_bad_response');
+        throw new EngineError(
+          `the server at ${where} sent an event over ${MAX_EVENT_CHARS / 1024 / 1024} MiB: not a chat chunk`,
+          'remote_bad_response',
+        );
       }
     }
   } finally {

@@ -15,7 +15,11 @@ const TOP = 8;
 const TOLERANCE = 0.1;
 
 /** `wasmSource`: where the wasm engine reads the probe (default: the in-memory Blob; in Node, a file). */
-export async function selfTest(wasm: BackendCalls, gpu: Pick<WllamaBackend, 'load' | 'promptLogprobs' | 'unload'>, wasmSource?: ModelSource): Promise<SelfTest> {
+export async function selfTest(
+  wasm: BackendCalls,
+  gpu: Pick<WllamaBackend, 'load' | 'promptLogprobs' | 'unload'>,
+  wasmSource?: ModelSource,
+): Promise<SelfTest> {
   const blob = new Blob([probeModel() as BlobPart]);
   await wasm.load({ source: wasmSource ?? blob, options: { nCtx: 256, store: false } });
   let expected: TopLogprobs;
@@ -34,7 +38,11 @@ export async function selfTest(wasm: BackendCalls, gpu: Pick<WllamaBackend, 'loa
 
 async function wasmLogprobs(wasm: BackendCalls): Promise<TopLogprobs> {
   const { onProgress: _, ...request } = resolveRequest({
-    messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: TOP,
+    messages: [{ role: 'user', content: PROBE_PROMPT }],
+    max_tokens: 1,
+    temperature: 0,
+    logprobs: true,
+    top_logprobs: TOP,
   });
   let first: ChatCompletionChunk | null = null;
   await wasm.complete(request, { onChunk: (c) => void (first ??= c.choices[0]?.logprobs ? c : null) });

@@ -52,20 +52,27 @@ export function probeCaps(render: Render): TemplateCaps {
   };
 }
 
-const PROBE_TOOLS = [{
-  type: 'function',
-  function: {
-    name: `${MARK}tool`,
-    description: 'A tool',
-    parameters: { type: 'object', properties: { arg: { type: 'string', description: 'An argument' } }, required: ['arg'] },
+const PROBE_TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: `${MARK}tool`,
+      description: 'A tool',
+      parameters: {
+        type: 'object',
+        properties: { arg: { type: 'string', description: 'An argument' } },
+        required: ['arg'],
+      },
+    },
   },
-}];
+];
 
 function toolConversation(args: unknown) {
   return [
     { role: 'user', content: 'Use the tool' },
     {
-      role: 'assistant', content: '',
+      role: 'assistant',
+      content: '',
       tool_calls: [{ id: 'call00001', type: 'function', function: { name: `${MARK}call`, arguments: args } }],
     },
     { role: 'tool', content: 'The result', tool_call_id: 'call00001' },
@@ -92,7 +99,9 @@ export function adaptMessages(messages: ChatMessage[], caps: TemplateCaps): Reco
 function adaptMessage(m: ChatMessage, caps: TemplateCaps): Record<string, unknown> {
   let content: unknown = m.content ?? '';
   if (Array.isArray(m.content)) {
-    content = caps.typedContent ? m.content.map((p) => ({ type: 'text', text: p.type === 'text' ? p.text : '' })) : contentText(m.content);
+    content = caps.typedContent
+      ? m.content.map((p) => ({ type: 'text', text: p.type === 'text' ? p.text : '' }))
+      : contentText(m.content);
   } else if (!caps.stringContent && caps.typedContent) {
     content = [{ type: 'text', text: content }];
   }
@@ -101,7 +110,11 @@ function adaptMessage(m: ChatMessage, caps: TemplateCaps): Record<string, unknow
   if (m.reasoning_content != null) out.reasoning_content = m.reasoning_content;
   if (m.tool_calls !== undefined) {
     out.tool_calls = m.tool_calls.map((c) => ({
-      ...c, function: { ...c.function, arguments: caps.objectArguments ? parseArgs(c.function.arguments) : c.function.arguments },
+      ...c,
+      function: {
+        ...c.function,
+        arguments: caps.objectArguments ? parseArgs(c.function.arguments) : c.function.arguments,
+      },
     }));
   }
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;

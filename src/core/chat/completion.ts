@@ -1,6 +1,14 @@
 // Builds the OpenAI-shaped objects: streamed chunks and the assembled ChatCompletion.
 import type {
-  AssistantMessage, ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, FinishReason, TokenLogprob, Timings, ToolCall, Usage,
+  AssistantMessage,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChoiceLogprobs,
+  FinishReason,
+  TokenLogprob,
+  Timings,
+  ToolCall,
+  Usage,
 } from '../../types.ts';
 
 export interface CompletionMeta {
@@ -14,11 +22,18 @@ export function newCompletionMeta(model: string): CompletionMeta {
   return { id, created: Math.floor(Date.now() / 1000), model };
 }
 
-export function chunk(meta: CompletionMeta, delta: ChatCompletionChunk['choices'][0]['delta'],
-  finish: FinishReason | null = null, end?: { usage: Usage; timings: Timings; warnings?: string[] },
-  logprobs: ChoiceLogprobs | null = null): ChatCompletionChunk {
+export function chunk(
+  meta: CompletionMeta,
+  delta: ChatCompletionChunk['choices'][0]['delta'],
+  finish: FinishReason | null = null,
+  end?: { usage: Usage; timings: Timings; warnings?: string[] },
+  logprobs: ChoiceLogprobs | null = null,
+): ChatCompletionChunk {
   const c: ChatCompletionChunk = {
-    id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model,
+    id: meta.id,
+    object: 'chat.completion.chunk',
+    created: meta.created,
+    model: meta.model,
     choices: [{ index: 0, delta, finish_reason: finish, logprobs }],
   };
   if (end) {
@@ -39,7 +54,9 @@ export function publicChunks(includeUsage: boolean, push: (c: ChatCompletionChun
   return async (c: ChatCompletionChunk) => {
     const { usage, ...rest } = c;
     await push(includeUsage ? { ...rest, usage: null } : rest);
-    if (usage && includeUsage) await push({ id: c.id, object: c.object, created: c.created, model: c.model, choices: [], usage });
+    if (usage && includeUsage) {
+      await push({ id: c.id, object: c.object, created: c.created, model: c.model, choices: [], usage });
+    }
   };
 }
 
@@ -57,7 +74,11 @@ export class CompletionAssembler {
     this.content += delta.content ?? '';
     this.reasoning += delta.reasoning_content ?? '';
     for (const d of delta.tool_calls ?? []) {
-      const call = (this.calls[d.index] ??= { id: d.id ?? '', type: 'function', function: { name: '', arguments: '' } });
+      const call = (this.calls[d.index] ??= {
+        id: d.id ?? '',
+        type: 'function',
+        function: { name: '', arguments: '' },
+      });
       if (d.function.name) call.function.name = d.function.name;
       call.function.arguments += d.function.arguments;
     }
@@ -79,13 +100,18 @@ export class CompletionAssembler {
     const last = this.last;
     if (!last?.usage || !last.timings) throw new Error('the completion ended without its final chunk');
     return {
-      id: last.id, object: 'chat.completion', created: last.created, model: last.model,
-      choices: [{
-        index: 0,
-        message: this.message(),
-        finish_reason: last.choices[0]?.finish_reason ?? 'stop',
-        logprobs: this.logprobs ? { content: this.logprobs } : null,
-      }],
+      id: last.id,
+      object: 'chat.completion',
+      created: last.created,
+      model: last.model,
+      choices: [
+        {
+          index: 0,
+          message: this.message(),
+          finish_reason: last.choices[0]?.finish_reason ?? 'stop',
+          logprobs: this.logprobs ? { content: this.logprobs } : null,
+        },
+      ],
       usage: last.usage,
       timings: last.timings,
       ...(last.warnings ? { warnings: last.warnings } : {}),

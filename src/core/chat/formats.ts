@@ -21,8 +21,16 @@ export function detectFormat(template: string): TemplateFormat {
   if (template.includes('<|channel|>')) tools = 'harmony';
   else if (template.includes('[TOOL_CALLS]')) tools = template.includes('[ARGS]') ? 'mistral-args' : 'mistral';
   else if (template.includes('<tool_call>')) tools = 'hermes';
-  else if (template.includes('<|python_tag|>') || (template.includes('<|start_header_id|>') && template.includes('ipython'))) tools = 'llama3';
-  const think = tools === 'harmony' ? null : THINK_TAGS.find((t) => template.includes(t.open) && template.includes(t.close)) ?? null;
+  else if (
+    template.includes('<|python_tag|>') ||
+    (template.includes('<|start_header_id|>') && template.includes('ipython'))
+  ) {
+    tools = 'llama3';
+  }
+  const think =
+    tools === 'harmony'
+      ? null
+      : (THINK_TAGS.find((t) => template.includes(t.open) && template.includes(t.close)) ?? null);
   return { tools, think, xmlCalls: tools === 'hermes' && template.includes('<function=') };
 }
 
@@ -40,8 +48,14 @@ export type SpecialToken = (text: string) => number | null;
  * The grammar that makes the reply one or more calls (one when !parallel) of the chosen tools, in the model's syntax.
  * Each call's arguments follow the tool's parameter schema.
  */
-export function toolCallGrammar(syntax: ToolSyntax, tools: Tool[], choice: ResolvedToolChoice, parallel: boolean,
-  special: SpecialToken, xml: boolean): string {
+export function toolCallGrammar(
+  syntax: ToolSyntax,
+  tools: Tool[],
+  choice: ResolvedToolChoice,
+  parallel: boolean,
+  special: SpecialToken,
+  xml: boolean,
+): string {
   const g = new GrammarBuilder('tools');
   const lit = (text: string) => {
     const id = special(text);
@@ -50,15 +64,20 @@ export function toolCallGrammar(syntax: ToolSyntax, tools: Tool[], choice: Resol
   const chosen = typeof choice === 'object' ? tools.filter((t) => t.function.name === choice.name) : tools;
   const space = g.primitive('space');
   const args = (t: Tool, i: number) => g.schema(t.function.parameters ?? { type: 'object' }, `tool-${i}-args`);
-  const jsonCall = (t: Tool, i: number, key = 'arguments') => g.rule(`call-${i}`,
-    `"{" space "\\"name\\"" space ":" space ${gbnfLiteral(JSON.stringify(t.function.name))} space "," space ` +
-    `${gbnfLiteral(JSON.stringify(key))} space ":" space ${args(t, i)} "}" ${space}`);
+  const jsonCall = (t: Tool, i: number, key = 'arguments') =>
+    g.rule(
+      `call-${i}`,
+      `"{" space "\\"name\\"" space ":" space ${gbnfLiteral(JSON.stringify(t.function.name))} space "," space ` +
+        `${gbnfLiteral(JSON.stringify(key))} space ":" space ${args(t, i)} "}" ${space}`,
+    );
   let one: string[];
   let sep = space;
   let wrap = (body: string) => body;
   switch (syntax) {
     case 'hermes':
-      one = chosen.map((t, i) => (xml ? xmlCall(g, t, i) : `${lit('<tool_call>')} "\\n" ${jsonCall(t, i)} ${lit('</tool_call>')} ${space}`));
+      one = chosen.map((t, i) =>
+        xml ? xmlCall(g, t, i) : `${lit('<tool_call>')} "\\n" ${jsonCall(t, i)} ${lit('</tool_call>')} ${space}`,
+      );
       break;
     case 'llama3':
       one = chosen.map((t, i) => jsonCall(t, i, 'parameters'));
@@ -70,12 +89,17 @@ export function toolCallGrammar(syntax: ToolSyntax, tools: Tool[], choice: Resol
       wrap = (body) => `${lit('[TOOL_CALLS]')} "[" ${body} "]"`;
       break;
     case 'mistral-args':
-      one = chosen.map((t, i) => `${lit('[TOOL_CALLS]')} ${gbnfLiteral(t.function.name)} ${lit('[ARGS]')} ${args(t, i)}`);
+      one = chosen.map(
+        (t, i) => `${lit('[TOOL_CALLS]')} ${gbnfLiteral(t.function.name)} ${lit('[ARGS]')} ${args(t, i)}`,
+      );
       sep = '""';
       break;
     case 'harmony':
-      one = chosen.map((t, i) => `${lit('<|channel|>')} "commentary to=functions.${t.function.name} " ${lit('<|constrain|>')} ` +
-        `"json" ${lit('<|message|>')} ${args(t, i)}`);
+      one = chosen.map(
+        (t, i) =>
+          `${lit('<|channel|>')} "commentary to=functions.${t.function.name} " ${lit('<|constrain|>')} ` +
+          `"json" ${lit('<|message|>')} ${args(t, i)}`,
+      );
       parallel = false; // each harmony call ends the turn (<|call|>)
       break;
     default:
@@ -88,11 +112,15 @@ export function toolCallGrammar(syntax: ToolSyntax, tools: Tool[], choice: Resol
 
 // Qwen3-Coder / Qwen3.5: <tool_call>\n<function=name>\n<parameter=p>\nvalue\n</parameter>\n…</function>\n</tool_call>
 function xmlCall(g: GrammarBuilder, t: Tool, i: number): string {
-  const schema = (t.function.parameters ?? {}) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const schema = (t.function.parameters ?? {}) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
   const required = new Set(schema.required ?? []);
   const params = Object.entries(schema.properties ?? {}).map(([key, s], k) => {
     // A string is written as plain text (it ends at the first '<'); anything else as JSON.
-    const value = s.type === 'string' && !s.enum && !s.const ? g.rule('xml-text', '[^<]*') : g.schema(s, `tool-${i}-${k}`, schema);
+    const value =
+      s.type === 'string' && !s.enum && !s.const ? g.rule('xml-text', '[^<]*') : g.schema(s, `tool-${i}-${k}`, schema);
     const p = `${gbnfLiteral(`<parameter=${key}>\n`)} ${value} ${gbnfLiteral('\n</parameter>\n')}`;
     return required.has(key) ? p : `( ${p} )?`;
   });

@@ -29,19 +29,53 @@ const PRIMITIVES: Record<string, string> = {
 
 /** Which primitives each one uses (a grammar lists only the rules it reaches). */
 const USES: Record<string, string[]> = {
-  boolean: ['space'], null: ['space'], string: ['char', 'space'], integer: ['integral-part', 'space'],
-  number: ['integral-part', 'space'], value: ['object', 'array', 'string', 'number', 'boolean', 'null'],
-  object: ['string', 'value', 'space'], array: ['value', 'space'],
+  boolean: ['space'],
+  null: ['space'],
+  string: ['char', 'space'],
+  integer: ['integral-part', 'space'],
+  number: ['integral-part', 'space'],
+  value: ['object', 'array', 'string', 'number', 'boolean', 'null'],
+  object: ['string', 'value', 'space'],
+  array: ['value', 'space'],
 };
 
 const ANNOTATIONS = new Set([
-  'title', 'description', 'examples', 'default', '$schema', '$id', '$comment', 'deprecated', 'readOnly', 'writeOnly',
-  '$defs', 'definitions', 'strict', 'nullable',
+  'title',
+  'description',
+  'examples',
+  'default',
+  '$schema',
+  '$id',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$defs',
+  'definitions',
+  'strict',
+  'nullable',
 ]);
 const HANDLED = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'prefixItems', 'minItems', 'maxItems', 'enum',
-  'const', 'anyOf', 'oneOf', '$ref', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'format',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  '$ref',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'format',
 ]);
 
 /** A GBNF string literal that matches `text` exactly. */
@@ -107,13 +141,18 @@ export class GrammarBuilder {
   }
 
   private visit(s: unknown, name: string, path: string): string {
-    if (s === true || (s && typeof s === 'object' && Object.keys(s).every((k) => ANNOTATIONS.has(k)))) return this.primitive('value');
+    if (s === true || (s && typeof s === 'object' && Object.keys(s).every((k) => ANNOTATIONS.has(k)))) {
+      return this.primitive('value');
+    }
     if (s === false) this.fail(path, 'a false schema matches nothing');
     if (!s || typeof s !== 'object' || Array.isArray(s)) this.fail(path, 'expected a JSON Schema object');
     const o = s as Record<string, unknown>;
     for (const key of Object.keys(o)) {
       if (!ANNOTATIONS.has(key) && !HANDLED.has(key)) {
-        this.fail(`${path}.${key}`, `"${key}" is not supported in structured output; remove it or express it with the supported keywords`);
+        this.fail(
+          `${path}.${key}`,
+          `"${key}" is not supported in structured output; remove it or express it with the supported keywords`,
+        );
       }
     }
     if (typeof o.$ref === 'string') return this.ref(o.$ref, path);
@@ -132,18 +171,26 @@ export class GrammarBuilder {
       return this.rule(name, type.map((t) => this.visit({ ...o, type: t }, `${name}-${t}`, path)).join(' | '));
     }
     switch (type) {
-      case 'object': return this.object(o, name, path);
-      case 'array': return this.array(o, name, path);
-      case 'string': return this.string(o, name, path);
-      case 'integer': return this.integer(o, name, path);
-      case 'number': return this.number(o, name, path);
-      case 'boolean': return this.primitive('boolean');
-      case 'null': return this.primitive('null');
+      case 'object':
+        return this.object(o, name, path);
+      case 'array':
+        return this.array(o, name, path);
+      case 'string':
+        return this.string(o, name, path);
+      case 'integer':
+        return this.integer(o, name, path);
+      case 'number':
+        return this.number(o, name, path);
+      case 'boolean':
+        return this.primitive('boolean');
+      case 'null':
+        return this.primitive('null');
       case undefined:
         if (o.properties) return this.object(o, name, path);
         if (o.items) return this.array(o, name, path);
         return this.primitive('value');
-      default: this.fail(`${path}.type`, `unknown type ${JSON.stringify(type)}`);
+      default:
+        this.fail(`${path}.type`, `unknown type ${JSON.stringify(type)}`);
     }
   }
 
@@ -170,7 +217,9 @@ export class GrammarBuilder {
     const props = (o.properties ?? {}) as Record<string, unknown>;
     if (typeof props !== 'object' || Array.isArray(props)) this.fail(`${path}.properties`, 'expected an object');
     const required = new Set((o.required ?? []) as string[]);
-    for (const r of required) if (!(r in props)) this.fail(`${path}.required`, `"${r}" is required but not in properties`);
+    for (const r of required) {
+      if (!(r in props)) this.fail(`${path}.required`, `"${r}" is required but not in properties`);
+    }
     const kv = (key: string) => {
       const value = this.visit(props[key], `${name}-${key}`, `${path}.properties.${key}`);
       return this.rule(`${name}-${key}-kv`, `${gbnfLiteral(JSON.stringify(key))} space ":" space ${value}`);
@@ -180,7 +229,10 @@ export class GrammarBuilder {
     const opt = keys.filter((k) => !required.has(k)).map(kv);
     const extra = o.additionalProperties;
     if (extra !== undefined && extra !== false) {
-      const value = extra === true ? this.primitive('value') : this.visit(extra, `${name}-additional`, `${path}.additionalProperties`);
+      const value =
+        extra === true
+          ? this.primitive('value')
+          : this.visit(extra, `${name}-additional`, `${path}.additionalProperties`);
       opt.push(this.rule(`${name}-additional-kv`, `${this.primitive('string')} ":" space ${value}`));
     } else if (!keys.length && extra === undefined) {
       return this.primitive('object'); // {type: 'object'}: any object
@@ -224,7 +276,12 @@ export class GrammarBuilder {
     const format = o.format;
     if (format !== undefined) {
       const known = FORMATS[format as string];
-      if (!known) this.fail(`${path}.format`, `format ${JSON.stringify(format)} is not supported (supported: ${Object.keys(FORMATS).join(', ')})`);
+      if (!known) {
+        this.fail(
+          `${path}.format`,
+          `format ${JSON.stringify(format)} is not supported (supported: ${Object.keys(FORMATS).join(', ')})`,
+        );
+      }
       return this.rule(`${name}-${format}`, `"\\"" ${known} "\\"" ${this.primitive('space')}`);
     }
     if (!min && max === null) return this.primitive('string');
@@ -242,7 +299,9 @@ export class GrammarBuilder {
     if (hi !== undefined) hi = Math.floor(hi);
     if (lo === undefined && hi === undefined) return this.primitive('integer');
     if (lo !== undefined && hi !== undefined && lo > hi) this.fail(path, 'minimum is above maximum');
-    if (hi !== undefined && hi < 0 && lo === undefined) this.fail(`${path}.maximum`, 'a negative maximum needs a minimum too');
+    if (hi !== undefined && hi < 0 && lo === undefined) {
+      this.fail(`${path}.maximum`, 'a negative maximum needs a minimum too');
+    }
     const space = this.primitive('space');
     const parts: string[] = [];
     if (lo === undefined || lo < 0) {
@@ -255,9 +314,15 @@ export class GrammarBuilder {
 
   private number(o: Record<string, unknown>, name: string, path: string): string {
     const lo = o.minimum;
-    const bounded = ['maximum', 'exclusiveMaximum', 'exclusiveMinimum'].some((k) => o[k] !== undefined) ||
+    const bounded =
+      ['maximum', 'exclusiveMaximum', 'exclusiveMinimum'].some((k) => o[k] !== undefined) ||
       (lo !== undefined && lo !== 0);
-    if (bounded) this.fail(path, 'number bounds other than a minimum of 0 are not supported; use an integer range or check the value');
+    if (bounded) {
+      this.fail(
+        path,
+        'number bounds other than a minimum of 0 are not supported; use an integer range or check the value',
+      );
+    }
     if (lo === undefined) return this.primitive('number');
     this.primitive('number');
     return this.rule(name, 'integral-part ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,4})? space');
@@ -271,7 +336,8 @@ export class GrammarBuilder {
 }
 
 const DATE = '[0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])';
-const TIME = '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,6})? ("Z" | [+-] [0-9]{2} ":" [0-9]{2})';
+const TIME =
+  '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,6})? ("Z" | [+-] [0-9]{2} ":" [0-9]{2})';
 const FORMATS: Record<string, string> = {
   date: DATE,
   time: TIME,
@@ -319,7 +385,8 @@ function sameLength(a: string, b: string): string {
   return parts.join(' | ');
 }
 
-/** The grammar for JSON that validates against `schema`; InvalidRequestError (naming `param`) when it cannot be enforced. */
+/** The grammar for JSON that validates against `schema`; InvalidRequestError (naming `param`) when it cannot be
+ * enforced. */
 export function schemaGrammar(schema: unknown, param: string): string {
   const g = new GrammarBuilder(param);
   return g.text(g.schema(schema, 'value-root'));

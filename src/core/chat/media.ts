@@ -31,20 +31,36 @@ export interface MediaSupport {
  * The request's media resolved: its parts rewritten to name their media by hash, the bytes in request.media.
  * Requests without media come back as they are.
  */
-export async function resolveMedia(req: CompletionRequest, support: MediaSupport | null, opts: { fetch?: typeof fetch; signal?: AbortSignal }): Promise<CompletionRequest> {
-  const found = req.messages.flatMap((m, i) => (Array.isArray(m.content) ? m.content.map((part, j) => ({ part, at: `messages[${i}].content[${j}]` })) : []))
+export async function resolveMedia(
+  req: CompletionRequest,
+  support: MediaSupport | null,
+  opts: { fetch?: typeof fetch; signal?: AbortSignal },
+): Promise<CompletionRequest> {
+  const found = req.messages
+    .flatMap((m, i) =>
+      Array.isArray(m.content) ? m.content.map((part, j) => ({ part, at: `messages[${i}].content[${j}]` })) : [],
+    )
     .filter(({ part }) => part.type !== 'text');
   if (!found.length) return req;
   for (const { part, at } of found) {
     const kind = part.type === 'image_url' ? 'image' : 'audio';
     if (!support?.[kind]) {
-      const why = support ? `the loaded model's projector reads no ${kind === 'image' ? 'images' : 'audio'}` : 'the loaded model has no projector';
-      throw new InvalidRequestError(`${at}: ${why}; load a model with a projector that does: engine.load(model, { projector })`,
-        kind === 'image' ? 'images_not_supported' : 'audio_not_supported', { param: at });
+      const why = support
+        ? `the loaded model's projector reads no ${kind === 'image' ? 'images' : 'audio'}`
+        : 'the loaded model has no projector';
+      throw new InvalidRequestError(
+        `${at}: ${why}; load a model with a projector that does: engine.load(model, { projector })`,
+        kind === 'image' ? 'images_not_supported' : 'audio_not_supported',
+        { param: at },
+      );
     }
   }
   if (found.length > MEDIA_LIMITS.items) {
-    throw new InvalidRequestError(`messages: ${found.length} images and audio clips, at most ${MEDIA_LIMITS.items} per request`, 'too_many_media', { param: 'messages' });
+    throw new InvalidRequestError(
+      `messages: ${found.length} images and audio clips, at most ${MEDIA_LIMITS.items} per request`,
+      'too_many_media',
+      { param: 'messages' },
+    );
   }
   const media: RequestMedia[] = [];
   const refs = new Map<ContentPart, string>();
@@ -53,15 +69,20 @@ export async function resolveMedia(req: CompletionRequest, support: MediaSupport
     media.push(item);
     refs.set(part, PREFIX + item.hash);
   }
-  const messages: ChatMessage[] = req.messages.map((m) => (Array.isArray(m.content)
-    ? { ...m, content: m.content.map((p) => (refs.has(p) ? refPart(p, refs.get(p)!) : p)) } : m));
+  const messages: ChatMessage[] = req.messages.map((m) =>
+    Array.isArray(m.content)
+      ? { ...m, content: m.content.map((p) => (refs.has(p) ? refPart(p, refs.get(p)!) : p)) }
+      : m,
+  );
   return { ...req, messages, media };
 }
 
 /** The part with its media replaced by the hash reference (what the cache hashes and the template never sees). */
 function refPart(part: ContentPart, ref: string): ContentPart {
   if (part.type === 'image_url') return { type: 'image_url', image_url: { url: ref } };
-  if (part.type === 'input_audio') return { type: 'input_audio', input_audio: { data: ref, format: part.input_audio.format } };
+  if (part.type === 'input_audio') {
+    return { type: 'input_audio', input_audio: { data: ref, format: part.input_audio.format } };
+  }
   return part;
 }
 
@@ -74,13 +95,20 @@ export function markerText(content: ChatMessage['content'], marker: string): Cha
 /** A short stable name for a media part in a message hash (its hash reference, or the URL as written). */
 export function mediaName(part: ContentPart): string {
   if (part.type === 'image_url') return typeof part.image_url.url === 'string' ? part.image_url.url : 'blob';
-  if (part.type === 'input_audio') return typeof part.input_audio.data === 'string' ? part.input_audio.data.slice(0, 80) : 'blob';
+  if (part.type === 'input_audio') {
+    return typeof part.input_audio.data === 'string' ? part.input_audio.data.slice(0, 80) : 'blob';
+  }
   return '';
 }
 
-async function readPart(part: ContentPart, at: string, opts: { fetch?: typeof fetch; signal?: AbortSignal }): Promise<RequestMedia> {
+async function readPart(
+  part: ContentPart,
+  at: string,
+  opts: { fetch?: typeof fetch; signal?: AbortSignal },
+): Promise<RequestMedia> {
   const kind = part.type === 'image_url' ? 'image' : 'audio';
-  const invalid = (why: string) => new InvalidRequestError(`${at}: ${why}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', { param: at });
+  const invalid = (why: string) =>
+    new InvalidRequestError(`${at}: ${why}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', { param: at });
   let bytes: Uint8Array;
   if (part.type === 'image_url') {
     const url = part.image_url?.url;
@@ -104,8 +132,11 @@ async function readPart(part: ContentPart, at: string, opts: { fetch?: typeof fe
 const isBlob = (v: unknown): v is Blob => typeof Blob !== 'undefined' && v instanceof Blob;
 
 function tooLarge(at: string, size: number): InvalidRequestError {
-  return new InvalidRequestError(`${at}: the file is ${(size / 1048576).toFixed(1)} MiB, at most ${MEDIA_LIMITS.bytes / 1048576} MiB`,
-    'media_too_large', { param: at });
+  return new InvalidRequestError(
+    `${at}: the file is ${(size / 1048576).toFixed(1)} MiB, at most ${MEDIA_LIMITS.bytes / 1048576} MiB`,
+    'media_too_large',
+    { param: at },
+  );
 }
 
 async function blobBytes(blob: Blob, at: string): Promise<Uint8Array> {
@@ -122,7 +153,9 @@ function dataUrlBytes(url: string, invalid: (why: string) => Error): Uint8Array 
 }
 
 function base64Bytes(text: string, invalid: (why: string) => Error): Uint8Array {
-  if (text.length > Math.ceil(MEDIA_LIMITS.bytes / 3) * 4 + 4) throw invalid(`the file is over ${MEDIA_LIMITS.bytes / 1048576} MiB`);
+  if (text.length > Math.ceil(MEDIA_LIMITS.bytes / 3) * 4 + 4) {
+    throw invalid(`the file is over ${MEDIA_LIMITS.bytes / 1048576} MiB`);
+  }
   if (text.startsWith(PREFIX)) throw invalid('a hearth-media: reference is not a file');
   try {
     return base64ToBytes(text.replace(/\s+/g, ''));
@@ -132,7 +165,12 @@ function base64Bytes(text: string, invalid: (why: string) => Error): Uint8Array 
 }
 
 /** An http(s) image, read up to the size limit (the engine fetches it: the page's CSP connect-src applies). */
-async function fetchBytes(url: string, at: string, opts: { fetch?: typeof fetch; signal?: AbortSignal }, invalid: (why: string) => Error): Promise<Uint8Array> {
+async function fetchBytes(
+  url: string,
+  at: string,
+  opts: { fetch?: typeof fetch; signal?: AbortSignal },
+  invalid: (why: string) => Error,
+): Promise<Uint8Array> {
   let res: Response;
   try {
     res = await (opts.fetch ?? fetch)(url, { signal: opts.signal, credentials: 'omit' });
@@ -171,10 +209,16 @@ export function imageSize(b: Uint8Array): { format: string; width: number; heigh
   const be16 = (o: number) => (b[o]! << 8) | b[o + 1]!;
   const be32 = (o: number) => ((b[o]! << 24) >>> 0) + (b[o + 1]! << 16) + (b[o + 2]! << 8) + b[o + 3]!;
   const le16 = (o: number) => b[o]! | (b[o + 1]! << 8);
-  const le32 = (o: number) => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + (b[o + 3]! << 24 >>> 0);
-  if (b.length >= 24 && be32(0) === 0x89504e47 && be32(12) === 0x49484452) return { format: 'png', width: be32(16), height: be32(20) };
-  if (b.length >= 10 && b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46) return { format: 'gif', width: le16(6), height: le16(8) };
-  if (b.length >= 26 && b[0] === 0x42 && b[1] === 0x4d) return { format: 'bmp', width: Math.abs(le32(18) | 0), height: Math.abs(le32(22) | 0) };
+  const le32 = (o: number) => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + ((b[o + 3]! << 24) >>> 0);
+  if (b.length >= 24 && be32(0) === 0x89504e47 && be32(12) === 0x49484452) {
+    return { format: 'png', width: be32(16), height: be32(20) };
+  }
+  if (b.length >= 10 && b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46) {
+    return { format: 'gif', width: le16(6), height: le16(8) };
+  }
+  if (b.length >= 26 && b[0] === 0x42 && b[1] === 0x4d) {
+    return { format: 'bmp', width: Math.abs(le32(18) | 0), height: Math.abs(le32(22) | 0) };
+  }
   if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) {
     // JPEG: walk the segments to the frame header (SOF0..SOF15 but DHT, JPG, DAC).
     let o = 2;

@@ -97,8 +97,10 @@ function xmlCall(text: string, partial: boolean, tools: Tool[]): ParsedCall | nu
   const head = /^\s*<function=([^>\n]+)>/.exec(text);
   if (!head) return null;
   const name = head[1]!.trim();
-  const props = (tools.find((t) => t.function.name === name)?.function.parameters?.properties ?? {}) as
-    Record<string, { type?: unknown }>;
+  const props = (tools.find((t) => t.function.name === name)?.function.parameters?.properties ?? {}) as Record<
+    string,
+    { type?: unknown }
+  >;
   const pairs: string[] = [];
   const param = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
   let m: RegExpExecArray | null;
@@ -115,7 +117,9 @@ function xmlValue(raw: string, type: unknown): string {
   if (type !== 'string') {
     try {
       return JSON.stringify(JSON.parse(raw));
-    } catch { /* not JSON: a string */ }
+    } catch {
+      /* not JSON: a string */
+    }
   }
   return JSON.stringify(raw);
 }
@@ -144,12 +148,24 @@ export function parseOutput(text: string, f: OutputFormat, tools: Tool[], partia
   const [reasoning, rest] = splitReasoning(text, f, partial);
   const out: ParsedOutput = { content: '', reasoning, calls: [] };
   switch (f.tools) {
-    case 'hermes': parseTagged(rest, out, partial, tools); break;
-    case 'llama3': parseLlama3(rest, out, partial); break;
-    case 'mistral': parseMistral(rest, out, partial); break;
-    case 'mistral-args': parseMistralArgs(rest, out, partial); break;
-    case 'json': parseJson(rest, out, partial); break;
-    case 'none': out.content = rest; break;
+    case 'hermes':
+      parseTagged(rest, out, partial, tools);
+      break;
+    case 'llama3':
+      parseLlama3(rest, out, partial);
+      break;
+    case 'mistral':
+      parseMistral(rest, out, partial);
+      break;
+    case 'mistral-args':
+      parseMistralArgs(rest, out, partial);
+      break;
+    case 'json':
+      parseJson(rest, out, partial);
+      break;
+    case 'none':
+      out.content = rest;
+      break;
   }
   return out;
 }
@@ -255,7 +271,10 @@ function parseMistralArgs(text: string, out: ParsedOutput, partial: boolean) {
     const [name, args, rest] = cut(part, ['[ARGS]'], partial);
     if (args === null) return;
     const end = jsonValueEnd(rest, 0);
-    out.calls.push({ name: name.trim(), arguments: trim(rest.slice(0, end < 0 ? rest.length : end), partial && end < 0) });
+    out.calls.push({
+      name: name.trim(),
+      arguments: trim(rest.slice(0, end < 0 ? rest.length : end), partial && end < 0),
+    });
   }
 }
 

@@ -18,8 +18,22 @@ export interface ReplyPlan {
 
 /** Markers of the output formats that some vocabularies hold as special tokens. */
 const MARKERS = [
-  '<tool_call>', '</tool_call>', '<think>', '</think>', '[THINK]', '[/THINK]', '<|python_tag|>', '[TOOL_CALLS]', '[ARGS]',
-  '<|channel|>', '<|message|>', '<|start|>', '<|end|>', '<|constrain|>', '<|call|>', '<|return|>',
+  '<tool_call>',
+  '</tool_call>',
+  '<think>',
+  '</think>',
+  '[THINK]',
+  '[/THINK]',
+  '<|python_tag|>',
+  '[TOOL_CALLS]',
+  '[ARGS]',
+  '<|channel|>',
+  '<|message|>',
+  '<|start|>',
+  '<|end|>',
+  '<|constrain|>',
+  '<|call|>',
+  '<|return|>',
 ];
 
 export class ReplyPlanner {
@@ -37,7 +51,10 @@ export class ReplyPlanner {
   }
 
   /** The grammar, parser and preserved tokens for this request's reply, given its rendered prompt. */
-  plan(req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'grammar' | 'parallelToolCalls'>, prompt: string): ReplyPlan {
+  plan(
+    req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'grammar' | 'parallelToolCalls'>,
+    prompt: string,
+  ): ReplyPlan {
     const base = forPrompt(this.format, prompt);
     const forced = req.toolChoice === 'required' || typeof req.toolChoice === 'object';
     // Calls are read only where the model has a syntax for them, or a grammar forces the bare JSON form.
@@ -45,12 +62,20 @@ export class ReplyPlanner {
     const format: OutputFormat = { ...base, tools: calls ? base.tools : 'none' };
     let grammar = req.grammar;
     if (forced) {
-      grammar = toolCallGrammar(base.tools, req.tools!, req.toolChoice, req.parallelToolCalls,
-        (text) => this.markers.get(text) ?? null, this.format.xmlCalls);
+      grammar = toolCallGrammar(
+        base.tools,
+        req.tools!,
+        req.toolChoice,
+        req.parallelToolCalls,
+        (text) => this.markers.get(text) ?? null,
+        this.format.xmlCalls,
+      );
     }
     const tools = req.tools ?? [];
-    const parse = format.tools !== 'none' || format.think
-      ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial) : null;
+    const parse =
+      format.tools !== 'none' || format.think
+        ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial)
+        : null;
     // Without a parser nothing reads the markers: special tokens stay out of the content, as before.
     return { grammar, parse, preserved: new Map(parse ? [...this.markers].map(([text, id]) => [id, text]) : []) };
   }

@@ -3,7 +3,15 @@
 // reason ('tool_calls' when the reply made calls), usage, timings and warnings. A backend feeds it text and
 // log-probabilities and sends the chunks it returns.
 import { chunk, type CompletionMeta } from './completion.ts';
-import type { ChatCompletionChunk, ChatMessage, ChunkDelta, FinishReason, Timings, TokenLogprob, Usage } from '../../types.ts';
+import type {
+  ChatCompletionChunk,
+  ChatMessage,
+  ChunkDelta,
+  FinishReason,
+  Timings,
+  TokenLogprob,
+  Usage,
+} from '../../types.ts';
 import type { ParsedOutput } from './output.ts';
 import { OutputStream } from './stream.ts';
 
@@ -21,7 +29,10 @@ export class ReplyWriter {
   /** Log-probabilities of tokens whose text has not gone out in a chunk yet. */
   private logprobs: TokenLogprob[] = [];
 
-  constructor(private readonly meta: CompletionMeta, private readonly opts: ReplyOptions) {
+  constructor(
+    private readonly meta: CompletionMeta,
+    private readonly opts: ReplyOptions,
+  ) {
     this.output = opts.parse ? new OutputStream(opts.parse, opts.parallelToolCalls ? Infinity : 1) : null;
   }
 
@@ -44,7 +55,10 @@ export class ReplyWriter {
   }
 
   /** The final chunk, and the reply as the assistant message a client sends back next turn. */
-  close(finish: FinishReason, end: { usage: Usage; timings: Timings; warnings?: string[] }): { chunk: ChatCompletionChunk; message: ChatMessage } {
+  close(
+    finish: FinishReason,
+    end: { usage: Usage; timings: Timings; warnings?: string[] },
+  ): { chunk: ChatCompletionChunk; message: ChatMessage } {
     let message: ChatMessage = { role: 'assistant', content: this.text };
     let last: ChunkDelta = {};
     if (this.output) {

@@ -7,13 +7,26 @@ import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
 const SAMPLING_DEFAULTS = {
-  temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatLastN: 64, repeatPenalty: 1, frequencyPenalty: 0, presencePenalty: 0,
+  temperature: 0.8,
+  topK: 40,
+  topP: 0.95,
+  minP: 0.05,
+  repeatLastN: 64,
+  repeatPenalty: 1,
+  frequencyPenalty: 0,
+  presencePenalty: 0,
 };
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
-function num(p: ChatCompletionCreateParams, key: keyof ChatCompletionCreateParams, min: number, max: number, fallback: number,
-  integer = false): number {
+function num(
+  p: ChatCompletionCreateParams,
+  key: keyof ChatCompletionCreateParams,
+  min: number,
+  max: number,
+  fallback: number,
+  integer = false,
+): number {
   const v = p[key];
   if (v === undefined || v === null) return fallback;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
@@ -32,7 +45,10 @@ function checkPart(part: ContentPart, at: string, role: string) {
     return;
   }
   if (part.type !== 'image_url' && part.type !== 'input_audio') {
-    bad(`${at}.type`, `expected "text", "image_url" or "input_audio", got ${JSON.stringify((part as { type?: unknown }).type)}`);
+    bad(
+      `${at}.type`,
+      `expected "text", "image_url" or "input_audio", got ${JSON.stringify((part as { type?: unknown }).type)}`,
+    );
   }
   if (role !== 'user') bad(at, 'images and audio go in user messages');
   if (part.type === 'image_url') {
@@ -42,8 +58,12 @@ function checkPart(part: ContentPart, at: string, role: string) {
     }
   } else {
     const { data, format } = part.input_audio ?? {};
-    if (!isBlob(data) && typeof data !== 'string') bad(`${at}.input_audio.data`, 'expected the file in base64, or a Blob/File');
-    if (!['wav', 'mp3', 'flac'].includes(format)) bad(`${at}.input_audio.format`, `expected "wav", "mp3" or "flac", got ${JSON.stringify(format)}`);
+    if (!isBlob(data) && typeof data !== 'string') {
+      bad(`${at}.input_audio.data`, 'expected the file in base64, or a Blob/File');
+    }
+    if (!['wav', 'mp3', 'flac'].includes(format)) {
+      bad(`${at}.input_audio.format`, `expected "wav", "mp3" or "flac", got ${JSON.stringify(format)}`);
+    }
   }
 }
 
@@ -85,12 +105,16 @@ function checkMessages(messages: ChatCompletionCreateParams['messages']): void {
   if (!Array.isArray(messages) || messages.length === 0) bad('messages', 'expected a non-empty array of messages');
   messages.forEach((m, i) => {
     if (!m || typeof m !== 'object') bad(`messages[${i}]`, 'expected an object');
-    if (!ROLES.has(m.role)) bad(`messages[${i}].role`, `expected one of ${[...ROLES].join(', ')}, got ${JSON.stringify(m.role)}`);
+    if (!ROLES.has(m.role)) {
+      bad(`messages[${i}].role`, `expected one of ${[...ROLES].join(', ')}, got ${JSON.stringify(m.role)}`);
+    }
     const c = m.content;
     const ok = typeof c === 'string' || c === null || (m.role === 'assistant' && c === undefined) || Array.isArray(c);
     if (!ok) bad(`messages[${i}].content`, 'expected a string or an array of content parts');
     if (Array.isArray(c)) c.forEach((part, j) => checkPart(part, `messages[${i}].content[${j}]`, m.role));
-    if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') bad(`messages[${i}].reasoning_content`, 'expected a string');
+    if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') {
+      bad(`messages[${i}].reasoning_content`, 'expected a string');
+    }
   });
 }
 
@@ -113,7 +137,9 @@ function resolveStop(p: ChatCompletionCreateParams): string[] {
 
 /** The alternatives to report beside each token (top_logprobs); null: no logprobs. */
 function resolveLogprobs(p: ChatCompletionCreateParams): number | null {
-  if (p.logprobs !== undefined && p.logprobs !== null && typeof p.logprobs !== 'boolean') bad('logprobs', 'expected a boolean');
+  if (p.logprobs !== undefined && p.logprobs !== null && typeof p.logprobs !== 'boolean') {
+    bad('logprobs', 'expected a boolean');
+  }
   if (p.top_logprobs !== undefined && p.top_logprobs !== null) {
     if (!p.logprobs) bad('top_logprobs', 'needs logprobs: true');
     return num(p, 'top_logprobs', 0, 20, 0, true);
@@ -124,7 +150,9 @@ function resolveLogprobs(p: ChatCompletionCreateParams): number | null {
 /** chat_template_kwargs, with reasoning_effort among them. */
 function resolveTemplateKwargs(p: ChatCompletionCreateParams): Record<string, unknown> {
   const kwargs = p.chat_template_kwargs ?? {};
-  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) bad('chat_template_kwargs', 'expected an object of template variables');
+  if (typeof kwargs !== 'object' || Array.isArray(kwargs)) {
+    bad('chat_template_kwargs', 'expected an object of template variables');
+  }
   const effort = p.reasoning_effort;
   if (effort !== undefined && effort !== null && !['low', 'medium', 'high'].includes(effort)) {
     bad('reasoning_effort', `expected "low", "medium" or "high", got ${JSON.stringify(effort)}`);
@@ -135,7 +163,9 @@ function resolveTemplateKwargs(p: ChatCompletionCreateParams): Record<string, un
 function checkStreamOptions(so: ChatCompletionCreateParams['stream_options']): void {
   if (so === undefined || so === null) return;
   if (typeof so !== 'object' || Array.isArray(so)) bad('stream_options', 'expected {include_usage?: boolean}');
-  if (so.include_usage !== undefined && so.include_usage !== null && typeof so.include_usage !== 'boolean') bad('stream_options.include_usage', 'expected a boolean');
+  if (so.include_usage !== undefined && so.include_usage !== null && typeof so.include_usage !== 'boolean') {
+    bad('stream_options.include_usage', 'expected a boolean');
+  }
 }
 
 /** What a full context does (context_overflow), and what a shift keeps (n_keep; null: the system prompt). */
@@ -150,7 +180,10 @@ function resolveOverflow(p: ChatCompletionCreateParams): Pick<ResolvedRequest, '
 
 function resolveSampler(p: ChatCompletionCreateParams): SamplerParams {
   const d = SAMPLING_DEFAULTS;
-  const seed = p.seed === undefined || p.seed === null ? Math.floor(Math.random() * 2 ** 32) : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
+  const seed =
+    p.seed === undefined || p.seed === null
+      ? Math.floor(Math.random() * 2 ** 32)
+      : num(p, 'seed', -(2 ** 53), 2 ** 53, 0, true);
   return {
     temperature: num(p, 'temperature', 0, 5, d.temperature),
     topK: num(p, 'top_k', 0, 1e6, d.topK, true),
@@ -166,7 +199,9 @@ function resolveSampler(p: ChatCompletionCreateParams): SamplerParams {
 
 function resolveTools(p: ChatCompletionCreateParams): Tool[] | undefined {
   if (p.tools === undefined || p.tools === null) return undefined;
-  if (!Array.isArray(p.tools)) bad('tools', 'expected an array of {type: "function", function: {name, description?, parameters?}} tools');
+  if (!Array.isArray(p.tools)) {
+    bad('tools', 'expected an array of {type: "function", function: {name, description?, parameters?}} tools');
+  }
   p.tools.forEach((t, i) => {
     if (t?.type !== 'function' || !t.function || typeof t.function.name !== 'string' || !t.function.name) {
       bad(`tools[${i}]`, 'expected {type: "function", function: {name, description?, parameters?}}');
@@ -191,14 +226,18 @@ function resolveToolChoice(p: ChatCompletionCreateParams, tools: Tool[] | undefi
   if (typeof name !== 'string') {
     bad('tool_choice', 'expected "auto", "none", "required" or {type: "function", function: {name}}');
   }
-  if (!tools?.some((t) => t.function.name === name)) bad('tool_choice', `no tool named ${JSON.stringify(name)} in tools`);
+  if (!tools?.some((t) => t.function.name === name)) {
+    bad('tool_choice', `no tool named ${JSON.stringify(name)} in tools`);
+  }
   return { name };
 }
 
 function resolveGrammar(p: ChatCompletionCreateParams): string | null {
   const format = p.response_format;
   const raw = p.grammar;
-  if (raw !== undefined && raw !== null && (typeof raw !== 'string' || !raw.trim())) bad('grammar', 'expected GBNF text with a root rule');
+  if (raw !== undefined && raw !== null && (typeof raw !== 'string' || !raw.trim())) {
+    bad('grammar', 'expected GBNF text with a root rule');
+  }
   if (format === undefined || format === null || format.type === 'text') return raw || null;
   if (raw) bad('grammar', 'give either grammar or response_format, not both');
   if (format.type === 'json_object') return jsonObjectGrammar();
@@ -207,5 +246,8 @@ function resolveGrammar(p: ChatCompletionCreateParams): string | null {
     if (!js || typeof js !== 'object') bad('response_format.json_schema', 'expected {name, schema}');
     return schemaGrammar(js.schema ?? true, 'response_format.json_schema.schema');
   }
-  bad('response_format', `expected {type: "text" | "json_object" | "json_schema"}, got ${JSON.stringify((format as { type?: unknown }).type)}`);
+  bad(
+    'response_format',
+    `expected {type: "text" | "json_object" | "json_schema"}, got ${JSON.stringify((format as { type?: unknown }).type)}`,
+  );
 }

@@ -16,7 +16,10 @@ export class OutputStream {
   private readonly ids: string[] = [];
 
   /** `parse(text, partial)`: parseOutput for the request's format; `maxCalls`: 1 without parallel tool calls. */
-  constructor(private readonly parse: (text: string, partial: boolean) => ParsedOutput, private readonly maxCalls = Infinity) {}
+  constructor(
+    private readonly parse: (text: string, partial: boolean) => ParsedOutput,
+    private readonly maxCalls = Infinity,
+  ) {}
 
   /** Adds generated text; returns the delta to send (null when there is nothing new yet). */
   push(text: string): ChunkDelta | null {
@@ -36,7 +39,8 @@ export class OutputStream {
     const delta: ChunkDelta = {};
     const prev = this.sent;
     // Text already sent is never taken back: a parse that does not extend it adds nothing.
-    const grow = (was: string, now: string) => (now.length > was.length && now.startsWith(was) ? now.slice(was.length) : '');
+    const grow = (was: string, now: string) =>
+      now.length > was.length && now.startsWith(was) ? now.slice(was.length) : '';
     const content = grow(prev.content, next.content);
     const reasoning = grow(prev.reasoning, next.reasoning);
     if (reasoning) delta.reasoning_content = reasoning;
@@ -48,7 +52,12 @@ export class OutputStream {
       const was = sentCalls[i];
       if (!was) {
         this.ids[i] ??= newCallId();
-        (delta.tool_calls ??= []).push({ index: i, id: this.ids[i], type: 'function', function: { name: call.name, arguments: call.arguments } });
+        (delta.tool_calls ??= []).push({
+          index: i,
+          id: this.ids[i],
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        });
         sentCalls.push({ ...call });
       } else {
         const more = grow(was.arguments, call.arguments);
@@ -59,7 +68,9 @@ export class OutputStream {
       }
     }
     this.sent = {
-      content: prev.content + content, reasoning: prev.reasoning + reasoning, calls: sentCalls,
+      content: prev.content + content,
+      reasoning: prev.reasoning + reasoning,
+      calls: sentCalls,
     };
     return Object.keys(delta).length ? delta : null;
   }
@@ -67,6 +78,8 @@ export class OutputStream {
 
 function newCallId(): string {
   let id = 'call_';
-  for (let i = 0; i < 24; i++) id += 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[Math.floor(Math.random() * 62)];
+  for (let i = 0; i < 24; i++) {
+    id += 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[Math.floor(Math.random() * 62)];
+  }
   return id;
 }

@@ -32,7 +32,11 @@ export class ChatTemplate {
   private readonly template: Template;
 
   /** `now` is the clock strftime_now reads (templates that write today's date). */
-  constructor(source: string | null, private readonly tokens: TemplateTokens, private readonly now: () => Date = () => new Date()) {
+  constructor(
+    source: string | null,
+    private readonly tokens: TemplateTokens,
+    private readonly now: () => Date = () => new Date(),
+  ) {
     let warning: string | null = null;
     let template: Template | null = null;
     if (source) {
@@ -69,7 +73,10 @@ export class ChatTemplate {
       return this.template.render({ ...this.context(messages, opts), strftime_now: this.strftimeNow });
     } catch (err) {
       // Includes the template's own raise_exception("…"), e.g. "Conversation roles must alternate".
-      throw new InvalidRequestError(`the chat template failed to render these messages: ${(err as Error).message}`, 'template_error');
+      throw new InvalidRequestError(
+        `the chat template failed to render these messages: ${(err as Error).message}`,
+        'template_error',
+      );
     }
   }
 

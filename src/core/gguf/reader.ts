@@ -5,8 +5,19 @@
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
 
 export enum GgufValueType {
-  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7, STRING = 8,
-  ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
 }
 
 export type GgufScalar = number | bigint | boolean | string;
@@ -43,9 +54,26 @@ export interface GgufHeader {
 
 /** Block size and bytes per block of the ggml tensor types, by ggml_type id. */
 const TYPE_SIZES: Record<number, [block: number, bytes: number]> = {
-  0: [1, 4], 1: [1, 2], 2: [32, 18], 3: [32, 20], 6: [32, 22], 7: [32, 24], 8: [32, 34], 9: [32, 36],
-  10: [256, 84], 11: [256, 110], 12: [256, 144], 13: [256, 176], 14: [256, 210], 15: [256, 292],
-  24: [1, 1], 25: [1, 2], 26: [1, 4], 27: [1, 8], 28: [1, 8], 30: [1, 2],
+  0: [1, 4],
+  1: [1, 2],
+  2: [32, 18],
+  3: [32, 20],
+  6: [32, 22],
+  7: [32, 24],
+  8: [32, 34],
+  9: [32, 36],
+  10: [256, 84],
+  11: [256, 110],
+  12: [256, 144],
+  13: [256, 176],
+  14: [256, 210],
+  15: [256, 292],
+  24: [1, 1],
+  25: [1, 2],
+  26: [1, 4],
+  27: [1, 8],
+  28: [1, 8],
+  30: [1, 2],
 };
 
 export function tensorBytes(type: number, dims: number[]): number | null {
@@ -56,7 +84,10 @@ export function tensorBytes(type: number, dims: number[]): number | null {
 }
 
 export class GgufFormatError extends Error {
-  constructor(message: string, readonly reason: 'not_gguf' | 'truncated' | 'invalid_file') {
+  constructor(
+    message: string,
+    readonly reason: 'not_gguf' | 'truncated' | 'invalid_file',
+  ) {
     super(message);
   }
 }
@@ -73,23 +104,33 @@ class OutOfData extends Error {}
 class Cursor {
   pos = 0;
   private view: DataView;
-  constructor(private buf: Uint8Array, private fileSize: number) {
+  constructor(
+    private buf: Uint8Array,
+    private fileSize: number,
+  ) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   private take(n: number): number {
     const at = this.pos;
-    if (at + n > this.fileSize) throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
+    if (at + n > this.fileSize) {
+      throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
+    }
     if (at + n > this.buf.length) throw new OutOfData();
     this.pos += n;
     return at;
   }
 
-  u32() { return this.view.getUint32(this.take(4), true); }
+  u32() {
+    return this.view.getUint32(this.take(4), true);
+  }
   u64() {
     const v = this.view.getBigUint64(this.take(8), true);
     if (v > BigInt(this.fileSize)) {
-      throw new GgufFormatError(`the file is truncated or corrupt: its header declares ${v} items or bytes but the file has ${this.fileSize} bytes`, 'truncated');
+      throw new GgufFormatError(
+        `the file is truncated or corrupt: its header declares ${v} items or bytes but the file has ${this.fileSize} bytes`,
+        'truncated',
+      );
     }
     return Number(v);
   }
@@ -107,27 +148,48 @@ class Cursor {
   scalar(type: GgufValueType): GgufScalar {
     const v = this.view;
     switch (type) {
-      case GgufValueType.UINT8: return v.getUint8(this.take(1));
-      case GgufValueType.INT8: return v.getInt8(this.take(1));
-      case GgufValueType.UINT16: return v.getUint16(this.take(2), true);
-      case GgufValueType.INT16: return v.getInt16(this.take(2), true);
-      case GgufValueType.UINT32: return v.getUint32(this.take(4), true);
-      case GgufValueType.INT32: return v.getInt32(this.take(4), true);
-      case GgufValueType.FLOAT32: return v.getFloat32(this.take(4), true);
-      case GgufValueType.BOOL: return v.getUint8(this.take(1)) !== 0;
-      case GgufValueType.STRING: return this.string();
-      case GgufValueType.UINT64: return v.getBigUint64(this.take(8), true);
-      case GgufValueType.INT64: return v.getBigInt64(this.take(8), true);
-      case GgufValueType.FLOAT64: return v.getFloat64(this.take(8), true);
-      default: throw new GgufFormatError(`unknown GGUF value type ${type}`, 'invalid_file');
+      case GgufValueType.UINT8:
+        return v.getUint8(this.take(1));
+      case GgufValueType.INT8:
+        return v.getInt8(this.take(1));
+      case GgufValueType.UINT16:
+        return v.getUint16(this.take(2), true);
+      case GgufValueType.INT16:
+        return v.getInt16(this.take(2), true);
+      case GgufValueType.UINT32:
+        return v.getUint32(this.take(4), true);
+      case GgufValueType.INT32:
+        return v.getInt32(this.take(4), true);
+      case GgufValueType.FLOAT32:
+        return v.getFloat32(this.take(4), true);
+      case GgufValueType.BOOL:
+        return v.getUint8(this.take(1)) !== 0;
+      case GgufValueType.STRING:
+        return this.string();
+      case GgufValueType.UINT64:
+        return v.getBigUint64(this.take(8), true);
+      case GgufValueType.INT64:
+        return v.getBigInt64(this.take(8), true);
+      case GgufValueType.FLOAT64:
+        return v.getFloat64(this.take(8), true);
+      default:
+        throw new GgufFormatError(`unknown GGUF value type ${type}`, 'invalid_file');
     }
   }
 }
 
 const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
-  [GgufValueType.UINT8]: 1, [GgufValueType.INT8]: 1, [GgufValueType.BOOL]: 1, [GgufValueType.UINT16]: 2,
-  [GgufValueType.INT16]: 2, [GgufValueType.UINT32]: 4, [GgufValueType.INT32]: 4, [GgufValueType.FLOAT32]: 4,
-  [GgufValueType.UINT64]: 8, [GgufValueType.INT64]: 8, [GgufValueType.FLOAT64]: 8,
+  [GgufValueType.UINT8]: 1,
+  [GgufValueType.INT8]: 1,
+  [GgufValueType.BOOL]: 1,
+  [GgufValueType.UINT16]: 2,
+  [GgufValueType.INT16]: 2,
+  [GgufValueType.UINT32]: 4,
+  [GgufValueType.INT32]: 4,
+  [GgufValueType.FLOAT32]: 4,
+  [GgufValueType.UINT64]: 8,
+  [GgufValueType.INT64]: 8,
+  [GgufValueType.FLOAT64]: 8,
 };
 
 export interface ReadOptions {
@@ -145,7 +207,9 @@ export async function readGgufHeader(read: ByteReader, fileSize: number, opts: R
       return parseHeader(new Cursor(buf, fileSize), opts);
     } catch (err) {
       if (!(err instanceof OutOfData)) throw err;
-      if (size >= fileSize) throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
+      if (size >= fileSize) {
+        throw new GgufFormatError('the file is truncated: it ends inside the GGUF header', 'truncated');
+      }
     }
   }
 }
@@ -155,7 +219,9 @@ function parseHeader(c: Cursor, opts: ReadOptions): GgufHeader {
     throw new GgufFormatError('the file does not start with "GGUF": it is not a GGUF model', 'not_gguf');
   }
   const version = c.u32();
-  if (version < 2 || version > 3) throw new GgufFormatError(`GGUF version ${version} is not supported (2 or 3 are)`, 'invalid_file');
+  if (version < 2 || version > 3) {
+    throw new GgufFormatError(`GGUF version ${version} is not supported (2 or 3 are)`, 'invalid_file');
+  }
   const nTensors = c.u64();
   const nKv = c.u64();
   const kv = new Map<string, GgufKv>();
@@ -231,7 +297,9 @@ export async function checkGgufFile(read: ByteReader, fileSize: number): Promise
   const header = await readGgufHeader(read, fileSize, { skipArrays: true });
   if (header.expectedSize !== null && header.expectedSize > fileSize) {
     throw new GgufFormatError(
-      `the file is truncated: its tensors need ${header.expectedSize} bytes but it has ${fileSize}`, 'truncated');
+      `the file is truncated: its tensors need ${header.expectedSize} bytes but it has ${fileSize}`,
+      'truncated',
+    );
   }
   return header;
 }

@@ -1,5 +1,6 @@
 // Writes GGUF v3: key-values, tensor infos, then the tensor data, aligned. The engine builds its WebGPU probe model
-// with it (backends/wllama/probe-model.ts); the test-model generator writes files with it (test/fixtures/gguf-writer.ts).
+// with it (backends/wllama/probe-model.ts); the test-model generator writes files with it
+// (test/fixtures/gguf-writer.ts).
 import { GGUF_MAGIC, GgufValueType, tensorBytes, type GgufKv, type GgufScalar } from './reader.ts';
 
 export const GGML_TYPE = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 } as const;
@@ -40,19 +41,43 @@ class ByteSink {
     const b = new Uint8Array(8);
     const d = new DataView(b.buffer);
     switch (type) {
-      case GgufValueType.UINT8: d.setUint8(0, Number(v)); return this.push(b.subarray(0, 1));
-      case GgufValueType.INT8: d.setInt8(0, Number(v)); return this.push(b.subarray(0, 1));
-      case GgufValueType.BOOL: d.setUint8(0, v ? 1 : 0); return this.push(b.subarray(0, 1));
-      case GgufValueType.UINT16: d.setUint16(0, Number(v), true); return this.push(b.subarray(0, 2));
-      case GgufValueType.INT16: d.setInt16(0, Number(v), true); return this.push(b.subarray(0, 2));
-      case GgufValueType.UINT32: d.setUint32(0, Number(v), true); return this.push(b.subarray(0, 4));
-      case GgufValueType.INT32: d.setInt32(0, Number(v), true); return this.push(b.subarray(0, 4));
-      case GgufValueType.FLOAT32: d.setFloat32(0, Number(v), true); return this.push(b.subarray(0, 4));
-      case GgufValueType.UINT64: d.setBigUint64(0, BigInt(v), true); return this.push(b);
-      case GgufValueType.INT64: d.setBigInt64(0, BigInt(v), true); return this.push(b);
-      case GgufValueType.FLOAT64: d.setFloat64(0, Number(v), true); return this.push(b);
-      case GgufValueType.STRING: return this.string(String(v));
-      default: throw new Error(`cannot write GGUF value type ${type}`);
+      case GgufValueType.UINT8:
+        d.setUint8(0, Number(v));
+        return this.push(b.subarray(0, 1));
+      case GgufValueType.INT8:
+        d.setInt8(0, Number(v));
+        return this.push(b.subarray(0, 1));
+      case GgufValueType.BOOL:
+        d.setUint8(0, v ? 1 : 0);
+        return this.push(b.subarray(0, 1));
+      case GgufValueType.UINT16:
+        d.setUint16(0, Number(v), true);
+        return this.push(b.subarray(0, 2));
+      case GgufValueType.INT16:
+        d.setInt16(0, Number(v), true);
+        return this.push(b.subarray(0, 2));
+      case GgufValueType.UINT32:
+        d.setUint32(0, Number(v), true);
+        return this.push(b.subarray(0, 4));
+      case GgufValueType.INT32:
+        d.setInt32(0, Number(v), true);
+        return this.push(b.subarray(0, 4));
+      case GgufValueType.FLOAT32:
+        d.setFloat32(0, Number(v), true);
+        return this.push(b.subarray(0, 4));
+      case GgufValueType.UINT64:
+        d.setBigUint64(0, BigInt(v), true);
+        return this.push(b);
+      case GgufValueType.INT64:
+        d.setBigInt64(0, BigInt(v), true);
+        return this.push(b);
+      case GgufValueType.FLOAT64:
+        d.setFloat64(0, Number(v), true);
+        return this.push(b);
+      case GgufValueType.STRING:
+        return this.string(String(v));
+      default:
+        throw new Error(`cannot write GGUF value type ${type}`);
     }
   }
   bytes(): Uint8Array {
@@ -71,7 +96,10 @@ export function pad(n: number) {
 }
 
 /** The header (padded to the alignment) and each tensor's byte size; each tensor's data follows, padded with pad(). */
-export function ggufHeader(kv: Array<[string, GgufKv]>, tensors: TensorInfo[]): { header: Uint8Array; sizes: number[] } {
+export function ggufHeader(
+  kv: Array<[string, GgufKv]>,
+  tensors: TensorInfo[],
+): { header: Uint8Array; sizes: number[] } {
   const head = new ByteSink();
   head.u32(GGUF_MAGIC);
   head.u32(3);
@@ -81,7 +109,9 @@ export function ggufHeader(kv: Array<[string, GgufKv]>, tensors: TensorInfo[]): 
     head.string(key);
     head.u32(type);
     if (type === GgufValueType.ARRAY) {
-      if (typeof value !== 'object' || value === null || !('values' in value)) throw new Error(`${key}: array expected`);
+      if (typeof value !== 'object' || value === null || !('values' in value)) {
+        throw new Error(`${key}: array expected`);
+      }
       head.u32(value.type);
       head.u64(value.values.length);
       for (const v of value.values) head.scalar(value.type, v);
@@ -93,7 +123,9 @@ export function ggufHeader(kv: Array<[string, GgufKv]>, tensors: TensorInfo[]): 
   const sizes: number[] = [];
   for (const t of tensors) {
     const size = tensorBytes(GGML_TYPE[t.type], t.dims);
-    if (size === null || !Number.isInteger(size)) throw new Error(`${t.name}: dims ${t.dims} do not fit type ${t.type}`);
+    if (size === null || !Number.isInteger(size)) {
+      throw new Error(`${t.name}: dims ${t.dims} do not fit type ${t.type}`);
+    }
     head.string(t.name);
     head.u32(t.dims.length);
     for (const d of t.dims) head.u64(d);

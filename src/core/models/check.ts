@@ -8,8 +8,11 @@ import { checkTensorTypes } from '../gguf/tensor-types.ts';
 import { formatBytes } from '../bytes.ts';
 
 /** `tensorTypes`: also refuse weights without a wasm SIMD kernel (unless allowScalarKernels). */
-export async function checkModelFile(file: ModelFile, maxBytes: number,
-  opts: { signal?: AbortSignal; allowScalarKernels?: boolean; tensorTypes: boolean }): Promise<void> {
+export async function checkModelFile(
+  file: ModelFile,
+  maxBytes: number,
+  opts: { signal?: AbortSignal; allowScalarKernels?: boolean; tensorTypes: boolean },
+): Promise<void> {
   if (file.size > maxBytes) throw tooLarge(file.name, file.size, maxBytes);
   for (const part of file.parts) {
     let header: GgufHeader;
@@ -17,9 +20,14 @@ export async function checkModelFile(file: ModelFile, maxBytes: number,
       header = await checkGgufFile(part.read, part.size);
     } catch (err) {
       if (err instanceof GgufFormatError) {
-        throw new ModelLoadError(`${part.name} cannot be loaded: ${err.message}.` +
-          (err.reason === 'truncated' ? ' The download may have been cut short; fetch it again.' : ' Choose a .gguf model file.'),
-        err.reason, { name: part.name });
+        throw new ModelLoadError(
+          `${part.name} cannot be loaded: ${err.message}.` +
+            (err.reason === 'truncated'
+              ? ' The download may have been cut short; fetch it again.'
+              : ' Choose a .gguf model file.'),
+          err.reason,
+          { name: part.name },
+        );
       }
       throw err;
     }
@@ -32,7 +40,8 @@ export async function checkModelFile(file: ModelFile, maxBytes: number,
 export function tooLarge(name: string, size: number, maxBytes: number): ModelLoadError {
   return new ModelLoadError(
     `${name} is ${formatBytes(size)}; this engine holds models up to ${formatBytes(maxBytes)} ` +
-    '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
-    'too_large', { size, limit: maxBytes });
+      '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
+    'too_large',
+    { size, limit: maxBytes },
+  );
 }
-

@@ -49,7 +49,10 @@ export const downloaded = (p: PartState) => p.done.reduce((a, b) => a + b, 0);
 export const partComplete = (p: PartState) => p.size !== null && downloaded(p) === p.size;
 
 /** Fetches what is missing of every part. On failure or abort, `parts` hold what was written so far. */
-export async function downloadParts(parts: Array<{ state: PartState; writer: FileWriter }>, opts: DownloadOptions): Promise<void> {
+export async function downloadParts(
+  parts: Array<{ state: PartState; writer: FileWriter }>,
+  opts: DownloadOptions,
+): Promise<void> {
   const stop = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   const tasks: Array<() => Promise<void>> = [];
@@ -58,14 +61,16 @@ export async function downloadParts(parts: Array<{ state: PartState; writer: Fil
   };
   try {
     // A file's first request tells whether its server takes ranges; then its other chunks share the pool.
-    await Promise.all(parts.map(async ({ state, writer }) => {
-      const missing = state.done.map((_, i) => i).filter((i) => chunkLength(state, i) > state.done[i]!);
-      if (state.size === null || state.ranges === false) return whole(state, writer, signal, opts);
-      if (!missing.length) return;
-      const first = await chunk(state, writer, missing[0]!, signal, opts);
-      if (first !== 'ok') return whole(state, writer, signal, opts, first);
-      for (const i of missing.slice(1)) tasks.push(() => chunk(state, writer, i, signal, opts).then(() => {}));
-    }));
+    await Promise.all(
+      parts.map(async ({ state, writer }) => {
+        const missing = state.done.map((_, i) => i).filter((i) => chunkLength(state, i) > state.done[i]!);
+        if (state.size === null || state.ranges === false) return whole(state, writer, signal, opts);
+        if (!missing.length) return;
+        const first = await chunk(state, writer, missing[0]!, signal, opts);
+        if (first !== 'ok') return whole(state, writer, signal, opts, first);
+        for (const i of missing.slice(1)) tasks.push(() => chunk(state, writer, i, signal, opts).then(() => {}));
+      }),
+    );
     await Promise.all(Array.from({ length: PARALLEL }, run));
   } catch (err) {
     stop.abort();
@@ -83,17 +88,31 @@ function chunkLength(p: PartState, i: number): number {
  * Fetches the rest of chunk i with range requests, retrying where it broke off. A server that answers with the whole
  * file (200) gets that response back, to be read as the whole file.
  */
-async function chunk(p: PartState, writer: FileWriter, i: number, signal: AbortSignal, opts: DownloadOptions): Promise<'ok' | Response> {
+async function chunk(
+  p: PartState,
+  writer: FileWriter,
+  i: number,
+  signal: AbortSignal,
+  opts: DownloadOptions,
+): Promise<'ok' | Response> {
   const start = i * p.chunkSize;
   const end = start + chunkLength(p, i);
   return retrying(p, signal, async () => {
     if (start + p.done[i]! >= end) return 'ok';
     // no-store: the HTTP cache would keep a second copy, and it serialises range requests for one URL.
-    const res = await fetchOk(p.url, opts, { signal, cache: 'no-store', headers: { Range: `bytes=${start + p.done[i]!}-${end - 1}` } });
+    const res = await fetchOk(p.url, opts, {
+      signal,
+      cache: 'no-store',
+      headers: { Range: `bytes=${start + p.done[i]!}-${end - 1}` },
+    });
     if (res.status !== 206) {
       if (p.ranges) {
         await res.body?.cancel();
-        throw new ModelLoadError(`${p.url} stopped answering range requests; load again to start over`, 'network_error', { url: p.url });
+        throw new ModelLoadError(
+          `${p.url} stopped answering range requests; load again to start over`,
+          'network_error',
+          { url: p.url },
+        );
       }
       p.ranges = false;
       return res;
@@ -113,7 +132,13 @@ async function chunk(p: PartState, writer: FileWriter, i: number, signal: AbortS
  * One plain request for the whole file (a server without ranges, or an unknown size); starts over on a retry.
  * `first`: a response already under way for the whole file.
  */
-async function whole(p: PartState, writer: FileWriter, signal: AbortSignal, opts: DownloadOptions, first?: Response): Promise<void> {
+async function whole(
+  p: PartState,
+  writer: FileWriter,
+  signal: AbortSignal,
+  opts: DownloadOptions,
+  first?: Response,
+): Promise<void> {
   p.ranges = false;
   let given = first;
   await retrying(p, signal, async () => {
@@ -122,7 +147,7 @@ async function whole(p: PartState, writer: FileWriter, signal: AbortSignal, opts
     p.done = [0];
     if (before) opts.onBytes(-before);
     await writer.truncate(0);
-    const res = given ?? await fetchOk(p.url, opts, { signal, cache: 'no-store' });
+    const res = given ?? (await fetchOk(p.url, opts, { signal, cache: 'no-store' }));
     given = undefined;
     await copy(res, p.size ?? Infinity, async (bytes) => {
       await writer.write(p.done[0]!, bytes);
@@ -168,12 +193,18 @@ async function retrying<T>(p: PartState, signal: AbortSignal, attempt: () => Pro
       return await attempt();
     } catch (err) {
       if (signal.aborted) throw new AbortError('model download aborted');
-      const retryable = err instanceof BrokenOff || (err instanceof ModelLoadError && err.code === 'network_error') ||
-        (err instanceof TypeError); // a body stream that failed mid-way
+      const retryable =
+        err instanceof BrokenOff ||
+        (err instanceof ModelLoadError && err.code === 'network_error') ||
+        err instanceof TypeError; // a body stream that failed mid-way
       if (!retryable) throw err;
       if (n === RETRIES) {
-        throw new ModelLoadError(`the download of ${p.url} kept breaking off (${(err as Error).message}); ` +
-          `${downloaded(p)} of ${p.size ?? '?'} bytes are kept: load again to resume.`, 'network_error', { url: p.url });
+        throw new ModelLoadError(
+          `the download of ${p.url} kept breaking off (${(err as Error).message}); ` +
+            `${downloaded(p)} of ${p.size ?? '?'} bytes are kept: load again to resume.`,
+          'network_error',
+          { url: p.url },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** n));
       if (signal.aborted) throw new AbortError('model download aborted');

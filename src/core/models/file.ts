@@ -1,6 +1,6 @@
 // What a model is to the engine once found: its files (ModelFile, ModelPart), read in slices and mounted into
-// llama.cpp's file system. Blobs and Files (a browser's download, the model store's OPFS or IndexedDB files) are mounted
-// with WORKERFS; Node's folders with NODEFS (node-dir.ts).
+// llama.cpp's file system. Blobs and Files (a browser's download, the model store's OPFS or IndexedDB files) are
+// mounted with WORKERFS; Node's folders with NODEFS (node-dir.ts).
 import { ModelLoadError } from '../../errors.ts';
 
 /** An emscripten file system (the part a model is mounted into): what an emscripten module built with WORKERFS and,
@@ -62,7 +62,10 @@ export function blobFile(parts: Array<{ name: string; blob: Blob; opfs?: FileSys
     async mount(mod) {
       // WORKERFS reads with FileReaderSync, which only workers have.
       if (!('FileReaderSync' in globalThis)) {
-        throw new ModelLoadError('Blob and URL models can only be loaded in a browser worker; in Node pass { path }.', 'unsupported_source');
+        throw new ModelLoadError(
+          'Blob and URL models can only be loaded in a browser worker; in Node pass { path }.',
+          'unsupported_source',
+        );
       }
       installReads(mod);
       const handles = await openSyncReaders(parts);
@@ -99,13 +102,17 @@ const syncReaders = new WeakMap<Blob, SyncReader>();
  * process, about 50 MB/s in Chromium, where a sync access handle reads the file in this worker at disk speed. The
  * handles are read-only where the browser allows (several tabs may read a model at once) and closed at unmount.
  */
-async function openSyncReaders(parts: Array<{ blob: Blob; opfs?: FileSystemFileHandle }>): Promise<Map<Blob, SyncReader>> {
+async function openSyncReaders(
+  parts: Array<{ blob: Blob; opfs?: FileSystemFileHandle }>,
+): Promise<Map<Blob, SyncReader>> {
   const handles = new Map<Blob, SyncReader>();
   for (const { blob, opfs } of parts) {
     if (!opfs || !('createSyncAccessHandle' in opfs)) continue;
     const file = opfs as SyncReadable;
     try {
-      const handle = await file.createSyncAccessHandle({ mode: 'read-only' }).catch(() => file.createSyncAccessHandle());
+      const handle = await file
+        .createSyncAccessHandle({ mode: 'read-only' })
+        .catch(() => file.createSyncAccessHandle());
       handles.set(blob, handle);
       syncReaders.set(blob, handle);
     } catch {
@@ -119,7 +126,13 @@ interface WorkerFs {
   reader: { readAsArrayBuffer(blob: Blob): ArrayBuffer };
   stream_ops: { read: WorkerFsRead & { buffered?: true } };
 }
-type WorkerFsRead = (stream: { node: { size: number; contents: Blob } }, buffer: Uint8Array, offset: number, length: number, position: number) => number;
+type WorkerFsRead = (
+  stream: { node: { size: number; contents: Blob } },
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+  position: number,
+) => number;
 
 /** Reads smaller than this are served from a window of this size, read once. */
 const READ_WINDOW = 1 << 20;
@@ -138,7 +151,11 @@ function installReads(mod: FileSystemHost) {
   const readAt: WorkerFsRead = (stream, buffer, offset, length, position) => {
     const sync = syncReaders.get(stream.node.contents);
     if (!sync) return direct(stream, buffer, offset, length, position);
-    return syncRead(sync, buffer.subarray(offset, offset + Math.max(0, Math.min(length, stream.node.size - position))), position);
+    return syncRead(
+      sync,
+      buffer.subarray(offset, offset + Math.max(0, Math.min(length, stream.node.size - position))),
+      position,
+    );
   };
   const windows = new WeakMap<object, { start: number; bytes: Uint8Array }>();
   const read: WorkerFsRead & { buffered?: true } = (stream, buffer, offset, length, position) => {

@@ -14,7 +14,8 @@ const PIECE = 4 << 20;
 
 const metaKey = (key: string) => `m\u0000${key}`;
 const piecePrefix = (key: string, name?: string) => `d\u0000${key}\u0000${name === undefined ? '' : `${name}\u0000`}`;
-const pieceKey = (key: string, name: string, offset: number) => piecePrefix(key, name) + String(offset).padStart(16, '0');
+const pieceKey = (key: string, name: string, offset: number) =>
+  piecePrefix(key, name) + String(offset).padStart(16, '0');
 /** Every key that starts with `prefix`. */
 const under = (prefix: string) => IDBKeyRange.bound(prefix, `${prefix}\uffff`);
 
@@ -29,18 +30,27 @@ export function idbBackend(): StoreBackend | null {
   /** A file's pieces in order of offset. */
   const pieces = async (key: string, name: string) => {
     const range = under(piecePrefix(key, name));
-    const [keys, values] = await store()('readonly', (s) => Promise.all([promisifyRequest(s.getAllKeys(range)), promisifyRequest(s.getAll(range))]));
-    return (keys as string[]).map((k, i) => {
-      const value = values[i];
-      const blob = value instanceof Blob ? value : value instanceof Uint8Array ? new Blob([value as Uint8Array<ArrayBuffer>]) : null;
-      return { offset: Number(k.slice(k.lastIndexOf('\u0000') + 1)), blob };
-    }).filter((p): p is { offset: number; blob: Blob } => p.blob !== null);
+    const [keys, values] = await store()('readonly', (s) =>
+      Promise.all([promisifyRequest(s.getAllKeys(range)), promisifyRequest(s.getAll(range))]),
+    );
+    return (keys as string[])
+      .map((k, i) => {
+        const value = values[i];
+        const blob =
+          value instanceof Blob
+            ? value
+            : value instanceof Uint8Array
+              ? new Blob([value as Uint8Array<ArrayBuffer>])
+              : null;
+        return { offset: Number(k.slice(k.lastIndexOf('\u0000') + 1)), blob };
+      })
+      .filter((p): p is { offset: number; blob: Blob } => p.blob !== null);
   };
 
   return {
     kind: 'indexeddb',
     async keys() {
-      const all = await store()('readonly', (s) => promisifyRequest(s.getAllKeys(under('m\u0000')))) as string[];
+      const all = (await store()('readonly', (s) => promisifyRequest(s.getAllKeys(under('m\u0000'))))) as string[];
       return all.map((k) => k.slice(2));
     },
     readMeta: (key) => store()('readonly', (s) => promisifyRequest(s.get(metaKey(key)))).then((m) => m ?? null),
@@ -88,25 +98,29 @@ export function idbBackend(): StoreBackend | null {
       return writer;
     },
     async files(key, names) {
-      const files = await Promise.all(names.map(async (name) => {
-        // Pieces in order; where a retried chunk wrote over an earlier piece, only the bytes past what is there count.
-        const joined: Blob[] = [];
-        let end = 0;
-        for (const { offset, blob } of await pieces(key, name)) {
-          if (offset > end) break; // a gap: the file ends here (its size check fails)
-          if (offset + blob.size <= end) continue;
-          joined.push(blob.slice(end - offset));
-          end = offset + blob.size;
-        }
-        return { name, blob: new Blob(joined) };
-      }));
+      const files = await Promise.all(
+        names.map(async (name) => {
+          // Pieces in order; where a retried chunk wrote over an earlier piece, only the bytes past what is there
+          // count.
+          const joined: Blob[] = [];
+          let end = 0;
+          for (const { offset, blob } of await pieces(key, name)) {
+            if (offset > end) break; // a gap: the file ends here (its size check fails)
+            if (offset + blob.size <= end) continue;
+            joined.push(blob.slice(end - offset));
+            end = offset + blob.size;
+          }
+          return { name, blob: new Blob(joined) };
+        }),
+      );
       return blobFile(files);
     },
-    remove: (key) => store()('readwrite', (s) => {
-      s.delete(metaKey(key));
-      s.delete(under(piecePrefix(key)));
-      return promisifyRequest(s.transaction);
-    }),
+    remove: (key) =>
+      store()('readwrite', (s) => {
+        s.delete(metaKey(key));
+        s.delete(under(piecePrefix(key)));
+        return promisifyRequest(s.transaction);
+      }),
     async space() {
       const { usage, quota } = (await storage?.estimate?.()) ?? {};
       return { used: usage ?? null, quota: quota ?? null };

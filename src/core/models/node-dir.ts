@@ -41,11 +41,15 @@ export function folderBackend(root: string): StoreBackend {
     },
     async writer(key, name) {
       await mkdir(folder(key), { recursive: true });
-      const fh = await open(join(folder(key), name), 'a+').then((h) => h.close()).then(() => open(join(folder(key), name), 'r+'));
+      const fh = await open(join(folder(key), name), 'a+')
+        .then((h) => h.close())
+        .then(() => open(join(folder(key), name), 'r+'));
       const writer: FileWriter = {
         async write(at, bytes) {
           let written = 0;
-          while (written < bytes.length) written += (await fh.write(bytes, written, bytes.length - written, at + written)).bytesWritten;
+          while (written < bytes.length) {
+            written += (await fh.write(bytes, written, bytes.length - written, at + written)).bytesWritten;
+          }
         },
         truncate: (size) => fh.truncate(size),
         flush: () => fh.datasync(),
@@ -69,20 +73,24 @@ let mounts = 0;
 
 /** Files in one folder, mounted into the wasm filesystem with NODEFS (read in chunks, never copied whole). */
 export async function diskFiles(dir: string, names: string[]): Promise<ModelFile> {
-  const parts = await Promise.all(names.map(async (name): Promise<ModelPart> => {
-    const path = join(dir, name);
-    let info: { size: number; mtimeMs: number };
-    try {
-      info = await stat(path);
-    } catch {
-      throw new ModelLoadError(`no model file at ${path}`, 'not_found', { path });
-    }
-    const { size } = info;
-    return {
-      name, size, read: (offset, length) => readAt(path, offset, Math.min(length, Math.max(0, size - offset))),
-      sha256: () => fileSha256(path, `${path}:${size}:${info.mtimeMs}`),
-    };
-  }));
+  const parts = await Promise.all(
+    names.map(async (name): Promise<ModelPart> => {
+      const path = join(dir, name);
+      let info: { size: number; mtimeMs: number };
+      try {
+        info = await stat(path);
+      } catch {
+        throw new ModelLoadError(`no model file at ${path}`, 'not_found', { path });
+      }
+      const { size } = info;
+      return {
+        name,
+        size,
+        read: (offset, length) => readAt(path, offset, Math.min(length, Math.max(0, size - offset))),
+        sha256: () => fileSha256(path, `${path}:${size}:${info.mtimeMs}`),
+      };
+    }),
+  );
   return {
     name: names[0]!,
     size: parts.reduce((n, p) => n + p.size, 0),
@@ -105,7 +113,10 @@ function fileSha256(path: string, key: string): Promise<string> {
   if (!hash) {
     hash = new Promise<string>((resolve, reject) => {
       const h = createHash('sha256');
-      createReadStream(path).on('data', (b) => h.update(b)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
+      createReadStream(path)
+        .on('data', (b) => h.update(b))
+        .on('end', () => resolve(h.digest('hex')))
+        .on('error', reject);
     });
     hashes.set(key, hash);
     hash.catch(() => hashes.delete(key));

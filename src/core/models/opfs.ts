@@ -20,8 +20,13 @@ type SyncFileHandle = FileSystemFileHandle & { createSyncAccessHandle(): Promise
 /** The OPFS store, or null where this context has no OPFS sync access (not a dedicated worker, an old browser). */
 export function opfsBackend(): StoreBackend | null {
   const storage = globalThis.navigator?.storage;
-  if (!storage?.getDirectory || typeof FileSystemFileHandle === 'undefined' ||
-      !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) return null;
+  if (
+    !storage?.getDirectory ||
+    typeof FileSystemFileHandle === 'undefined' ||
+    !('createSyncAccessHandle' in FileSystemFileHandle.prototype)
+  ) {
+    return null;
+  }
   const root = async () => (await storage.getDirectory()).getDirectoryHandle(ROOT, { create: true });
   const folder = async (key: string, create = false) => (await root()).getDirectoryHandle(key, { create });
   const seqs = new Map<string, number>();
@@ -29,7 +34,10 @@ export function opfsBackend(): StoreBackend | null {
 
   const readSlot = async (dir: FileSystemDirectoryHandle, name: string) => {
     try {
-      return JSON.parse(await (await (await dir.getFileHandle(name)).getFile()).text()) as { seq: number; meta: StoreMeta };
+      return JSON.parse(await (await (await dir.getFileHandle(name)).getFile()).text()) as {
+        seq: number;
+        meta: StoreMeta;
+      };
     } catch {
       return null; // missing, or cut short by a closed tab
     }
@@ -51,8 +59,9 @@ export function opfsBackend(): StoreBackend | null {
       } catch {
         return null;
       }
-      const slots = (await Promise.all(META.map((name) => readSlot(dir, name))))
-        .filter((s) => s && Number.isSafeInteger(s.seq) && validMeta(s.meta));
+      const slots = (await Promise.all(META.map((name) => readSlot(dir, name)))).filter(
+        (s) => s && Number.isSafeInteger(s.seq) && validMeta(s.meta),
+      );
       const latest = slots.sort((a, b) => b!.seq - a!.seq)[0];
       if (!latest) return null;
       seqs.set(key, latest.seq);
@@ -62,7 +71,11 @@ export function opfsBackend(): StoreBackend | null {
       const dir = await folder(key, true);
       const slots: SyncHandle[] = [];
       try {
-        for (const name of META) slots.push(await (await dir.getFileHandle(name, { create: true }) as SyncFileHandle).createSyncAccessHandle());
+        for (const name of META) {
+          slots.push(
+            await ((await dir.getFileHandle(name, { create: true })) as SyncFileHandle).createSyncAccessHandle(),
+          );
+        }
       } catch (err) {
         slots.forEach((h) => h.close());
         throw err;
@@ -83,7 +96,7 @@ export function opfsBackend(): StoreBackend | null {
       };
     },
     async writer(key, name) {
-      const file = await (await folder(key, true)).getFileHandle(name, { create: true }) as SyncFileHandle;
+      const file = (await (await folder(key, true)).getFileHandle(name, { create: true })) as SyncFileHandle;
       return syncWriter(await file.createSyncAccessHandle());
     },
     files: async (key, names) => blobFile(await storedFiles(key, names)),
@@ -104,20 +117,28 @@ export function opfsBackend(): StoreBackend | null {
   };
 }
 
-/** A stored model's files, as Files and their handles; works on the page too (reading OPFS needs no sync access handle). */
-export async function storedFiles(key: string, names: string[]): Promise<Array<{ name: string; blob: File; opfs: FileSystemFileHandle }>> {
+/** A stored model's files, as Files and their handles; works on the page too (reading OPFS needs no sync access
+ * handle). */
+export async function storedFiles(
+  key: string,
+  names: string[],
+): Promise<Array<{ name: string; blob: File; opfs: FileSystemFileHandle }>> {
   const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(ROOT)).getDirectoryHandle(key);
-  return Promise.all(names.map(async (name) => {
-    const opfs = await dir.getFileHandle(name);
-    return { name, blob: await opfs.getFile(), opfs };
-  }));
+  return Promise.all(
+    names.map(async (name) => {
+      const opfs = await dir.getFileHandle(name);
+      return { name, blob: await opfs.getFile(), opfs };
+    }),
+  );
 }
 
 function syncWriter(handle: SyncHandle): FileWriter {
   return {
     async write(at, bytes) {
       // At the quota, Chromium writes less than given (others throw QuotaExceededError).
-      if (handle.write(bytes, { at }) !== bytes.length) throw new DOMException('the storage quota is reached', 'QuotaExceededError');
+      if (handle.write(bytes, { at }) !== bytes.length) {
+        throw new DOMException('the storage quota is reached', 'QuotaExceededError');
+      }
     },
     async truncate(size) {
       handle.truncate(size);

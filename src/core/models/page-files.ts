@@ -10,9 +10,14 @@ import { openSource } from './source.ts';
 export type ModelBlobs = Array<{ name: string; blob: Blob }>;
 
 /** `fetchToStore`: the model store's download (ModelStoreService.modelsFetch), which says where the files are kept. */
-export async function pageFiles({ source, options }: LoadRequest, control: CallControl,
-  fetchToStore: ModelStoreService['modelsFetch']): Promise<ModelBlobs> {
-  if (typeof Blob !== 'undefined' && source instanceof Blob) return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
+export async function pageFiles(
+  { source, options }: LoadRequest,
+  control: CallControl,
+  fetchToStore: ModelStoreService['modelsFetch'],
+): Promise<ModelBlobs> {
+  if (typeof Blob !== 'undefined' && source instanceof Blob) {
+    return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
+  }
   if (options.store !== false && isWebSource(source)) {
     const { folder, files } = await fetchToStore({ source, options }, control);
     if ('getDirectory' in (globalThis.navigator?.storage ?? {})) return storedFiles(folder, files);

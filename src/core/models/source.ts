@@ -22,18 +22,29 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
     return blobFile([{ name, blob: source }]);
   }
   if (source && typeof source === 'object' && 'path' in source && typeof source.path === 'string') {
-    if (!opts.openPath) throw new ModelLoadError('{ path } sources work only in Node; in a browser pass a URL, File or Blob.', 'unsupported_source');
+    if (!opts.openPath) {
+      throw new ModelLoadError(
+        '{ path } sources work only in Node; in a browser pass a URL, File or Blob.',
+        'unsupported_source',
+      );
+    }
     return opts.openPath(source.path);
   }
   if (isWebSource(source)) {
     if (opts.store) return opts.store.open(source, opts);
     return downloadToMemory(source, opts);
   }
-  throw new ModelLoadError('model source must be a URL string, a Blob/File, { hf: { repo, file } } or (Node) { path }', 'invalid_source');
+  throw new ModelLoadError(
+    'model source must be a URL string, a Blob/File, { hf: { repo, file } } or (Node) { path }',
+    'invalid_source',
+  );
 }
 
 /** Downloads every part into a Blob (LoadOptions.store false). */
-async function downloadToMemory(source: string | { hf: { repo: string; file: string; revision?: string } }, opts: SourceOptions): Promise<ModelFile> {
+async function downloadToMemory(
+  source: string | { hf: { repo: string; file: string; revision?: string } },
+  opts: SourceOptions,
+): Promise<ModelFile> {
   const web = await webModel(source, opts);
   const total = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
   let loaded = 0;
@@ -53,7 +64,11 @@ async function downloadToMemory(source: string | { hf: { repo: string; file: str
       }
     } catch (err) {
       if (opts.signal?.aborted) throw new AbortError('model download aborted');
-      throw new ModelLoadError(`the download of ${file.url} broke off after ${loaded} bytes: ${(err as Error).message}`, 'network_error', { url: file.url });
+      throw new ModelLoadError(
+        `the download of ${file.url} broke off after ${loaded} bytes: ${(err as Error).message}`,
+        'network_error',
+        { url: file.url },
+      );
     }
     // A Blob, not one big ArrayBuffer: the browser may keep large blobs on disk, and WORKERFS reads them in slices.
     parts.push({ name: file.name, blob: new Blob(chunks as BlobPart[]) });

@@ -62,7 +62,14 @@ const PROGRESS_EVERY_MS = 100;
 const SPEED_WINDOW_MS = 3000;
 
 /** A download's failures that are the file's fault: what came of it is deleted (others keep it, to resume). */
-const BAD_FILE: ReadonlySet<ModelLoadErrorCode> = new Set(['not_gguf', 'truncated', 'invalid_file', 'too_large', 'size_mismatch', 'checksum_mismatch']);
+const BAD_FILE: ReadonlySet<ModelLoadErrorCode> = new Set([
+  'not_gguf',
+  'truncated',
+  'invalid_file',
+  'too_large',
+  'size_mismatch',
+  'checksum_mismatch',
+]);
 
 /** What the store needs to know beyond the source: the engine's model size limit, and what kind of file it is. */
 export interface StoreOptions extends FetchOptions {
@@ -99,11 +106,14 @@ export class ModelStore implements ModelStoreApi {
   /** The model's files from the store, downloading what is missing first. */
   async open(source: WebSource, opts: StoreOptions): Promise<ModelFile> {
     const { folder, files, identity } = await this.ensure(source, opts);
-    return { ...await this.backend.files(folder, files), identity };
+    return { ...(await this.backend.files(folder, files)), identity };
   }
 
   /** Downloads what is missing of the model; returns its folder, the names of its checked files and its identity. */
-  async ensure(source: WebSource, opts: StoreOptions): Promise<{ id: string; folder: string; files: string[]; identity: string }> {
+  async ensure(
+    source: WebSource,
+    opts: StoreOptions,
+  ): Promise<{ id: string; folder: string; files: string[]; identity: string }> {
     const { id, urls } = webUrls(source, opts.hfEndpoint);
     const key = await storeKey(id);
     await this.sweep();
@@ -118,8 +128,13 @@ export class ModelStore implements ModelStoreApi {
 
   async list(): Promise<StoredModel[]> {
     await this.sweep();
-    const metas = await Promise.all((await this.backend.keys()).map(async (k) => validMeta(await this.backend.readMeta(k).catch(() => null))));
-    return metas.filter((m): m is StoreMeta => m !== null).map(describe).sort((a, b) => b.lastUsed - a.lastUsed);
+    const metas = await Promise.all(
+      (await this.backend.keys()).map(async (k) => validMeta(await this.backend.readMeta(k).catch(() => null))),
+    );
+    return metas
+      .filter((m): m is StoreMeta => m !== null)
+      .map(describe)
+      .sort((a, b) => b.lastUsed - a.lastUsed);
   }
 
   /** Deletes a stored model, named by its id (models.list()) or its source. */
@@ -137,7 +152,8 @@ export class ModelStore implements ModelStoreApi {
     return { models: models.reduce((n, m) => n + m.downloaded, 0), used: space.used, quota: space.quota, persisted };
   }
 
-  /** The folder's record if it is valid and this model's; anything else there is deleted (a damaged or foreign record). */
+  /** The folder's record if it is valid and this model's; anything else there is deleted (a damaged or foreign record).
+   */
   private async readMeta(key: string, id: string): Promise<StoreMeta | null> {
     const raw = await this.backend.readMeta(key).catch(() => null);
     const meta = validMeta(raw);
@@ -161,16 +177,29 @@ export class ModelStore implements ModelStoreApi {
   }
 
   /** Downloads (or resumes) the model and checks it; returns its complete record. */
-  private async fetch(source: WebSource, key: string, stored: StoreMeta | null, opts: StoreOptions): Promise<StoreMeta> {
+  private async fetch(
+    source: WebSource,
+    key: string,
+    stored: StoreMeta | null,
+    opts: StoreOptions,
+  ): Promise<StoreMeta> {
     const web = await webModel(source, opts);
     const announced = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
-    if (opts.maxBytes !== undefined && announced > opts.maxBytes) throw tooLarge(web.files[0]!.name, announced, opts.maxBytes);
+    if (opts.maxBytes !== undefined && announced > opts.maxBytes) {
+      throw tooLarge(web.files[0]!.name, announced, opts.maxBytes);
+    }
     let meta = stored;
     if (!meta || !sameFiles(meta.parts, web.files)) {
       if (meta) await this.backend.remove(key); // the server's files changed since: start over
       const now = Date.now();
       meta = {
-        version: STORE_VERSION, id: web.id, parts: web.files.map(newPartState), complete: false, verified: false, createdAt: now, lastUsed: now,
+        version: STORE_VERSION,
+        id: web.id,
+        parts: web.files.map(newPartState),
+        complete: false,
+        verified: false,
+        createdAt: now,
+        lastUsed: now,
       };
     }
     await this.checkSpace(meta);
@@ -180,7 +209,13 @@ export class ModelStore implements ModelStoreApi {
     const writers: FileWriter[] = [];
     try {
       await recorder.write(meta); // before any data: a folder always has its record
-      writers.push(...await Promise.all(meta.parts.map(async (p) => startChecked(await this.backend.writer(key, p.name), p, opts.format ?? GGUF_FORMAT))));
+      writers.push(
+        ...(await Promise.all(
+          meta.parts.map(async (p) =>
+            startChecked(await this.backend.writer(key, p.name), p, opts.format ?? GGUF_FORMAT),
+          ),
+        )),
+      );
       await this.download(meta, recorder, writers, opts);
     } catch (err) {
       await Promise.all([recorder, ...writers].map((w) => w.close().catch(() => {})));
@@ -219,9 +254,14 @@ export class ModelStore implements ModelStoreApi {
     };
     const timer = setInterval(() => void save().catch(() => {}), SAVE_EVERY_MS);
     try {
-      await downloadParts(meta.parts.map((state, i) => ({ state, writer: writers[i]! })), {
-        signal: opts.signal, fetch: opts.fetch, onBytes: (n) => progress.add(n),
-      });
+      await downloadParts(
+        meta.parts.map((state, i) => ({ state, writer: writers[i]! })),
+        {
+          signal: opts.signal,
+          fetch: opts.fetch,
+          onBytes: (n) => progress.add(n),
+        },
+      );
     } catch (err) {
       throw await this.downloadError(err, meta);
     } finally {
@@ -237,12 +277,19 @@ export class ModelStore implements ModelStoreApi {
    * A ModelLoadError here is the file's fault (the caller deletes it).
    */
   private async check(key: string, meta: StoreMeta, opts: StoreOptions): Promise<StoreMeta> {
-    const files = await this.backend.files(key, meta.parts.map((p) => p.name));
+    const files = await this.backend.files(
+      key,
+      meta.parts.map((p) => p.name),
+    );
     const wrong = meta.parts.findIndex((p, i) => !partComplete(p) || files.parts[i]!.size !== p.size);
     if (wrong >= 0) {
       const p = meta.parts[wrong]!;
-      throw new ModelLoadError(`${p.name}: the server sent ${files.parts[wrong]!.size} bytes where ${p.size} were announced; ` +
-        'the file was deleted. Check the URL, or try again later.', 'size_mismatch', { url: p.url, expected: p.size, got: files.parts[wrong]!.size });
+      throw new ModelLoadError(
+        `${p.name}: the server sent ${files.parts[wrong]!.size} bytes where ${p.size} were announced; ` +
+          'the file was deleted. Check the URL, or try again later.',
+        'size_mismatch',
+        { url: p.url, expected: p.size, got: files.parts[wrong]!.size },
+      );
     }
     await (opts.format ?? GGUF_FORMAT).check(files, opts);
     const total = meta.parts.reduce((n, p) => n + p.size!, 0);
@@ -252,9 +299,12 @@ export class ModelStore implements ModelStoreApi {
     for (const [i, p] of meta.parts.entries()) {
       p.hash = await sha256Hex(files.parts[i]!, report, opts.signal);
       if (p.sha256 && p.hash !== p.sha256.toLowerCase()) {
-        throw new ModelLoadError(`${p.name} does not match the sha256 its source gives (${p.sha256}, got ${p.hash}): the download ` +
-          'is damaged or the file changed on the server. It was deleted; load again to download it anew.',
-        'checksum_mismatch', { url: p.url, expected: p.sha256, got: p.hash });
+        throw new ModelLoadError(
+          `${p.name} does not match the sha256 its source gives (${p.sha256}, got ${p.hash}): the download ` +
+            'is damaged or the file changed on the server. It was deleted; load again to download it anew.',
+          'checksum_mismatch',
+          { url: p.url, expected: p.sha256, got: p.hash },
+        );
       }
     }
     return { ...meta, complete: true, verified: meta.parts.every((p) => p.sha256 !== null) };
@@ -271,12 +321,20 @@ export class ModelStore implements ModelStoreApi {
   private async downloadError(err: unknown, meta: StoreMeta): Promise<unknown> {
     if (err instanceof DOMException && err.name === 'QuotaExceededError') {
       // The browser refused to store more: whatever the estimate says, nothing is free for this site now.
-      return quotaError(meta, meta.parts.reduce((n, p) => n + (p.size ?? 0) - downloaded(p), 0), 0);
+      return quotaError(
+        meta,
+        meta.parts.reduce((n, p) => n + (p.size ?? 0) - downloaded(p), 0),
+        0,
+      );
     }
     if (err instanceof ModelLoadError && err.code === 'http_error' && err.details.status === 416) {
       const url = err.details.url as string;
-      return new ModelLoadError(`${fileName(url)} on the server is shorter than the ${meta.parts.find((p) => p.url === url)?.size} ` +
-        'bytes announced for it: the file there is incomplete. Try again later or pick another file.', 'size_mismatch', { url });
+      return new ModelLoadError(
+        `${fileName(url)} on the server is shorter than the ${meta.parts.find((p) => p.url === url)?.size} ` +
+          'bytes announced for it: the file there is incomplete. Try again later or pick another file.',
+        'size_mismatch',
+        { url },
+      );
     }
     return err;
   }
@@ -296,8 +354,15 @@ function startChecked(writer: FileWriter, part: PartState, format: StoredFormat)
         const n = Math.min(head.length - at, bytes.length);
         head.set(bytes.subarray(0, n), at);
         have = Math.max(have, at + n);
-        const why = have === head.length || (part.size !== null && have >= part.size) ? format.start(head.subarray(0, have)) : null;
-        if (why) throw new ModelLoadError(`${part.url} is not ${format.what}: ${why}. Nothing of it was kept.`, 'not_gguf', { url: part.url });
+        const why =
+          have === head.length || (part.size !== null && have >= part.size)
+            ? format.start(head.subarray(0, have))
+            : null;
+        if (why) {
+          throw new ModelLoadError(`${part.url} is not ${format.what}: ${why}. Nothing of it was kept.`, 'not_gguf', {
+            url: part.url,
+          });
+        }
       }
       return writer.write(at, bytes);
     },
@@ -311,7 +376,14 @@ function startChecked(writer: FileWriter, part: PartState, format: StoredFormat)
 export function validMeta(value: unknown): StoreMeta | null {
   const m = value as StoreMeta | null;
   if (!m || typeof m !== 'object' || m.version !== STORE_VERSION || typeof m.id !== 'string') return null;
-  if (typeof m.complete !== 'boolean' || typeof m.verified !== 'boolean' || !isTime(m.createdAt) || !isTime(m.lastUsed)) return null;
+  if (
+    typeof m.complete !== 'boolean' ||
+    typeof m.verified !== 'boolean' ||
+    !isTime(m.createdAt) ||
+    !isTime(m.lastUsed)
+  ) {
+    return null;
+  }
   if (!Array.isArray(m.parts) || !m.parts.length || !m.parts.every(validPart)) return null;
   // A complete model has every byte and its identity.
   if (m.complete && !m.parts.every((p) => partComplete(p) && p.hash)) return null;
@@ -325,7 +397,9 @@ function validPart(p: PartState): boolean {
   // The name is a file in the model's folder: never a path.
   if (typeof p.name !== 'string' || !/^[^/\\]+$/.test(p.name) || p.name === '.' || p.name === '..') return false;
   if (typeof p.url !== 'string' || !(p.size === null || size(p.size)) || !hex(p.sha256) || !hex(p.hash)) return false;
-  if (!(p.etag === null || typeof p.etag === 'string') || !(p.ranges === null || typeof p.ranges === 'boolean')) return false;
+  if (!(p.etag === null || typeof p.etag === 'string') || !(p.ranges === null || typeof p.ranges === 'boolean')) {
+    return false;
+  }
   if (!size(p.chunkSize) || !Array.isArray(p.done) || !p.done.length || !p.done.every(size)) return false;
   return p.size === null || downloaded(p) <= p.size;
 }
@@ -334,27 +408,37 @@ const isTime = (t: unknown) => typeof t === 'number' && Number.isFinite(t);
 
 /** The server still has the files a partial download started on (same sizes, checksums and ETags where known). */
 function sameFiles(parts: PartState[], files: WebFile[]): boolean {
-  return parts.length === files.length && parts.every((p, i) => {
-    const f = files[i]!;
-    return p.url === f.url && p.size === f.size && p.sha256 === f.sha256 && (!p.etag || !f.etag || p.etag === f.etag);
-  });
+  return (
+    parts.length === files.length &&
+    parts.every((p, i) => {
+      const f = files[i]!;
+      return p.url === f.url && p.size === f.size && p.sha256 === f.sha256 && (!p.etag || !f.etag || p.etag === f.etag);
+    })
+  );
 }
 
 function describe(meta: StoreMeta): StoredModel {
   const sizes = meta.parts.map((p) => p.size);
   return {
-    id: meta.id, name: meta.parts[0]!.name,
+    id: meta.id,
+    name: meta.parts[0]!.name,
     files: meta.parts.map((p) => ({ name: p.name, size: p.size ?? downloaded(p), sha256: p.sha256 })),
     size: sizes.includes(null) ? null : sizes.reduce((a, b) => a! + b!, 0),
     downloaded: meta.parts.reduce((n, p) => n + downloaded(p), 0),
-    complete: meta.complete, verified: meta.verified, lastUsed: meta.lastUsed,
+    complete: meta.complete,
+    verified: meta.verified,
+    lastUsed: meta.lastUsed,
   };
 }
 
 function quotaError(meta: StoreMeta, needed: number, free: number): ModelLoadError {
-  return new ModelLoadError(`${meta.parts[0]!.name} needs ${formatBytes(needed)} more storage, but this site has ` +
-    `${formatBytes(free)} free. Delete stored models (engine.models.list(), engine.models.delete(id)) ` +
-    'or free disk space, then load again: the download resumes where it stopped.', 'quota_exceeded', { needed, free });
+  return new ModelLoadError(
+    `${meta.parts[0]!.name} needs ${formatBytes(needed)} more storage, but this site has ` +
+      `${formatBytes(free)} free. Delete stored models (engine.models.list(), engine.models.delete(id)) ` +
+      'or free disk space, then load again: the download resumes where it stopped.',
+    'quota_exceeded',
+    { needed, free },
+  );
 }
 
 /** 'download' progress with the speed over the last seconds, at most every PROGRESS_EVERY_MS. */
@@ -364,7 +448,10 @@ class DownloadProgress {
   private last = 0;
   private readonly samples: Array<[number, number]> = [];
 
-  constructor(meta: StoreMeta, private readonly onProgress?: (p: Progress) => void) {
+  constructor(
+    meta: StoreMeta,
+    private readonly onProgress?: (p: Progress) => void,
+  ) {
     this.loaded = meta.parts.reduce((n, p) => n + downloaded(p), 0);
     this.total = meta.parts.reduce((n, p) => n + (p.size ?? 0), 0);
     this.emit(performance.now());
@@ -386,7 +473,12 @@ class DownloadProgress {
     while (this.samples.length > 2 && now - this.samples[0]![0] > SPEED_WINDOW_MS) this.samples.shift();
     const [t0, b0] = this.samples[0]!;
     const bytesPerSecond = now > t0 ? Math.round(((this.loaded - b0) * 1000) / (now - t0)) : 0;
-    this.onProgress?.({ phase: 'download', loaded: this.loaded, total: Math.max(this.total, this.loaded), bytesPerSecond });
+    this.onProgress?.({
+      phase: 'download',
+      loaded: this.loaded,
+      total: Math.max(this.total, this.loaded),
+      bytesPerSecond,
+    });
   }
 }
 
@@ -401,4 +493,3 @@ export function localLocks(): StoreBackend['lock'] {
     return run;
   };
 }
-

@@ -71,7 +71,7 @@ export function fileName(url: string): string {
 export async function webModel(source: WebSource, opts: WebOptions): Promise<RemoteModel> {
   const { id, urls } = webUrls(source, opts.hfEndpoint);
   const fromHub = typeof source === 'object' ? await hubFiles(source.hf, urls, opts) : null;
-  const files = fromHub ?? await Promise.all(urls.map((url) => headFile(url, opts)));
+  const files = fromHub ?? (await Promise.all(urls.map((url) => headFile(url, opts))));
   return { id, files };
 }
 
@@ -85,11 +85,13 @@ function checkedUrl(source: string): string {
 
 function hfUrl(hf: { repo: string; file: string; revision?: string }, endpoint: string): string {
   const repoOk = typeof hf.repo === 'string' && /^[\w.-]+\/[\w.-]+$/.test(hf.repo);
-  const fileOk = typeof hf.file === 'string' && hf.file.length > 0 && !hf.file.startsWith('/') && !hf.file.includes('..');
+  const fileOk =
+    typeof hf.file === 'string' && hf.file.length > 0 && !hf.file.startsWith('/') && !hf.file.includes('..');
   if (!repoOk || !fileOk) {
     throw new ModelLoadError(
       `Hugging Face source must look like { hf: { repo: "owner/name", file: "model.gguf" } }, got ${JSON.stringify(hf)}`,
-      'invalid_source');
+      'invalid_source',
+    );
   }
   const path = hf.file.split('/').map(encodeURIComponent).join('/');
   return `${endpoint.replace(/\/$/, '')}/${hf.repo}/resolve/${encodeURIComponent(hf.revision ?? 'main')}/${path}`;
@@ -106,29 +108,45 @@ interface HubEntry {
  * The files' sizes and sha256 from the Hub's tree API. When it cannot say (an HTTP error, no such API at a mirror),
  * that is ModelLoadError 'checksum_unavailable', or null (the files are asked for themselves) with allowUnverified.
  */
-async function hubFiles(hf: { repo: string; file: string; revision?: string }, urls: string[], opts: WebOptions): Promise<WebFile[] | null> {
+async function hubFiles(
+  hf: { repo: string; file: string; revision?: string },
+  urls: string[],
+  opts: WebOptions,
+): Promise<WebFile[] | null> {
   const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
   const dir = hf.file.includes('/') ? hf.file.slice(0, hf.file.lastIndexOf('/')) : '';
-  const api = `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
+  const api =
+    `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
     (dir ? `/${dir.split('/').map(encodeURIComponent).join('/')}` : '');
   const unavailable = (why: string, details: Record<string, unknown> = {}) => {
     if (opts.allowUnverified) return null;
-    throw new ModelLoadError(`the sha256 of ${hf.repo}/${hf.file} could not be obtained (${why}), and a download is only ` +
-      'kept once checked against it. Try again later, or load with { allowUnverified: true } to check its size only.',
-    'checksum_unavailable', { url: api, retryable: true, ...details });
+    throw new ModelLoadError(
+      `the sha256 of ${hf.repo}/${hf.file} could not be obtained (${why}), and a download is only ` +
+        'kept once checked against it. Try again later, or load with { allowUnverified: true } to check its size only.',
+      'checksum_unavailable',
+      { url: api, retryable: true, ...details },
+    );
   };
   let entries: HubEntry[];
   try {
     const res = await fetchOk(api, opts);
     try {
-      entries = await res.json() as HubEntry[];
+      entries = (await res.json()) as HubEntry[];
     } catch {
       return unavailable(`${api} did not answer with the Hub's file list`);
     }
   } catch (err) {
-    if (err instanceof ModelLoadError && err.code === 'http_error' && (err.details as { status?: number }).status === 404) {
-      throw new ModelLoadError(`Hugging Face has no repo ${hf.repo} at revision ${hf.revision ?? 'main'} (or it is private): ` +
-        'check the repo name and revision.', 'http_error', { url: api, status: 404 });
+    if (
+      err instanceof ModelLoadError &&
+      err.code === 'http_error' &&
+      (err.details as { status?: number }).status === 404
+    ) {
+      throw new ModelLoadError(
+        `Hugging Face has no repo ${hf.repo} at revision ${hf.revision ?? 'main'} (or it is private): ` +
+          'check the repo name and revision.',
+        'http_error',
+        { url: api, status: 404 },
+      );
     }
     if (err instanceof ModelLoadError && (err.code === 'http_error' || err.code === 'network_error')) {
       return unavailable(err.message, err.details);
@@ -140,16 +158,27 @@ async function hubFiles(hf: { repo: string; file: string; revision?: string }, u
     const path = (dir ? `${dir}/` : '') + fileName(url);
     const entry = entries.find((e) => e?.type === 'file' && e.path === path);
     if (!entry) {
-      throw new ModelLoadError(`${hf.repo} has no file ${path} at revision ${hf.revision ?? 'main'}: check the file name ` +
-        '(the repo\'s "Files" tab lists them).', 'http_error', { url, status: 404 });
+      throw new ModelLoadError(
+        `${hf.repo} has no file ${path} at revision ${hf.revision ?? 'main'}: check the file name ` +
+          '(the repo\'s "Files" tab lists them).',
+        'http_error',
+        { url, status: 404 },
+      );
     }
-    const sha256 = typeof entry.lfs?.oid === 'string' && /^[0-9a-f]{64}$/i.test(entry.lfs.oid) ? entry.lfs.oid.toLowerCase() : null;
+    const sha256 =
+      typeof entry.lfs?.oid === 'string' && /^[0-9a-f]{64}$/i.test(entry.lfs.oid) ? entry.lfs.oid.toLowerCase() : null;
     const size = entry.lfs?.size ?? entry.size;
-    return { name: fileName(url), url, size: Number.isSafeInteger(size) && size >= 0 ? size : null, sha256, etag: null };
+    return {
+      name: fileName(url),
+      url,
+      size: Number.isSafeInteger(size) && size >= 0 ? size : null,
+      sha256,
+      etag: null,
+    };
   });
   // A file kept outside LFS has a git blob id, not a sha256.
   const missing = files.find((f) => f.sha256 === null);
-  return missing ? unavailable(`the Hub lists no sha256 for ${missing.name}`) ?? files : files;
+  return missing ? (unavailable(`the Hub lists no sha256 for ${missing.name}`) ?? files) : files;
 }
 
 /** Size and ETag from a HEAD request; a server that refuses HEAD leaves them unknown. */
@@ -162,7 +191,15 @@ async function headFile(url: string, opts: WebOptions): Promise<WebFile> {
     file.etag = res.headers.get('etag');
   } catch (err) {
     // 404 and network failures are final; other refusals (405 for HEAD…) leave the download to find out.
-    if (!(err instanceof ModelLoadError && err.code === 'http_error' && (err.details as { status?: number }).status !== 404)) throw err;
+    if (
+      !(
+        err instanceof ModelLoadError &&
+        err.code === 'http_error' &&
+        (err.details as { status?: number }).status !== 404
+      )
+    ) {
+      throw err;
+    }
   }
   return file;
 }
@@ -174,12 +211,19 @@ export async function fetchOk(url: string, opts: WebOptions, init: RequestInit =
     res = await (opts.fetch ?? fetch)(url, { ...init, signal: init.signal ?? opts.signal });
   } catch (err) {
     if (opts.signal?.aborted || init.signal?.aborted) throw new AbortError('model download aborted');
-    throw new ModelLoadError(`could not fetch ${url}: ${(err as Error).message}. Check the URL and your connection.`, 'network_error', { url });
+    throw new ModelLoadError(
+      `could not fetch ${url}: ${(err as Error).message}. Check the URL and your connection.`,
+      'network_error',
+      { url },
+    );
   }
   if (!res.ok) {
-    throw new ModelLoadError(`fetching ${url} failed with HTTP ${res.status} ${res.statusText}`.trim() +
-      (res.status === 404 ? ': no file there; check the URL (for Hugging Face: repo, file name and revision).' : '.'),
-    'http_error', { url, status: res.status });
+    throw new ModelLoadError(
+      `fetching ${url} failed with HTTP ${res.status} ${res.statusText}`.trim() +
+        (res.status === 404 ? ': no file there; check the URL (for Hugging Face: repo, file name and revision).' : '.'),
+      'http_error',
+      { url, status: res.status },
+    );
   }
   return res;
 }

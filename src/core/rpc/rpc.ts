@@ -12,14 +12,33 @@ export type Method = keyof ServedCalls;
 
 // Every call: a Record over Method fails to compile when one is missing.
 const methods: Record<Method, true> = {
-  load: true, complete: true, embed: true, rank: true, info: true, unload: true, cacheStats: true, cacheClear: true, cacheFlush: true, cacheExport: true,
-  modelsFetch: true, modelsList: true, modelsDelete: true, modelsUsage: true,
+  load: true,
+  complete: true,
+  embed: true,
+  rank: true,
+  info: true,
+  unload: true,
+  cacheStats: true,
+  cacheClear: true,
+  cacheFlush: true,
+  cacheExport: true,
+  modelsFetch: true,
+  modelsList: true,
+  modelsDelete: true,
+  modelsUsage: true,
 };
 export const METHODS = Object.keys(methods) as Method[];
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: WireError };
 
-export type CallMessage = { kind: 'call'; id: number; method: Method; argument: unknown; progress: boolean; chunks: boolean };
+export type CallMessage = {
+  kind: 'call';
+  id: number;
+  method: Method;
+  argument: unknown;
+  progress: boolean;
+  chunks: boolean;
+};
 
 export type RpcMessage =
   | CallMessage
@@ -56,8 +75,12 @@ export class RpcClient {
    * Sends a call and settles with its answer. `extra` is added to the call message (the shared engine's addressing);
    * `accepted` runs when the server says it has the call; `started` gets the call's id.
    */
-  call(method: Method, argument: unknown, control: CallControl = {},
-    hooks: { extra?: Record<string, unknown>; accepted?: () => void; started?: (id: number) => void } = {}): Promise<unknown> {
+  call(
+    method: Method,
+    argument: unknown,
+    control: CallControl = {},
+    hooks: { extra?: Record<string, unknown>; accepted?: () => void; started?: (id: number) => void } = {},
+  ): Promise<unknown> {
     if (control.signal?.aborted) return Promise.reject(new AbortError());
     const id = this.nextId++;
     const answered = new Promise((resolve, reject) => {
@@ -69,7 +92,15 @@ export class RpcClient {
       this.pending.set(id, { control, acks: Promise.resolve(), accepted: hooks.accepted, settle });
     });
     hooks.started?.(id);
-    this.send({ ...hooks.extra, kind: 'call', id, method, argument, progress: !!control.onProgress, chunks: !!control.onChunk });
+    this.send({
+      ...hooks.extra,
+      kind: 'call',
+      id,
+      method,
+      argument,
+      progress: !!control.onProgress,
+      chunks: !!control.onChunk,
+    });
     return abortable(answered, control.signal, () => {
       this.pending.delete(id);
       this.send({ kind: 'abort', id });
@@ -88,7 +119,12 @@ export class RpcClient {
         break;
       case 'chunk': {
         const room = p.control.onChunk?.(message.value);
-        p.acks = p.acks.then(() => room).then(() => this.send({ kind: 'ack', id: message.id }), () => {});
+        p.acks = p.acks
+          .then(() => room)
+          .then(
+            () => this.send({ kind: 'ack', id: message.id }),
+            () => {},
+          );
         break;
       }
       case 'result': {
@@ -146,11 +182,13 @@ export class RpcServer {
     signal.addEventListener('abort', () => entry.acks.splice(0).forEach((ack) => ack()));
     this.calls.set(id, entry);
     this.send({ kind: 'accepted', id });
-    const chunks = call.chunks ? new ChunkWindow<ChatCompletionChunk>((value) => {
-      if (signal.aborted) return;
-      this.send({ kind: 'chunk', id, value });
-      return new Promise<void>((resolve) => entry.acks.push(resolve));
-    }) : null;
+    const chunks = call.chunks
+      ? new ChunkWindow<ChatCompletionChunk>((value) => {
+          if (signal.aborted) return;
+          this.send({ kind: 'chunk', id, value });
+          return new Promise<void>((resolve) => entry.acks.push(resolve));
+        })
+      : null;
     const control: CallControl = {
       signal,
       onProgress: call.progress ? (value) => this.send({ kind: 'progress', id, value }) : undefined,
@@ -169,7 +207,12 @@ export class RpcServer {
   }
 }
 
-/** Stubs for every call, each going through `call` (to the engine's worker, or to the tab running the shared engine). */
-export function rpcStubs<T extends Record<Method, unknown>>(call: (method: Method, argument: unknown, control: CallControl) => Promise<unknown>): T {
-  return Object.fromEntries(METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => call(m, argument, control ?? {})])) as unknown as T;
+/** Stubs for every call, each going through `call` (to the engine's worker, or to the tab running the shared engine).
+ */
+export function rpcStubs<T extends Record<Method, unknown>>(
+  call: (method: Method, argument: unknown, control: CallControl) => Promise<unknown>,
+): T {
+  return Object.fromEntries(
+    METHODS.map((m) => [m, (argument: unknown, control?: CallControl) => call(m, argument, control ?? {})]),
+  ) as unknown as T;
 }

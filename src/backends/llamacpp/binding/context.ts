@@ -27,10 +27,23 @@ export class LlamaContext {
   // Input arrays for decode, allocated once at n_batch: tokens, positions, sequence ids (int32) and output flags.
   private readonly io: number;
 
-  constructor(readonly model: LlamaModel, params: ContextParams) {
+  constructor(
+    readonly model: LlamaModel,
+    params: ContextParams,
+  ) {
     const m = model.llama.mod;
-    const ptr = m._hearth_context_new(model.ptr, params.nCtx, params.nBatch, params.nUbatch, params.nSeqMax,
-      params.threads, GGML_TYPES[params.typeK], GGML_TYPES[params.typeV], params.flashAttn, params.swaFull === false ? 0 : 1);
+    const ptr = m._hearth_context_new(
+      model.ptr,
+      params.nCtx,
+      params.nBatch,
+      params.nUbatch,
+      params.nSeqMax,
+      params.threads,
+      GGML_TYPES[params.typeK],
+      GGML_TYPES[params.typeV],
+      params.flashAttn,
+      params.swaFull === false ? 0 : 1,
+    );
     if (!ptr) throw new Error('llama.cpp could not create the context');
     this.ptrValue = ptr;
     this.params = params;
@@ -63,7 +76,12 @@ export class LlamaContext {
    * One llama_decode. Returns llama.cpp's status: 0 ok, 1 no room in the KV cache, 2 aborted, < 0 error.
    * `outputs[i]` asks for logits at batch index i (read them with logits(i)).
    */
-  decode(tokens: ArrayLike<number>, pos: ArrayLike<number>, seq: ArrayLike<number>, outputs: ArrayLike<boolean>): number {
+  decode(
+    tokens: ArrayLike<number>,
+    pos: ArrayLike<number>,
+    seq: ArrayLike<number>,
+    outputs: ArrayLike<boolean>,
+  ): number {
     const n = tokens.length;
     if (n === 0) return 0;
     if (n > this.params.nBatch) throw new RangeError(`batch of ${n} tokens exceeds n_batch ${this.params.nBatch}`);
@@ -108,7 +126,8 @@ export class LlamaContext {
     if (!ptr) throw new RangeError(`no pooled embedding for sequence ${seq}`);
     return this.model.llama.heap().f32.slice(ptr >> 2, (ptr >> 2) + n);
   }
-  /** Drops positions [p0, p1) of seq (p1 < 0: to the end). False when llama.cpp cannot (partial removal of a recurrent state). */
+  /** Drops positions [p0, p1) of seq (p1 < 0: to the end). False when llama.cpp cannot (partial removal of a recurrent
+   * state). */
   seqRm(seq: number, p0 = 0, p1 = -1): boolean {
     return this.mod._hearth_seq_rm(this.ptr, seq, p0, p1) === 1;
   }
@@ -146,6 +165,9 @@ export class LlamaContext {
   /** Loads a state from stateGet (with the same `partial`) into `seq`. False when it does not fit this context. */
   stateSet(data: Uint8Array, seq: number, partial = false): boolean {
     const flags = partial ? STATE_PARTIAL_ONLY : 0;
-    return this.model.llama.withBytes(data, (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq, flags) === len);
+    return this.model.llama.withBytes(
+      data,
+      (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq, flags) === len,
+    );
   }
 }

@@ -6,7 +6,18 @@ import { LogTail } from './log.ts';
 import type { HearthModule } from './module.ts';
 
 /** llama_ftype values of the quantizations Llama.quantize makes (the names are llama-quantize's). */
-const QUANT_FTYPES = { q4_0: 2, q5_0: 8, q5_1: 9, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, iq4_nl: 25, iq3_s: 26, iq4_xs: 30 } as const;
+const QUANT_FTYPES = {
+  q4_0: 2,
+  q5_0: 8,
+  q5_1: 9,
+  q8_0: 7,
+  q4_k_m: 15,
+  q5_k_m: 17,
+  q6_k: 18,
+  iq4_nl: 25,
+  iq3_s: 26,
+  iq4_xs: 30,
+} as const;
 export type QuantType = keyof typeof QUANT_FTYPES;
 
 export class Llama {
@@ -41,10 +52,17 @@ export class Llama {
     } catch (err) {
       if (err instanceof WebAssembly.RuntimeError || (err as Error)?.name === 'RuntimeError') {
         this.crashed = true;
-        // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last lines.
-        const stack = String((err as Error).stack ?? '').split('\n').slice(0, 12).join('\n');
-        throw new EngineError(`llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`, 'wasm_crash',
-          { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) });
+        // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last
+        // lines.
+        const stack = String((err as Error).stack ?? '')
+          .split('\n')
+          .slice(0, 12)
+          .join('\n');
+        throw new EngineError(
+          `llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`,
+          'wasm_crash',
+          { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) },
+        );
       }
       throw err;
     }
@@ -130,7 +148,11 @@ export class Llama {
    */
   quantize(input: string, output: string, type: QuantType): void {
     const mark = this.log.mark();
-    const status = this.withCString(input, (i) => this.withCString(output, (o) => this.mod._hearth_quantize(i, o, QUANT_FTYPES[type], 1)));
-    if (status !== 0) throw new Error(`llama.cpp could not quantize ${input} to ${type}: ${this.log.since(mark).slice(-3).join(' ')}`);
+    const status = this.withCString(input, (i) =>
+      this.withCString(output, (o) => this.mod._hearth_quantize(i, o, QUANT_FTYPES[type], 1)),
+    );
+    if (status !== 0) {
+      throw new Error(`llama.cpp could not quantize ${input} to ${type}: ${this.log.since(mark).slice(-3).join(' ')}`);
+    }
   }
 }

@@ -28,7 +28,10 @@ export interface MediaPrompt {
 
 /** Why a media prompt could not be made: the media's bytes do not decode, or the projector refused them. */
 export class MediaDecodeError extends Error {
-  constructor(message: string, readonly index: number) {
+  constructor(
+    message: string,
+    readonly index: number,
+  ) {
     super(message);
   }
 }
@@ -50,11 +53,18 @@ export class LlamaProjector {
   static load(llama: Llama, model: LlamaModel, path: string, threads: number, identity: string): LlamaProjector | null {
     // A marker of this load's own: text a user writes can never hold it, so it never takes an image's place.
     const marker = `<__hearth_media_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}__>`;
-    const ptr = llama.withCString(path, (p) => llama.withCString(marker, (mk) => llama.mod._hearth_mtmd_init(model.ptr, p, threads, mk)));
+    const ptr = llama.withCString(path, (p) =>
+      llama.withCString(marker, (mk) => llama.mod._hearth_mtmd_init(model.ptr, p, threads, mk)),
+    );
     return ptr ? new LlamaProjector(llama, model, ptr, identity) : null;
   }
 
-  private constructor(readonly llama: Llama, readonly model: LlamaModel, ptr: number, private readonly identity: string) {
+  private constructor(
+    readonly llama: Llama,
+    readonly model: LlamaModel,
+    ptr: number,
+    private readonly identity: string,
+  ) {
     this.ptrValue = ptr;
     const caps = llama.mod._hearth_mtmd_caps(ptr);
     this.image = (caps & 1) !== 0;
@@ -84,29 +94,43 @@ export class LlamaProjector {
     try {
       media.forEach((input, i) => {
         const b = llama.withBytes(input.bytes, (p, len) => m._hearth_bitmap_from_file(this.ptr, p, len));
-        if (!b) throw new MediaDecodeError(`${input.kind} ${i + 1} could not be decoded: ${lastError(llama) ?? 'not a format the decoder reads'}`, i);
+        if (!b) {
+          throw new MediaDecodeError(
+            `${input.kind} ${i + 1} could not be decoded: ${lastError(llama) ?? 'not a format the decoder reads'}`,
+            i,
+          );
+        }
         bitmaps.push(b);
         const isAudio = llama.withBuffer(12, (out) => {
           m._hearth_bitmap_info(b, out);
           return llama.heap().i32[(out >> 2) + 2] === 1;
         });
         if (isAudio !== (input.kind === 'audio')) {
-          throw new MediaDecodeError(`${input.kind} ${i + 1} holds ${isAudio ? 'audio' : 'an image'}: send it as ${isAudio ? 'input_audio' : 'image_url'}`, i);
+          throw new MediaDecodeError(
+            `${input.kind} ${i + 1} holds ${isAudio ? 'audio' : 'an image'}: send it as ${isAudio ? 'input_audio' : 'image_url'}`,
+            i,
+          );
         }
         llama.withCString(input.hash, (id) => m._hearth_bitmap_set_id(b, id));
       });
-      const chunks = llama.withCString(text, (t, len) => llama.withBuffer(4 * (bitmaps.length + 1), (list) => {
-        llama.heap().i32.set(bitmaps, list >> 2);
-        return llama.withBuffer(4, (status) => {
-          const cs = m._hearth_mtmd_tokenize(this.ptr, t, len, addSpecial ? 1 : 0, list, bitmaps.length, status);
-          if (!cs) {
-            const code = llama.heap().i32[status >> 2];
-            throw new MediaDecodeError(code === 1 ? 'the prompt has not one marker per media input'
-              : `the projector could not prepare the media: ${lastError(llama) ?? 'no reason logged'}`, -1);
-          }
-          return cs;
-        });
-      }));
+      const chunks = llama.withCString(text, (t, len) =>
+        llama.withBuffer(4 * (bitmaps.length + 1), (list) => {
+          llama.heap().i32.set(bitmaps, list >> 2);
+          return llama.withBuffer(4, (status) => {
+            const cs = m._hearth_mtmd_tokenize(this.ptr, t, len, addSpecial ? 1 : 0, list, bitmaps.length, status);
+            if (!cs) {
+              const code = llama.heap().i32[status >> 2];
+              throw new MediaDecodeError(
+                code === 1
+                  ? 'the prompt has not one marker per media input'
+                  : `the projector could not prepare the media: ${lastError(llama) ?? 'no reason logged'}`,
+                -1,
+              );
+            }
+            return cs;
+          });
+        }),
+      );
       try {
         return this.read(chunks);
       } finally {

@@ -13,11 +13,16 @@ export class LlamaModel {
    * (for tests).
    */
   static load(llama: Llama, path: string, opts: { vocabOnly?: boolean; repack?: boolean } = {}): LlamaModel | null {
-    const ptr = llama.withCString(path, (p) => llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1));
+    const ptr = llama.withCString(path, (p) =>
+      llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1),
+    );
     return ptr ? new LlamaModel(llama, ptr) : null;
   }
 
-  private constructor(readonly llama: Llama, ptr: number) {
+  private constructor(
+    readonly llama: Llama,
+    ptr: number,
+  ) {
     this.ptrValue = ptr;
     this.nVocab = llama.mod._hearth_vocab_n_tokens(ptr);
   }

@@ -47,11 +47,29 @@ export interface HearthModule extends FileSystemHost {
   _hearth_vocab_add_bos(model: Ptr): number;
   _hearth_vocab_sep(model: Ptr): number;
   _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
-  _hearth_tokenize(model: Ptr, text: Ptr, len: number, out: Ptr, max: number, addSpecial: number, parseSpecial: number): number;
+  _hearth_tokenize(
+    model: Ptr,
+    text: Ptr,
+    len: number,
+    out: Ptr,
+    max: number,
+    addSpecial: number,
+    parseSpecial: number,
+  ): number;
   _hearth_token_to_piece(model: Ptr, token: number, buf: Ptr, len: number, special: number): number;
 
-  _hearth_context_new(model: Ptr, nCtx: number, nBatch: number, nUbatch: number, nSeqMax: number, nThreads: number,
-    typeK: number, typeV: number, flashAttn: number, swaFull: number): Ptr;
+  _hearth_context_new(
+    model: Ptr,
+    nCtx: number,
+    nBatch: number,
+    nUbatch: number,
+    nSeqMax: number,
+    nThreads: number,
+    typeK: number,
+    typeV: number,
+    flashAttn: number,
+    swaFull: number,
+  ): Ptr;
   _hearth_context_free(ctx: Ptr): void;
   _hearth_context_n_ctx(ctx: Ptr): number;
   _hearth_decode(ctx: Ptr, tokens: Ptr, pos: Ptr, seq: Ptr, logits: Ptr, n: number): number;
@@ -69,8 +87,19 @@ export interface HearthModule extends FileSystemHost {
   _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): number;
   _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): number;
 
-  _hearth_sampler_new(model: Ptr, temp: number, topK: number, topP: number, minP: number, lastN: number,
-    repeat: number, freq: number, presence: number, seed: number, grammar: Ptr): Ptr;
+  _hearth_sampler_new(
+    model: Ptr,
+    temp: number,
+    topK: number,
+    topP: number,
+    minP: number,
+    lastN: number,
+    repeat: number,
+    freq: number,
+    presence: number,
+    seed: number,
+    grammar: Ptr,
+  ): Ptr;
   _hearth_sampler_sample(sampler: Ptr, ctx: Ptr, i: number): number;
   _hearth_sampler_accept(sampler: Ptr, token: number): void;
   _hearth_sampler_grammar_check(sampler: Ptr, tokens: Ptr, n: number, out: Ptr, accept: number): number;
@@ -90,7 +119,15 @@ export interface HearthModule extends FileSystemHost {
   _hearth_bitmap_info(bitmap: Ptr, out: Ptr): void;
   _hearth_bitmap_set_id(bitmap: Ptr, id: Ptr): void;
   _hearth_bitmap_free(bitmap: Ptr): void;
-  _hearth_mtmd_tokenize(mtmd: Ptr, text: Ptr, len: number, addSpecial: number, bitmaps: Ptr, n: number, status: Ptr): Ptr;
+  _hearth_mtmd_tokenize(
+    mtmd: Ptr,
+    text: Ptr,
+    len: number,
+    addSpecial: number,
+    bitmaps: Ptr,
+    n: number,
+    status: Ptr,
+  ): Ptr;
   _hearth_chunks_size(chunks: Ptr): number;
   _hearth_chunks_free(chunks: Ptr): void;
   _hearth_chunk_copy(chunks: Ptr, i: number): Ptr;

@@ -13,12 +13,29 @@ export class GrammarError extends Error {
 export class Sampler {
   private ptrValue: number;
 
-  /** `grammar`: GBNF with a rule named root that every sampled token must follow (GrammarError when it does not parse). */
-  constructor(readonly model: LlamaModel, p: SamplerParams, grammar: string | null = null) {
+  /** `grammar`: GBNF with a rule named root that every sampled token must follow (GrammarError when it does not parse).
+   */
+  constructor(
+    readonly model: LlamaModel,
+    p: SamplerParams,
+    grammar: string | null = null,
+  ) {
     const llama = model.llama;
     const mark = llama.log.mark();
-    const create = (g: number) => llama.mod._hearth_sampler_new(model.ptr, p.temperature, p.topK, p.topP, p.minP,
-      p.repeatLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty, p.seed >>> 0, g);
+    const create = (g: number) =>
+      llama.mod._hearth_sampler_new(
+        model.ptr,
+        p.temperature,
+        p.topK,
+        p.topP,
+        p.minP,
+        p.repeatLastN,
+        p.repeatPenalty,
+        p.frequencyPenalty,
+        p.presencePenalty,
+        p.seed >>> 0,
+        g,
+      );
     this.ptrValue = grammar ? llama.withCString(grammar, create) : create(0);
     if (!this.ptrValue) {
       if (grammar) throw new GrammarError(llama.log.since(mark));
@@ -42,7 +59,9 @@ export class Sampler {
     return llama.withBuffer(5 * tokens.length, (buf) => {
       llama.heap().i32.set(tokens, buf >> 2);
       const out = buf + 4 * tokens.length;
-      if (!llama.mod._hearth_sampler_grammar_check(this.ptrValue, buf, tokens.length, out, accept)) throw new Error('the sampler has no grammar');
+      if (!llama.mod._hearth_sampler_grammar_check(this.ptrValue, buf, tokens.length, out, accept)) {
+        throw new Error('the sampler has no grammar');
+      }
       return [...llama.heap().u8.subarray(out, out + tokens.length)].map((v) => v === 1);
     });
   }
@@ -59,7 +78,8 @@ export interface TokenLogprobs {
   top: Array<{ token: number; logprob: number }>;
 }
 
-/** The log-probability of `token` at batch index i of ctx's last decode (from the raw logits), and the `nTop` likeliest. */
+/** The log-probability of `token` at batch index i of ctx's last decode (from the raw logits), and the `nTop`
+ * likeliest. */
 export function logprobs(ctx: LlamaContext, i: number, token: number, nTop: number): TokenLogprobs {
   const llama = ctx.model.llama;
   return llama.withBuffer(8 * Math.max(1, nTop), (buf) => {

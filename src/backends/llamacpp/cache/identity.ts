@@ -14,7 +14,10 @@ const blobHashes = new WeakMap<Blob, string>();
  * The model's identity: the sha256 of its files. The model store computed it at download; for a File, a Blob or a
  * file on disk it is computed here, reading the whole file once ('verify' progress), and remembered for that Blob.
  */
-export async function fileIdentity(file: ModelFile, opts: { onProgress?: (p: Progress) => void; signal?: AbortSignal } = {}): Promise<string> {
+export async function fileIdentity(
+  file: ModelFile,
+  opts: { onProgress?: (p: Progress) => void; signal?: AbortSignal } = {},
+): Promise<string> {
   if (file.identity) return file.identity;
   let loaded = 0;
   const report = (n: number) => opts.onProgress?.({ phase: 'verify', loaded: (loaded += n), total: file.size });
@@ -32,8 +35,20 @@ export async function fileIdentity(file: ModelFile, opts: { onProgress?: (p: Pro
  * The layout string every record carries and is checked against. n_ctx is not part of it: a sequence's state is its
  * cells and their positions, and a record is only restored into a context large enough for it.
  */
-export function layoutKey(identity: string, llamaBuild: string, kv: { typeK: string; typeV: string; flashAttn: number }): string {
-  return JSON.stringify({ format: FORMAT_VERSION, model: identity, llama: llamaBuild, typeK: kv.typeK, typeV: kv.typeV, flashAttn: kv.flashAttn, unified: true });
+export function layoutKey(
+  identity: string,
+  llamaBuild: string,
+  kv: { typeK: string; typeV: string; flashAttn: number },
+): string {
+  return JSON.stringify({
+    format: FORMAT_VERSION,
+    model: identity,
+    llama: llamaBuild,
+    typeK: kv.typeK,
+    typeV: kv.typeV,
+    flashAttn: kv.flashAttn,
+    unified: true,
+  });
 }
 
 const NAMED = 'conversation:id:';

@@ -18,12 +18,19 @@ const HEAP = 4 * 1024 ** 3;
 const HEAP_RESERVE = 768 * 1024 ** 2;
 const DEFAULT_KV_BUDGET = 1024 ** 3;
 
-interface Shape { nLayer: number; nEmbd: number; nHead: number; nHeadKv: number; nCtxTrain: number }
+interface Shape {
+  nLayer: number;
+  nEmbd: number;
+  nHead: number;
+  nHeadKv: number;
+  nCtxTrain: number;
+}
 
 const ELEMENT_BYTES: Record<GgmlType, number> = { f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
 
 /** `t` as a KV cache type, when it is one (a prompt state file's header names its types as text). */
-export const kvType = (t: string): GgmlType | undefined => (Object.hasOwn(ELEMENT_BYTES, t) ? t as GgmlType : undefined);
+export const kvType = (t: string): GgmlType | undefined =>
+  Object.hasOwn(ELEMENT_BYTES, t) ? (t as GgmlType) : undefined;
 
 /** KV cache bytes one token takes in every layer (K and V). */
 export function kvBytesPerToken(shape: Shape, typeK: GgmlType, typeV: GgmlType): number {
@@ -61,8 +68,12 @@ export interface ContextPlan {
 export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptions, deviceBytes?: number): ContextPlan {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
   const heapRoom = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
-  const budgetBytes = Math.max(0, Math.floor(options.kvBudgetBytes ?? Math.min(
-    DEFAULT_KV_BUDGET, heapRoom, deviceBytes ? deviceBytes / 4 : Infinity)));
+  const budgetBytes = Math.max(
+    0,
+    Math.floor(
+      options.kvBudgetBytes ?? Math.min(DEFAULT_KV_BUDGET, heapRoom, deviceBytes ? deviceBytes / 4 : Infinity),
+    ),
+  );
   const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
 
   let typeK = options.cacheTypeK ?? options.cacheTypeV;
@@ -85,24 +96,47 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
     checkContextSize(nCtx, shape.nCtxTrain);
     const room = options.kvBudgetBytes === undefined ? heapRoom : Math.min(heapRoom, options.kvBudgetBytes);
     if (nCtx * perToken > room) {
-      const where = options.kvBudgetBytes !== undefined && options.kvBudgetBytes < heapRoom
-        ? `kvBudgetBytes allows ${formatBytes(options.kvBudgetBytes)}`
-        : `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model`;
-      throw new ModelLoadError(`nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
-        `${where}: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
-      'kv_too_large', { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: room });
+      const where =
+        options.kvBudgetBytes !== undefined && options.kvBudgetBytes < heapRoom
+          ? `kvBudgetBytes allows ${formatBytes(options.kvBudgetBytes)}`
+          : `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model`;
+      throw new ModelLoadError(
+        `nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
+          `${where}: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
+        'kv_too_large',
+        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: room },
+      );
     }
-    return { typeK, typeV, flashAttn, initialCtx: nCtx, maxCtx: nCtx, dynamic: false, kvBytesPerToken: perToken, budgetBytes: nCtx * perToken };
+    return {
+      typeK,
+      typeV,
+      flashAttn,
+      initialCtx: nCtx,
+      maxCtx: nCtx,
+      dynamic: false,
+      kvBytesPerToken: perToken,
+      budgetBytes: nCtx * perToken,
+    };
   }
   const limit = typeK === 'f32' && typeV === 'f32' ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
   const maxCtx = fits(perToken, limit);
   if (maxCtx < Math.min(train, CTX_STEP)) {
-    throw new ModelLoadError(`the KV cache budget (${formatBytes(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
-      `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
-      'KV cache share the 4 GiB wasm heap).', 'kv_too_large', { budgetBytes, kvBytesPerToken: perToken });
+    throw new ModelLoadError(
+      `the KV cache budget (${formatBytes(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
+        `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
+        'KV cache share the 4 GiB wasm heap).',
+      'kv_too_large',
+      { budgetBytes, kvBytesPerToken: perToken },
+    );
   }
   return {
-    typeK, typeV, flashAttn, initialCtx: Math.min(CTX_STEP, maxCtx), maxCtx, dynamic: true, kvBytesPerToken: perToken,
+    typeK,
+    typeV,
+    flashAttn,
+    initialCtx: Math.min(CTX_STEP, maxCtx),
+    maxCtx,
+    dynamic: true,
+    kvBytesPerToken: perToken,
     budgetBytes: limit,
   };
 }
@@ -111,4 +145,3 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
 export function contextFor(tokens: number, plan: ContextPlan): number {
   return Math.min(plan.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
 }
-

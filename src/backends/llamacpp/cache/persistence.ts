@@ -65,9 +65,10 @@ export class Persistence {
     const records = await store.records();
     // Written by another model, llama.cpp build or KV layout: never restored, but kept (that model may come back;
     // the budget's LRU eviction removes what is no longer used).
-    const check = (meta: RecordMeta | undefined) => !!meta && meta.kind === 'conversation' && meta.layout === this.layout &&
-      meta.tokens.length < this.slots.ctx.nCtx; // else kept for a larger context
-    const reuse = (meta: RecordMeta) => restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canCutRestored);
+    const check = (meta: RecordMeta | undefined) =>
+      !!meta && meta.kind === 'conversation' && meta.layout === this.layout && meta.tokens.length < this.slots.ctx.nCtx; // else kept for a larger context
+    const reuse = (meta: RecordMeta) =>
+      restorable(meta, usable(commonPrefix(meta.tokens, req.tokens)), this.slots.canCutRestored);
     if (req.conversationId !== undefined) {
       const meta = records.get(conversationKey(req.conversationId, this.layout));
       if (!check(meta)) return null;
@@ -75,12 +76,14 @@ export class Persistence {
     }
     let best: FoundRecord | null = null;
     for (const meta of [...records.values()]) {
-      if (meta.kind !== 'conversation' || isNamedConversation(meta.key) || meta.msgCount > req.messages.length) continue;
+      if (meta.kind !== 'conversation' || isNamedConversation(meta.key) || meta.msgCount > req.messages.length) {
+        continue;
+      }
       if (this.slots.all.some((s) => s.key === meta.key)) continue; // already in memory
       const lcp = reuse(meta);
       const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
       if (!byHash && lcp < this.minTokens) continue;
-      if (best && (best.byHash && !byHash || best.lcp >= lcp)) continue;
+      if (best && ((best.byHash && !byHash) || best.lcp >= lcp)) continue;
       if (check(meta)) best = { meta, lcp, byHash };
     }
     return best;
@@ -91,7 +94,12 @@ export class Persistence {
    * memory that cannot roll back, exactly the chunks up to `n`. False (and the record deleted) when it is damaged or
    * refused.
    */
-  async restoreConversation(slot: Slot, meta: RecordMeta, n: number, onProgress?: (p: Progress) => void): Promise<boolean> {
+  async restoreConversation(
+    slot: Slot,
+    meta: RecordMeta,
+    n: number,
+    onProgress?: (p: Progress) => void,
+  ): Promise<boolean> {
     const store = this.store!;
     const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
     const total = used.reduce((sum, c) => sum + c.bytes, 0);
@@ -134,8 +142,16 @@ export class Persistence {
     this.saves.add(key, async () => {
       const chunk = { id: newChunkId(), start: 0, end: tokens.length, bytes: data.length, sum: hashBytes(data) };
       const meta: RecordMeta = {
-        v: FORMAT_VERSION, key, kind: 'system', layout: this.layout, tokens, chunks: [chunk], msgHash: null, msgCount: 0,
-        bytes: data.length, lastUsed: Date.now(),
+        v: FORMAT_VERSION,
+        key,
+        kind: 'system',
+        layout: this.layout,
+        tokens,
+        chunks: [chunk],
+        msgHash: null,
+        msgCount: 0,
+        bytes: data.length,
+        lastUsed: Date.now(),
       };
       const t1 = now();
       if (await this.store!.write(meta, [{ chunk, data }], [])) this.saves.count(data.length, exportMs + now() - t1);
@@ -152,11 +168,12 @@ export class Persistence {
   saveConversation(slot: Slot, promptEnd = 0): void {
     if (!this.enabled || slot.tokens.length < this.minTokens) return;
     const store = this.store!;
-    slot.key ??= slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
+    slot.key ??=
+      slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
     const key = slot.key;
     const tokens = Int32Array.from(slot.tokens);
     // Build on the record as the previous (maybe still queued) save leaves it; null there means start over.
-    const base = this.planned.has(key) ? this.planned.get(key)! : store.loaded().get(key) ?? null;
+    const base = this.planned.has(key) ? this.planned.get(key)! : (store.loaded().get(key) ?? null);
     const same = base && base.layout === this.layout && base.kind === 'conversation' ? base : null;
     const lcp = same ? commonPrefix(same.tokens, tokens) : 0;
     // Keep the saved chunks below the divergence point (cutting the one it falls in; for memory that cannot roll
@@ -176,8 +193,16 @@ export class Persistence {
     const exportMs = now() - t0;
     const chunks = [...kept, ...fresh.map((f) => f.chunk)];
     const next: RecordMeta = {
-      v: FORMAT_VERSION, key, kind: 'conversation', layout: this.layout, tokens, chunks, msgHash: slot.msgHash,
-      msgCount: slot.msgCount, bytes: chunks.reduce((n, c) => n + c.bytes, 0), lastUsed: Date.now(),
+      v: FORMAT_VERSION,
+      key,
+      kind: 'conversation',
+      layout: this.layout,
+      tokens,
+      chunks,
+      msgHash: slot.msgHash,
+      msgCount: slot.msgCount,
+      bytes: chunks.reduce((n, c) => n + c.bytes, 0),
+      lastUsed: Date.now(),
     };
     this.planned.set(key, next);
     this.saves.add(key, async () => {
@@ -192,7 +217,10 @@ export class Persistence {
       const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
       const t1 = now();
       if (await store.write(next, fresh, dropped)) {
-        this.saves.count(fresh.reduce((n, f) => n + f.data.length, 0), exportMs + now() - t1);
+        this.saves.count(
+          fresh.reduce((n, f) => n + f.data.length, 0),
+          exportMs + now() - t1,
+        );
         if (this.planned.get(key) === next) this.planned.delete(key);
       } else {
         this.planned.set(key, null);

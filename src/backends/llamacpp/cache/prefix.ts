@@ -14,8 +14,13 @@ export function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number
 
 /** Hash of a conversation's first messages (and the tools, which the template renders too). */
 export function hashMessages(messages: ChatMessage[], tools: Tool[] | undefined): string {
-  const norm = messages.map((m) => [m.role, content(m.content),
-    m.name ?? null, m.tool_calls ?? null, m.tool_call_id ?? null]);
+  const norm = messages.map((m) => [
+    m.role,
+    content(m.content),
+    m.name ?? null,
+    m.tool_calls ?? null,
+    m.tool_call_id ?? null,
+  ]);
   return hashText(JSON.stringify([tools ?? null, norm]));
 }
 

@@ -75,7 +75,13 @@ export class PromptCache {
   /** The prompt state shipped with the model (LoadOptions.promptState). */
   private shipped: ShippedState | null = null;
 
-  constructor(holder: ContextHolder, private readonly config: CacheConfig, store: KvStore | null, private readonly layout: string, nSlots: number) {
+  constructor(
+    holder: ContextHolder,
+    private readonly config: CacheConfig,
+    store: KvStore | null,
+    private readonly layout: string,
+    nSlots: number,
+  ) {
     this.slots = new Slots(holder, nSlots);
     this.persistence = new Persistence(store, layout, this.slots, config.minTokens);
   }
@@ -123,9 +129,10 @@ export class PromptCache {
 
   private async prepareConversation(req: CacheRequest, free: Slot[], usable: (n: number) => number): Promise<Prepared> {
     const { tokens, conversationId } = req;
-    const owner = conversationId !== undefined
-      ? free.find((s) => s.conversationId === conversationId)
-      : this.byMessageHash(free, req);
+    const owner =
+      conversationId !== undefined
+        ? free.find((s) => s.conversationId === conversationId)
+        : this.byMessageHash(free, req);
     // Tokens a slot can supply: its common prefix with the prompt, or less where its memory cannot roll back.
     const reuse = (s: Slot) => this.slots.reachable(s, usable(commonPrefix(s.tokens, tokens)));
     const ownerLcp = owner ? reuse(owner) : 0;
@@ -145,7 +152,13 @@ export class PromptCache {
 
     const best = Math.max(ownerLcp, donorLcp, savedLcp);
     if (owner && ownerLcp === best) {
-      return { slot: owner, cached: this.slots.trim(owner, ownerLcp), source: 'memory', buildSystem: null, warning: null };
+      return {
+        slot: owner,
+        cached: this.slots.trim(owner, ownerLcp),
+        source: 'memory',
+        buildSystem: null,
+        warning: null,
+      };
     }
     const slot = owner ?? this.slots.take(free, donor);
     if (saved && savedLcp === best) {
@@ -161,7 +174,13 @@ export class PromptCache {
     assign(slot, conversationId, null, this.layout);
     // (A failed restore may have evicted the donor to make room.)
     if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
-      return { slot, cached: this.slots.copyPrefix(donor, slot, donorLcp), source: 'memory', buildSystem: null, warning: null };
+      return {
+        slot,
+        cached: this.slots.copyPrefix(donor, slot, donorLcp),
+        source: 'memory',
+        buildSystem: null,
+        warning: null,
+      };
     }
     return { slot, cached: 0, source: 'none', buildSystem: null, warning: null };
   }
@@ -177,14 +196,20 @@ export class PromptCache {
    * only the window's last cells once read back (slots.ts), so there it is all or nothing.
    * A prompt that does not start with its tokens gets a warning (the site's prompts and its shipped state disagree).
    */
-  private useShipped(prepared: Prepared, shipped: ShippedState, tokens: Int32Array, usable: (n: number) => number): void {
+  private useShipped(
+    prepared: Prepared,
+    shipped: ShippedState,
+    tokens: Int32Array,
+    usable: (n: number) => number,
+  ): void {
     const total = shipped.tokens.length;
     if (prepared.cached >= usable(total)) return;
     const lcp = commonPrefix(shipped.tokens, tokens);
     let n = this.slots.canCutRestored ? usable(lcp) : lcp === total && usable(lcp) === lcp ? lcp : 0;
     if (n < Math.min(total, this.config.minTokens)) n = 0; // a few shared tokens (a chat template's opening) are not worth it
     if (lcp < total) {
-      prepared.warning = `the prompt state loaded with the model (${total} tokens) ${n > prepared.cached ? `was used for ${n} tokens only` : 'was not used'}: ` +
+      prepared.warning =
+        `the prompt state loaded with the model (${total} tokens) ${n > prepared.cached ? `was used for ${n} tokens only` : 'was not used'}: ` +
         `this prompt shares only its first ${lcp} tokens. Write the state again for this system prompt (engine.cache.exportPrompt).`;
     }
     if (n <= prepared.cached) return;
@@ -193,7 +218,8 @@ export class PromptCache {
     if (!this.slots.restore(slot, [{ data: shipped.data, end: total }], shipped.tokens)) {
       this.shipped = null;
       prepared.cached = 0;
-      prepared.warning = 'llama.cpp refused the prompt state loaded with the model; it is no longer used, and this prompt was read in full';
+      prepared.warning =
+        'llama.cpp refused the prompt state loaded with the model; it is no longer used, and this prompt was read in full';
       return;
     }
     prepared.cached = this.slots.trim(slot, n);
@@ -212,11 +238,15 @@ export class PromptCache {
     return found;
   }
 
-  private async restoreSystem(slot: Slot, system: SystemPrefix, onProgress?: (p: Progress) => void): Promise<CacheSource | null> {
+  private async restoreSystem(
+    slot: Slot,
+    system: SystemPrefix,
+    onProgress?: (p: Progress) => void,
+  ): Promise<CacheSource | null> {
     let source: CacheSource = 'memory';
     let state = this.systemStates.get(system.key);
     if (!state) {
-      state = await this.persistence.loadSystem(system.key, onProgress) ?? undefined;
+      state = (await this.persistence.loadSystem(system.key, onProgress)) ?? undefined;
       if (state) {
         this.systemStates.keep(system.key, state);
         source = 'indexeddb';
@@ -284,7 +314,7 @@ export class PromptCache {
 
   async stats(): Promise<CacheStats> {
     return {
-      ...await this.persistence.stats(),
+      ...(await this.persistence.stats()),
       memory: {
         slots: this.slots.all.filter((s) => s.tokens.length > 0).length,
         tokens: this.slots.used(),
@@ -307,9 +337,14 @@ export class PromptCache {
 }
 
 /** Names the conversation a slot now holds: its id, or the saved record (and its messages) it continues. */
-function assign(slot: Slot, conversationId: string | undefined, meta: { key: string; msgHash: string | null; msgCount: number } | null, layout: string) {
+function assign(
+  slot: Slot,
+  conversationId: string | undefined,
+  meta: { key: string; msgHash: string | null; msgCount: number } | null,
+  layout: string,
+) {
   slot.conversationId = conversationId ?? null;
-  slot.key = conversationId !== undefined ? conversationKey(conversationId, layout) : meta?.key ?? null;
+  slot.key = conversationId !== undefined ? conversationKey(conversationId, layout) : (meta?.key ?? null);
   slot.msgHash = meta?.msgHash ?? null;
   slot.msgCount = meta?.msgCount ?? 0;
 }

@@ -49,9 +49,16 @@ export interface PromptState {
 }
 
 /** The file for `data`, the state of `header.tokens`. */
-export function writePromptState(header: Omit<PromptStateHeader, 'format' | 'stateVersion' | 'bytes' | 'sum'>, data: Uint8Array): Blob {
+export function writePromptState(
+  header: Omit<PromptStateHeader, 'format' | 'stateVersion' | 'bytes' | 'sum'>,
+  data: Uint8Array,
+): Blob {
   const full: PromptStateHeader = {
-    format: PROMPT_STATE_FORMAT, stateVersion: LLAMA_STATE_SEQ_VERSION, ...header, bytes: data.length, sum: hashBytes(data),
+    format: PROMPT_STATE_FORMAT,
+    stateVersion: LLAMA_STATE_SEQ_VERSION,
+    ...header,
+    bytes: data.length,
+    sum: hashBytes(data),
   };
   const json = new TextEncoder().encode(JSON.stringify(full));
   const prefix = new Uint8Array(PREFIX_BYTES);
@@ -87,7 +94,9 @@ export async function readPromptStateHeader(file: Readable): Promise<{ header: P
   const start = notPromptStateStart(prefix);
   if (start) throw new PromptStateMismatch(`it is not a prompt state file: ${start}`);
   const length = new DataView(prefix.buffer).getUint32(8, true);
-  if (length > MAX_HEADER_BYTES || PREFIX_BYTES + length > file.size) throw new PromptStateMismatch('its header is cut off or damaged');
+  if (length > MAX_HEADER_BYTES || PREFIX_BYTES + length > file.size) {
+    throw new PromptStateMismatch('its header is cut off or damaged');
+  }
   let header: unknown;
   try {
     header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await file.read(PREFIX_BYTES, length)));
@@ -96,17 +105,26 @@ export async function readPromptStateHeader(file: Readable): Promise<{ header: P
   }
   const h = header as PromptStateHeader;
   if (!h || typeof h !== 'object' || h.format !== PROMPT_STATE_FORMAT) {
-    throw new PromptStateMismatch(`it is of format ${JSON.stringify((h as { format?: unknown } | null)?.format)}, this version of Hearth reads format ${PROMPT_STATE_FORMAT}`);
+    throw new PromptStateMismatch(
+      `it is of format ${JSON.stringify((h as { format?: unknown } | null)?.format)}, this version of Hearth reads format ${PROMPT_STATE_FORMAT}`,
+    );
   }
   const text = (v: unknown) => typeof v === 'string' && v.length < 1024;
   const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
-  if (![h.model, h.llama, h.typeK, h.typeV, h.memory, h.sum].every(text) || ![h.stateVersion, h.flashAttn, h.bytes].every(count) ||
-    !Array.isArray(h.tokens) || !h.tokens.length || !h.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < 2 ** 31)) {
+  if (
+    ![h.model, h.llama, h.typeK, h.typeV, h.memory, h.sum].every(text) ||
+    ![h.stateVersion, h.flashAttn, h.bytes].every(count) ||
+    !Array.isArray(h.tokens) ||
+    !h.tokens.length ||
+    !h.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < 2 ** 31)
+  ) {
     throw new PromptStateMismatch('its header is damaged (a field is missing or of the wrong type)');
   }
   const offset = PREFIX_BYTES + length;
   if (file.size - offset !== h.bytes) {
-    throw new PromptStateMismatch(`it holds ${file.size - offset} bytes of state where its header announces ${h.bytes}: the file is truncated or damaged`);
+    throw new PromptStateMismatch(
+      `it holds ${file.size - offset} bytes of state where its header announces ${h.bytes}: the file is truncated or damaged`,
+    );
   }
   return { header: h, offset };
 }
@@ -122,19 +140,29 @@ export interface StateTarget {
 /** The state of a file checked against the loaded model; throws PromptStateMismatch saying what differs. */
 export async function readPromptState(file: Readable, target: StateTarget): Promise<PromptState> {
   const { header: h, offset } = await readPromptStateHeader(file);
-  if (h.model !== target.identity) throw new PromptStateMismatch('it was written for another model file (another model or quantization)');
+  if (h.model !== target.identity) {
+    throw new PromptStateMismatch('it was written for another model file (another model or quantization)');
+  }
   if (h.llama !== target.llamaBuild || h.stateVersion !== LLAMA_STATE_SEQ_VERSION) {
-    throw new PromptStateMismatch(`it was written by llama.cpp ${h.llama} (state format ${h.stateVersion}); this engine runs ${target.llamaBuild} ` +
-      `(state format ${LLAMA_STATE_SEQ_VERSION}): write it again with this version`);
+    throw new PromptStateMismatch(
+      `it was written by llama.cpp ${h.llama} (state format ${h.stateVersion}); this engine runs ${target.llamaBuild} ` +
+        `(state format ${LLAMA_STATE_SEQ_VERSION}): write it again with this version`,
+    );
   }
   if (layoutKey(h.model, h.llama, h) !== layoutKey(target.identity, target.llamaBuild, target.kv)) {
-    throw new PromptStateMismatch(`its KV cache is ${h.typeK}/${h.typeV}${h.flashAttn ? ' with flash attention' : ''}, the model is loaded ` +
-      `with ${target.kv.typeK}/${target.kv.typeV}${target.kv.flashAttn ? ' with flash attention' : ''}: load it with cacheTypeK '${h.typeK}' ` +
-      `and cacheTypeV '${h.typeV}', or write the state for this layout`);
+    throw new PromptStateMismatch(
+      `its KV cache is ${h.typeK}/${h.typeV}${h.flashAttn ? ' with flash attention' : ''}, the model is loaded ` +
+        `with ${target.kv.typeK}/${target.kv.typeV}${target.kv.flashAttn ? ' with flash attention' : ''}: load it with cacheTypeK '${h.typeK}' ` +
+        `and cacheTypeV '${h.typeV}', or write the state for this layout`,
+    );
   }
-  if (h.tokens.some((t) => t >= target.nVocab)) throw new PromptStateMismatch('its tokens are not of this model\'s vocabulary');
+  if (h.tokens.some((t) => t >= target.nVocab)) {
+    throw new PromptStateMismatch("its tokens are not of this model's vocabulary");
+  }
   const data = await file.read(offset, h.bytes);
-  if (hashBytes(data) !== h.sum) throw new PromptStateMismatch('its state does not match its checksum: the file is damaged');
+  if (hashBytes(data) !== h.sum) {
+    throw new PromptStateMismatch('its state does not match its checksum: the file is damaged');
+  }
   return { header: h, tokens: Int32Array.from(h.tokens), data };
 }
 

@@ -8,7 +8,9 @@ export class SaveQueue {
   /** Runs `job` after the jobs already queued for `key`. A failing job is logged: the chat never fails for a save. */
   add(key: string, job: () => Promise<void>): void {
     const prev = this.pending.get(key) ?? Promise.resolve();
-    const next = prev.then(job).catch((err) => console.warn(`[hearth] could not save the KV cache: ${(err as Error).message}`));
+    const next = prev
+      .then(job)
+      .catch((err) => console.warn(`[hearth] could not save the KV cache: ${(err as Error).message}`));
     this.pending.set(key, next);
     void next.then(() => {
       if (this.pending.get(key) === next) this.pending.delete(key);

@@ -59,7 +59,10 @@ export class Slots {
   /** Sequence used to carve position ranges out of a slot and to stage imported chunks. */
   readonly scratch: number;
 
-  constructor(private readonly holder: ContextHolder, n: number) {
+  constructor(
+    private readonly holder: ContextHolder,
+    n: number,
+  ) {
     this.all = Array.from({ length: n }, (_, seq) => emptySlot(seq));
     this.scratch = n;
   }
@@ -231,7 +234,15 @@ export class Slots {
 
 function emptySlot(seq: number): Slot {
   return {
-    seq, tokens: [], key: null, conversationId: null, msgHash: null, msgCount: 0, lastUsed: 0, pending: false, checkpoints: [],
+    seq,
+    tokens: [],
+    key: null,
+    conversationId: null,
+    msgHash: null,
+    msgCount: 0,
+    lastUsed: 0,
+    pending: false,
+    checkpoints: [],
     floor: 0,
   };
 }

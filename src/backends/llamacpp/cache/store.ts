@@ -10,7 +10,6 @@ import { binaryValue } from '../../../core/idb-binary.ts';
 import { hashBytes } from '../../../core/hash.ts';
 import { FORMAT_VERSION, namedConversationId } from './identity.ts';
 
-
 export interface ChunkMeta {
   id: string;
   /** First and one-past-last position this chunk restores (the state may hold more cells; they are trimmed). */
@@ -48,7 +47,10 @@ export class KvStore {
   private index: Map<string, RecordMeta> | null = null;
   private loading: Promise<Map<string, RecordMeta>> | null = null;
 
-  constructor(private readonly idb: UseStore, readonly budgetBytes: number) {}
+  constructor(
+    private readonly idb: UseStore,
+    readonly budgetBytes: number,
+  ) {}
 
   static open(budgetBytes: number, dbName = 'hearth-kv'): KvStore | null {
     if (typeof indexedDB === 'undefined') return null;
@@ -73,9 +75,11 @@ export class KvStore {
   }
 
   private async load(): Promise<Map<string, RecordMeta>> {
-    const keys = await this.idb('readonly', (s) => promisifyRequest(s.getAllKeys())) as string[];
+    const keys = (await this.idb('readonly', (s) => promisifyRequest(s.getAllKeys()))) as string[];
     const metaKeys = keys.filter((k) => typeof k === 'string' && k.startsWith(META));
-    const metas = await this.idb('readonly', (s) => Promise.all(metaKeys.map((k) => promisifyRequest(s.get(k))))) as unknown[];
+    const metas = (await this.idb('readonly', (s) =>
+      Promise.all(metaKeys.map((k) => promisifyRequest(s.get(k)))),
+    )) as unknown[];
     const index = new Map<string, RecordMeta>();
     const stale: string[] = [];
     let bad = 0;
@@ -98,9 +102,12 @@ export class KvStore {
     return n;
   }
 
-  /** The chunks of `meta`, checked against their checksums; null (and the record deleted) if any is missing or damaged. */
+  /** The chunks of `meta`, checked against their checksums; null (and the record deleted) if any is missing or damaged.
+   */
   async read(meta: RecordMeta): Promise<Uint8Array[] | null> {
-    const blobs = await this.idb('readonly', (s) => Promise.all(meta.chunks.map((c) => promisifyRequest(s.get(CHUNK + c.id))))) as unknown[];
+    const blobs = (await this.idb('readonly', (s) =>
+      Promise.all(meta.chunks.map((c) => promisifyRequest(s.get(CHUNK + c.id)))),
+    )) as unknown[];
     const out: Uint8Array[] = [];
     for (let i = 0; i < meta.chunks.length; i++) {
       const b = blobs[i];
@@ -128,17 +135,19 @@ export class KvStore {
     const values = await Promise.all(added.map(({ data }) => binaryValue(this.idb, [data])));
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.idb('readwrite', (s) => tx(s, () => {
-          added.forEach(({ chunk }, i) => s.put(values[i], CHUNK + chunk.id));
-          s.put(meta, META + meta.key);
-          for (const id of dropped) s.delete(CHUNK + id);
-        }));
+        await this.idb('readwrite', (s) =>
+          tx(s, () => {
+            added.forEach(({ chunk }, i) => s.put(values[i], CHUNK + chunk.id));
+            s.put(meta, META + meta.key);
+            for (const id of dropped) s.delete(CHUNK + id);
+          }),
+        );
         index.set(meta.key, meta);
         return true;
       } catch (err) {
         if ((err as Error)?.name !== 'QuotaExceededError' || attempt > 0) return false;
         // The browser's quota is below our budget: make room for twice this write and try once more.
-        if (!await this.evict(2 * added.reduce((n, a) => n + a.data.length, 0), meta.key, true)) return false;
+        if (!(await this.evict(2 * added.reduce((n, a) => n + a.data.length, 0), meta.key, true))) return false;
       }
     }
   }
@@ -155,10 +164,12 @@ export class KvStore {
     const index = await this.records();
     const m = index.get(key);
     index.delete(key);
-    await this.idb('readwrite', (s) => tx(s, () => {
-      s.delete(META + key);
-      for (const c of m?.chunks ?? []) s.delete(CHUNK + c.id);
-    })).catch(() => {});
+    await this.idb('readwrite', (s) =>
+      tx(s, () => {
+        s.delete(META + key);
+        for (const c of m?.chunks ?? []) s.delete(CHUNK + c.id);
+      }),
+    ).catch(() => {});
   }
 
   /** Removes the records of a conversation named by conversation_id, under every layout. */
@@ -200,15 +211,33 @@ function tx(s: IDBObjectStore, fill: () => void): Promise<void> {
 /** A stored record checked in every field this code relies on: anything else (damaged, or written by other code) is
  * dropped, and a bad record never disables saving the others. */
 function isMeta(m: RecordMeta | undefined): m is RecordMeta {
-  if (!m || typeof m !== 'object' || m.v !== FORMAT_VERSION || typeof m.key !== 'string' || typeof m.layout !== 'string') return false;
-  if ((m.kind !== 'conversation' && m.kind !== 'system') || !(m.tokens instanceof Int32Array) || !Array.isArray(m.chunks)) return false;
-  if (!(m.msgHash === null || typeof m.msgHash === 'string') || !count(m.msgCount) || !Number.isFinite(m.lastUsed)) return false;
+  if (
+    !m ||
+    typeof m !== 'object' ||
+    m.v !== FORMAT_VERSION ||
+    typeof m.key !== 'string' ||
+    typeof m.layout !== 'string'
+  ) {
+    return false;
+  }
+  if (
+    (m.kind !== 'conversation' && m.kind !== 'system') ||
+    !(m.tokens instanceof Int32Array) ||
+    !Array.isArray(m.chunks)
+  ) {
+    return false;
+  }
+  if (!(m.msgHash === null || typeof m.msgHash === 'string') || !count(m.msgCount) || !Number.isFinite(m.lastUsed)) {
+    return false;
+  }
   // The chunks rebuild cells [0, tokens.length) in order, one after the other.
   let end = 0;
   let bytes = 0;
   for (const c of m.chunks as unknown[]) {
     const chunk = c as ChunkMeta | null;
-    if (!chunk || typeof chunk !== 'object' || typeof chunk.id !== 'string' || typeof chunk.sum !== 'string') return false;
+    if (!chunk || typeof chunk !== 'object' || typeof chunk.id !== 'string' || typeof chunk.sum !== 'string') {
+      return false;
+    }
     if (chunk.start !== end || !count(chunk.end) || chunk.end <= chunk.start || !count(chunk.bytes)) return false;
     end = chunk.end;
     bytes += chunk.bytes;
@@ -235,10 +264,15 @@ export async function defaultBudget(): Promise<number> {
 }
 
 /** What IndexedDB holds, for engine.cache.stats() (after records() has read the index). */
-export function storedStats(store: KvStore | null): Pick<CacheStats, 'persistent' | 'entries' | 'bytes' | 'budgetBytes' | 'conversations' | 'systemPrompts'> {
+export function storedStats(
+  store: KvStore | null,
+): Pick<CacheStats, 'persistent' | 'entries' | 'bytes' | 'budgetBytes' | 'conversations' | 'systemPrompts'> {
   const records = [...(store?.loadedOrNull()?.values() ?? [])];
   return {
-    persistent: store !== null, entries: records.length, bytes: store?.bytes ?? 0, budgetBytes: store?.budgetBytes ?? 0,
+    persistent: store !== null,
+    entries: records.length,
+    bytes: store?.bytes ?? 0,
+    budgetBytes: store?.budgetBytes ?? 0,
     conversations: records.filter((m) => m.kind === 'conversation').length,
     systemPrompts: records.filter((m) => m.kind === 'system').length,
   };

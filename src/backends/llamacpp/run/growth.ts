@@ -38,7 +38,9 @@ export function resize(s: Session, nCtx: number, promptTokens: number, lost: Los
   const refused = s.resizeContext(nCtx);
   lost(s.cache.slots.importAll(states));
   if (refused) {
-    throw new ContextFullError(`the context could not grow to ${nCtx} tokens (${refused.message}); ` +
-      'lower kvBudgetBytes or nParallel', { promptTokens, nCtx: s.ctx.nCtx });
+    throw new ContextFullError(
+      `the context could not grow to ${nCtx} tokens (${refused.message}); lower kvBudgetBytes or nParallel`,
+      { promptTokens, nCtx: s.ctx.nCtx },
+    );
   }
 }

@@ -61,7 +61,12 @@ export class Job {
 
   /** A completion's job: chunks to control.onChunk, progress to control.onProgress. */
   static completion(request: CompletionRequest, control: CallControl, model: string): Job {
-    return new Job({ ...request, onProgress: control.onProgress }, control.onChunk ?? (() => {}), control.signal, newCompletionMeta(model));
+    return new Job(
+      { ...request, onProgress: control.onProgress },
+      control.onChunk ?? (() => {}),
+      control.signal,
+      newCompletionMeta(model),
+    );
   }
 
   get slot() {
@@ -92,7 +97,8 @@ export class Job {
   /** Samples the next token from the logits at batch row `logits`. Returns true when the reply ended. */
   sampleNext(s: Session, logits: number): boolean {
     const token = this.sampleToken(s, logits);
-    const lp = this.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, this.req.logprobs!)) : undefined;
+    const lp =
+      this.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, this.req.logprobs!)) : undefined;
     return this.take(token, s.model.eogTokens.has(token), lp);
   }
 
@@ -151,12 +157,18 @@ export class Job {
     // A reply the full context ended before its first token has no writer yet.
     const { chunk, message } = (this.reply ?? this.writer(null)).close(this.finish, {
       usage: {
-        prompt_tokens: promptTokens, completion_tokens: this.n, total_tokens: promptTokens + this.n,
+        prompt_tokens: promptTokens,
+        completion_tokens: this.n,
+        total_tokens: promptTokens + this.n,
         prompt_tokens_details: { cached_tokens: cached },
       },
       timings: {
-        prompt_n: promptTokens - cached, prompt_ms: round(this.tPrompt - this.tStart), predicted_n: this.n,
-        predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)), cache_n: cached, cache_source: this.prep.source,
+        prompt_n: promptTokens - cached,
+        prompt_ms: round(this.tPrompt - this.tStart),
+        predicted_n: this.n,
+        predicted_ms: round(tEnd - (this.tFirst || this.tPrompt)),
+        cache_n: cached,
+        cache_source: this.prep.source,
         ...(this.prompt!.media ? { media_ms: round(this.mediaMs) } : {}),
       },
       warnings: this.warnings,
@@ -181,7 +193,11 @@ export class Job {
   }
 
   private writer(parse: ReplyOptions['parse']): ReplyWriter {
-    return new ReplyWriter(this.meta, { parse, logprobs: this.req.logprobs !== null, parallelToolCalls: this.req.parallelToolCalls });
+    return new ReplyWriter(this.meta, {
+      parse,
+      logprobs: this.req.logprobs !== null,
+      parallelToolCalls: this.req.parallelToolCalls,
+    });
   }
 
   private emitText(piece: string) {
@@ -199,12 +215,15 @@ export class Job {
 
   private emit(c: ChatCompletionChunk) {
     this.sending++;
-    this.sent = this.sent.then(() => this.sink(c)).then(
-      () => void this.sending--,
-      (err) => {
-        this.sending--;
-        this.failed ??= err;
-      });
+    this.sent = this.sent
+      .then(() => this.sink(c))
+      .then(
+        () => void this.sending--,
+        (err) => {
+          this.sending--;
+          this.failed ??= err;
+        },
+      );
   }
 }
 

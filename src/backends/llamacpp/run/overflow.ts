@@ -17,8 +17,13 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
   if (!victims.length) {
     // Only prompts left and no room: the last admitted gives way (it has streamed nothing yet).
     const job = active.at(-1)!;
-    end(job, new ContextFullError(`the prompt is ${job.tokens.length} tokens but the context has no room left for it`,
-      { promptTokens: job.tokens.length, nCtx: s.ctx.nCtx }));
+    end(
+      job,
+      new ContextFullError(`the prompt is ${job.tokens.length} tokens but the context has no room left for it`, {
+        promptTokens: job.tokens.length,
+        nCtx: s.ctx.nCtx,
+      }),
+    );
     return;
   }
   for (const job of victims) {
@@ -26,13 +31,20 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
     if (policy === 'shift') {
       if (shift(s, job)) continue;
       if (!s.canRollBack) {
-        job.warnings.push(`context_overflow 'shift' cannot drop tokens from a ${s.info.memory.kind} model's state: ` +
-          'the reply stopped when the context was full');
+        job.warnings.push(
+          `context_overflow 'shift' cannot drop tokens from a ${s.info.memory.kind} model's state: ` +
+            'the reply stopped when the context was full',
+        );
       }
     }
     if (policy === 'error') {
-      end(job, new ContextFullError(`the reply filled the context (${s.ctx.nCtx} tokens) after ${job.n} tokens`,
-        { promptTokens: job.tokens.length, nCtx: s.ctx.nCtx }));
+      end(
+        job,
+        new ContextFullError(`the reply filled the context (${s.ctx.nCtx} tokens) after ${job.n} tokens`, {
+          promptTokens: job.tokens.length,
+          nCtx: s.ctx.nCtx,
+        }),
+      );
     } else {
       end(job);
     }

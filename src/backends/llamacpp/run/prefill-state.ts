@@ -12,8 +12,11 @@ import type { Session } from './session.ts';
 export async function prefillState(s: Session, tokens: Int32Array, control: CallControl = {}): Promise<Uint8Array> {
   const n = tokens.length;
   if (n + 1 > s.plan.maxCtx) {
-    throw new ContextFullError(`the prompt is ${n} tokens but the context holds at most ${s.plan.maxCtx}: load the model with a larger ` +
-      'nCtx or kvBudgetBytes', { promptTokens: n, nCtx: s.plan.maxCtx });
+    throw new ContextFullError(
+      `the prompt is ${n} tokens but the context holds at most ${s.plan.maxCtx}: load the model with a larger ` +
+        'nCtx or kvBudgetBytes',
+      { promptTokens: n, nCtx: s.plan.maxCtx },
+    );
   }
   const slots = s.cache.slots;
   const slot = slots.take(slots.all, null);
@@ -22,14 +25,24 @@ export async function prefillState(s: Session, tokens: Int32Array, control: Call
   slot.conversationId = null;
   // Nothing runs beside this: no busy slot can be lost when the context grows.
   if (!fit(s, n, () => {})) {
-    throw new ContextFullError(`the context could not make room for the prompt's ${n} tokens`, { promptTokens: n, nCtx: s.ctx.nCtx });
+    throw new ContextFullError(`the context could not make room for the prompt's ${n} tokens`, {
+      promptTokens: n,
+      nCtx: s.ctx.nCtx,
+    });
   }
   try {
     for (let from = 0; from < n; from += N_BATCH) {
       if (control.signal?.aborted) throw new AbortError('exportPrompt aborted');
       const part = tokens.subarray(from, Math.min(n, from + N_BATCH));
       const pos = Array.from(part, (_, k) => from + k);
-      const status = s.llama.guard(() => s.ctx.decode(part, pos, pos.map(() => slot.seq), pos.map((p) => p === n - 1)));
+      const status = s.llama.guard(() =>
+        s.ctx.decode(
+          part,
+          pos,
+          pos.map(() => slot.seq),
+          pos.map((p) => p === n - 1),
+        ),
+      );
       if (status !== 0) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
       for (const t of part) slot.tokens.push(t);
       control.onProgress?.({ phase: 'prefill', loaded: from + part.length, total: n });

@@ -39,8 +39,12 @@ export class Prompts {
   private readonly templateHash: string;
   private readonly planner: ReplyPlanner;
 
-  constructor(private readonly llama: Llama, private readonly model: LlamaModel, private readonly options: PromptOptions,
-    private readonly projector: LlamaProjector | null = null) {
+  constructor(
+    private readonly llama: Llama,
+    private readonly model: LlamaModel,
+    private readonly options: PromptOptions,
+    private readonly projector: LlamaProjector | null = null,
+  ) {
     const text = (t: number) => (t >= 0 ? new TextDecoder().decode(model.tokenBytes(t, true)) : '');
     this.bosText = text(model.bos);
     this.template = new ChatTemplate(model.chatTemplate, { bos: this.bosText, eos: text(model.eos) });
@@ -61,12 +65,20 @@ export class Prompts {
   prepare(req: ResolvedRequest): PreparedPrompt {
     const { text, addSpecial, tokens, media } = this.render(req.messages, req.tools, req.templateKwargs, req.media);
     const shift = req.contextOverflow === 'shift';
-    const systemN = this.options.systemPrompt || (shift && req.nKeep === null)
-      ? this.systemLength(req, text, tokens, addSpecial) : 0;
-    const keep = shift ? req.nKeep ?? (systemN || (this.model.addBos ? 1 : 0)) : 0;
+    const systemN =
+      this.options.systemPrompt || (shift && req.nKeep === null) ? this.systemLength(req, text, tokens, addSpecial) : 0;
+    const keep = shift ? (req.nKeep ?? (systemN || (this.model.addBos ? 1 : 0))) : 0;
     return {
-      messages: req.messages, tools: req.tools, conversationId: req.conversationId, onProgress: req.onProgress,
-      text, tokens, system: this.systemPrefix(systemN, tokens), keep, output: this.planner.plan(req, text), media,
+      messages: req.messages,
+      tools: req.tools,
+      conversationId: req.conversationId,
+      onProgress: req.onProgress,
+      text,
+      tokens,
+      system: this.systemPrefix(systemN, tokens),
+      keep,
+      output: this.planner.plan(req, text),
+      media,
     };
   }
 
@@ -75,7 +87,9 @@ export class Prompts {
    * that go on with different user messages part. What a shipped prompt state holds.
    */
   sharedPrefix(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>): Int32Array {
-    const [a, b] = ['A', 'B'].map((q) => this.render([...messages, { role: 'user', content: q }], tools, kwargs).tokens);
+    const [a, b] = ['A', 'B'].map(
+      (q) => this.render([...messages, { role: 'user', content: q }], tools, kwargs).tokens,
+    );
     return a!.slice(0, commonPrefix(a!, b!));
   }
 
@@ -83,13 +97,27 @@ export class Prompts {
    * The prompt text for `messages` and its tokens (control tokens parsed). With media, each image or audio part is the
    * projector's marker in the text, and the projector puts the media's chunks there (placeholder tokens).
    */
-  private render(messages: ChatMessage[], tools: Tool[] | undefined, kwargs: Record<string, unknown>, media?: RequestMedia[]) {
+  private render(
+    messages: ChatMessage[],
+    tools: Tool[] | undefined,
+    kwargs: Record<string, unknown>,
+    media?: RequestMedia[],
+  ) {
     const projector = media?.length ? this.projector : null;
-    const shown = projector ? messages.map((m) => ({ ...m, content: markerText(m.content, projector.marker) })) : messages;
+    const shown = projector
+      ? messages.map((m) => ({ ...m, content: markerText(m.content, projector.marker) }))
+      : messages;
     const text = this.template.render(shown, { tools, kwargs });
     // Templates that write the BOS text themselves must not get a second BOS from the tokenizer.
     const addSpecial = !(this.bosText && text.startsWith(this.bosText));
-    if (!projector) return { text, addSpecial, tokens: this.llama.guard(() => this.model.tokenize(text, addSpecial, true)), media: null };
+    if (!projector) {
+      return {
+        text,
+        addSpecial,
+        tokens: this.llama.guard(() => this.model.tokenize(text, addSpecial, true)),
+        media: null,
+      };
+    }
     const prompt = this.llama.guard(() => projector.prompt(text, addSpecial, media!));
     return { text, addSpecial, tokens: prompt.tokens, media: prompt };
   }
@@ -104,16 +132,28 @@ export class Prompts {
   /** How many prompt tokens the rendered system messages (and tools) take; 0 when there are none. */
   private systemLength(req: ResolvedRequest, prompt: string, tokens: Int32Array, addSpecial: boolean): number {
     let lead = 0;
-    while (lead < req.messages.length && (req.messages[lead]!.role === 'system' || req.messages[lead]!.role === 'developer')) lead++;
+    while (
+      lead < req.messages.length &&
+      (req.messages[lead]!.role === 'system' || req.messages[lead]!.role === 'developer')
+    ) {
+      lead++;
+    }
     if (lead === 0 || lead === req.messages.length) return 0;
     let text: string;
     try {
-      text = this.template.render(req.messages.slice(0, lead), { tools: req.tools, kwargs: req.templateKwargs, addGenerationPrompt: false });
+      text = this.template.render(req.messages.slice(0, lead), {
+        tools: req.tools,
+        kwargs: req.templateKwargs,
+        addGenerationPrompt: false,
+      });
     } catch {
       return 0; // some templates refuse a conversation without a user message
     }
     if (!text || !prompt.startsWith(text)) return 0;
     // The prefix's own tokenization can differ at its end from the whole prompt's: keep the part they share.
-    return commonPrefix(this.llama.guard(() => this.model.tokenize(text, addSpecial, true)), tokens);
+    return commonPrefix(
+      this.llama.guard(() => this.model.tokenize(text, addSpecial, true)),
+      tokens,
+    );
   }
 }

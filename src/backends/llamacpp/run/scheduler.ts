@@ -21,7 +21,6 @@ import { N_BATCH } from '../binding/limits.ts';
 import { yieldToEventLoop } from './yield.ts';
 import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/media.ts';
 
-
 /** A load or unload waiting for its turn. */
 interface Exclusive {
   run(): Promise<void>;
@@ -70,10 +69,14 @@ export class Scheduler {
       return job.done;
     }
     this.waiting.push(job);
-    job.signal?.addEventListener('abort', () => {
-      if (this.dequeue(job)) job.end(new AbortError());
-      this.wake();
-    }, { once: true });
+    job.signal?.addEventListener(
+      'abort',
+      () => {
+        if (this.dequeue(job)) job.end(new AbortError());
+        this.wake();
+      },
+      { once: true },
+    );
     this.kick();
     return job.done;
   }
@@ -191,19 +194,26 @@ export class Scheduler {
     } catch (err) {
       if (!(err instanceof MediaDecodeError)) throw err;
       const kind = job.req.media?.[err.index]?.kind ?? 'image';
-      throw new InvalidRequestError(`messages: ${err.message}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', { param: 'messages' });
+      throw new InvalidRequestError(`messages: ${err.message}`, kind === 'image' ? 'invalid_image' : 'invalid_audio', {
+        param: 'messages',
+      });
     }
     const n = job.tokens.length;
     const spans = job.prompt.media?.spans ?? [];
     if (spans.length && spans[spans.length - 1]!.end === n) {
-      throw new InvalidRequestError('messages: the prompt ends with an image or audio clip; the chat template must put text after it', 'invalid_parameter', { param: 'messages' });
+      throw new InvalidRequestError(
+        'messages: the prompt ends with an image or audio clip; the chat template must put text after it',
+        'invalid_parameter',
+        { param: 'messages' },
+      );
     }
     const limit = s.plan.maxCtx;
     if (n + 1 > limit) {
       throw new ContextFullError(
         `the prompt is ${n} tokens but the context holds at most ${limit}: shorten the conversation` +
-        (s.plan.dynamic ? ' or raise kvBudgetBytes' : ' or load the model with a larger nCtx'),
-        { promptTokens: n, nCtx: limit });
+          (s.plan.dynamic ? ' or raise kvBudgetBytes' : ' or load the model with a larger nCtx'),
+        { promptTokens: n, nCtx: limit },
+      );
     }
     job.demand = Math.min(limit, n + (job.req.maxTokens ?? DEFAULT_REPLY_BUDGET));
   }
@@ -231,7 +241,9 @@ export class Scheduler {
       s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
       job.sampler = s.llama.guard(() => newSampler(s, job));
       // Penalties look back over the prompt too (as llama.cpp's own tools do); media placeholders are no tokens.
-      for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) if (!isPlaceholder(t)) job.sampler.accept(t);
+      for (const t of job.tokens.subarray(Math.max(0, job.tokens.length - job.req.sampler.repeatLastN))) {
+        if (!isPlaceholder(t)) job.sampler.accept(t);
+      }
     } catch (err) {
       this.fail(job, err);
     }
@@ -239,9 +251,11 @@ export class Scheduler {
 
   /** One decode step. Returns false when there was nothing to decode (every running request waits for its consumer). */
   private step(s: Session): boolean {
-    // An image or audio clip next in a prompt is encoded and decoded on its own (seconds of work, one request at a time).
+    // An image or audio clip next in a prompt is encoded and decoded on its own (seconds of work, one request at a
+    // time).
     for (const job of this.active) {
-      const span = job.phase === 'prefill' ? job.prompt!.media?.spans.find((m) => m.start === job.slot.tokens.length) : undefined;
+      const span =
+        job.phase === 'prefill' ? job.prompt!.media?.spans.find((m) => m.start === job.slot.tokens.length) : undefined;
       if (span) return this.mediaStep(s, job, span);
     }
     const t0 = now();
@@ -272,7 +286,9 @@ export class Scheduler {
     const t2 = now();
     if (status === 1) {
       // No contiguous room although the count fits (cells are fragmented): free or grow, else overflow.
-      if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + 1, this.lost)) overflow(s, this.active, this.endOverflowed);
+      if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + 1, this.lost)) {
+        overflow(s, this.active, this.endOverflowed);
+      }
       return true;
     }
     if (status !== 0) throw new EngineError(`llama_decode failed with status ${status}`, 'decode_failed');
@@ -307,16 +323,26 @@ export class Scheduler {
     const t0 = now();
     try {
       const embd = s.llama.guard(() => projector.encode(s.ctx, span));
-      if (!embd) throw new EngineError(`the projector could not encode ${span.kind === 'image' ? 'an image' : 'an audio clip'} of this request`, 'media_encode_failed');
+      if (!embd) {
+        throw new EngineError(
+          `the projector could not encode ${span.kind === 'image' ? 'an image' : 'an audio clip'} of this request`,
+          'media_encode_failed',
+        );
+      }
       job.mediaMs += now() - t0;
       const status = s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
       if (status === 1) {
-        // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else overflow.
+        // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else
+        // overflow.
         s.ctx.seqRm(job.slot.seq, span.start);
-        if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) overflow(s, this.active, this.endOverflowed);
+        if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) {
+          overflow(s, this.active, this.endOverflowed);
+        }
         return true;
       }
-      if (status !== 0) throw new EngineError(`llama_decode failed with status ${status} on a media chunk`, 'decode_failed');
+      if (status !== 0) {
+        throw new EngineError(`llama_decode failed with status ${status} on a media chunk`, 'decode_failed');
+      }
     } catch (err) {
       this.fail(job, err);
       return true;
@@ -332,15 +358,25 @@ export class Scheduler {
     const build = job.prep.buildSystem;
     if (build && pos === build.tokens.length) s.cache.captureSystem(job.slot, build);
     if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) s.cache.checkpoint(job.slot);
-    job.req.onProgress?.({ phase: 'prefill', loaded: pos - job.prep.cached, total: job.tokens.length - job.prep.cached });
+    job.req.onProgress?.({
+      phase: 'prefill',
+      loaded: pos - job.prep.cached,
+      total: job.tokens.length - job.prep.cached,
+    });
     if (logits >= 0 && job.replyFrom(s, logits)) this.finish(s, job);
   }
 
   /** Running requests whose cells llama.cpp refused to take into a resized context cannot go on. */
   private readonly lost = (slots: Slot[]) => {
     for (const job of this.active.filter((j) => slots.includes(j.slot))) {
-      this.fail(job, new EngineError('the KV cells of this request could not be moved into the resized context',
-        'context_resize_failed', { nCtx: this.session().ctx.nCtx }));
+      this.fail(
+        job,
+        new EngineError(
+          'the KV cells of this request could not be moved into the resized context',
+          'context_resize_failed',
+          { nCtx: this.session().ctx.nCtx },
+        ),
+      );
     }
   };
 

@@ -48,17 +48,26 @@ export function workerInit(options: WorkerOptions): HostInit {
   let threads = options.threads ?? defaultThreads();
   if (!isolated && threads > 1) {
     if (options.threads !== undefined) {
-      console.warn('[hearth] this page is not cross-origin isolated (COOP/COEP headers), so llama.cpp runs on 1 thread');
+      console.warn(
+        '[hearth] this page is not cross-origin isolated (COOP/COEP headers), so llama.cpp runs on 1 thread',
+      );
     }
     threads = 1;
   }
   const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location.href;
   const assets: Assets = options.assetsUrl !== undefined ? assetsIn(options.assetsUrl, base) : defaultAssets(base);
   // One thread needs no pthreads: the single-thread build avoids their shared-memory overhead.
-  const threadsWhy = threads > 1 ? `${threads} threads` : isolated ? '1 thread' : '1 thread (the page is not cross-origin isolated)';
+  const threadsWhy =
+    threads > 1 ? `${threads} threads` : isolated ? '1 thread' : '1 thread (the page is not cross-origin isolated)';
   const { variant, reason } = chooseBuild(threads > 1, options.simd, threadsWhy);
   return {
-    variant, buildReason: reason, threads, assets, maxModelBytes: options.maxModelBytes, hfEndpoint: options.hfEndpoint, cache: options.cache,
+    variant,
+    buildReason: reason,
+    threads,
+    assets,
+    maxModelBytes: options.maxModelBytes,
+    hfEndpoint: options.hfEndpoint,
+    cache: options.cache,
   };
 }
 
@@ -82,8 +91,12 @@ function startWorker(url: string): Worker {
   try {
     return new Worker(scriptUrl(url));
   } catch (err) {
-    if ((err as Error).name === 'SecurityError') throw cspError('the engine worker', csp.seen[0] ?? { directive: 'worker-src', blockedURI: url });
-    if (err instanceof TypeError && /Trusted/i.test(err.message)) throw new EngineError(`the engine worker could not start: ${TRUSTED_TYPES_HINT}`, 'trusted_types_blocked');
+    if ((err as Error).name === 'SecurityError') {
+      throw cspError('the engine worker', csp.seen[0] ?? { directive: 'worker-src', blockedURI: url });
+    }
+    if (err instanceof TypeError && /Trusted/i.test(err.message)) {
+      throw new EngineError(`the engine worker could not start: ${TRUSTED_TYPES_HINT}`, 'trusted_types_blocked');
+    }
     throw err;
   } finally {
     csp.stop();
@@ -111,10 +124,16 @@ export class EngineWorker {
     this.rpc = new RpcClient((m) => port1.postMessage(m));
     port1.onmessage = (e: MessageEvent<RpcMessage>) => this.rpc.receive(e.data);
     this.calls = rpcStubs<ServedCalls>((method, argument, control) =>
-      this.dead ? Promise.reject(this.dead) : this.rpc.call(method, argument, control));
+      this.dead ? Promise.reject(this.dead) : this.rpc.call(method, argument, control),
+    );
     this.hostPort = port2;
     worker.addEventListener('error', (e) => {
-      this.fail(new EngineError(`the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`, 'worker_failed'));
+      this.fail(
+        new EngineError(
+          `the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`,
+          'worker_failed',
+        ),
+      );
     });
   }
 
@@ -128,26 +147,51 @@ export class EngineWorker {
     const onStage = (stage: StartStage) => {
       clearTimeout(watchdog);
       if (stage !== 'script') return;
-      watchdog = setTimeout(() => this.terminate(new EngineError(
-        `the engine worker stalled for ${STALL_MS / 1000} s while creating its threads (reload the page to try again)`,
-        'worker_stalled')), STALL_MS);
+      watchdog = setTimeout(
+        () =>
+          this.terminate(
+            new EngineError(
+              `the engine worker stalled for ${STALL_MS / 1000} s while creating its threads (reload the page to try again)`,
+              'worker_stalled',
+            ),
+          ),
+        STALL_MS,
+      );
     };
     const csp = watchCsp();
-    const deadline = setTimeout(() => this.terminate(csp.seen.length ? cspError('the engine', csp.seen[0]!) : new EngineError(
-      `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assets['engine.worker.js'].replace(/[^/]*$/, '')}) did not load. ` +
-      'Check the connection and that they are served.', 'start_timeout')), START_TIMEOUT_MS);
+    const deadline = setTimeout(
+      () =>
+        this.terminate(
+          csp.seen.length
+            ? cspError('the engine', csp.seen[0]!)
+            : new EngineError(
+                `the engine did not start within ${START_TIMEOUT_MS / 1000} s: its files (${init.assets['engine.worker.js'].replace(/[^/]*$/, '')}) did not load. ` +
+                  'Check the connection and that they are served.',
+                'start_timeout',
+              ),
+        ),
+      START_TIMEOUT_MS,
+    );
     try {
       if (this.dead) throw this.dead;
       const port = this.hostPort!;
       this.hostPort = null;
       const died = new Promise<never>((_, reject) => (this.starting = reject));
-      const result = await Promise.race([this.host.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)), died]);
+      const result = await Promise.race([
+        this.host.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)),
+        died,
+      ]);
       if (!result.ok) throw fromWire(result.error);
       this.started = result.value;
     } catch (err) {
-      // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment later).
-      if (err instanceof EngineError && err.code === 'worker_failed') await new Promise((resolve) => setTimeout(resolve, 50));
-      if (csp.seen.length && !(err instanceof EngineError && err.code === 'csp_blocked')) throw cspError('the engine worker', csp.seen[0]!);
+      // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment
+      // later).
+      if (err instanceof EngineError && err.code === 'worker_failed') {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      if (csp.seen.length && !(err instanceof EngineError && err.code === 'csp_blocked')) {
+        throw cspError('the engine worker', csp.seen[0]!);
+      }
       throw err;
     } finally {
       this.starting = null;

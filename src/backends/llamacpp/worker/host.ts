@@ -18,11 +18,14 @@ export class EngineHost implements HostApi {
   constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => Engine) {}
 
   async init(init: HostInit, calls: PortLike, onStage?: (stage: StartStage) => void): Promise<Result<BackendInfo>> {
-    const server = new RpcServer((m) => calls.postMessage(m), ({ method, argument }, control) => {
-      if (!this.engine) throw new EngineError('the engine worker was not initialised', 'not_initialised');
-      const call = this.engine[method] as (a: unknown, c: CallControl) => Promise<unknown>;
-      return call.call(this.engine, argument, control);
-    });
+    const server = new RpcServer(
+      (m) => calls.postMessage(m),
+      ({ method, argument }, control) => {
+        if (!this.engine) throw new EngineError('the engine worker was not initialised', 'not_initialised');
+        const call = this.engine[method] as (a: unknown, c: CallControl) => Promise<unknown>;
+        return call.call(this.engine, argument, control);
+      },
+    );
     calls.onmessage = (e: MessageEvent<RpcMessage>) => server.receive(e.data);
     // The policy sent with this worker's script governs it: a CSP on every response needs 'wasm-unsafe-eval'.
     const csp = watchCsp(globalThis);
@@ -32,7 +35,10 @@ export class EngineHost implements HostApi {
       return { ok: true, value: await this.engine.info() };
     } catch (err) {
       const blocked = csp.seen.length || isWasmCspError(String((err as Error)?.message ?? err));
-      return { ok: false, error: toWire(blocked ? cspError('compiling the engine\'s WebAssembly', csp.seen[0] ?? null) : err) };
+      return {
+        ok: false,
+        error: toWire(blocked ? cspError("compiling the engine's WebAssembly", csp.seen[0] ?? null) : err),
+      };
     } finally {
       csp.stop();
     }

@@ -18,7 +18,8 @@ export interface HostInit {
   cache?: CacheOptions;
 }
 
-/** Where the worker's start has got to: the glue script is loaded; the pthread workers exist and the wasm is asked for. */
+/** Where the worker's start has got to: the glue script is loaded; the pthread workers exist and the wasm is asked for.
+ */
 export type StartStage = 'script' | 'instantiate';
 
 export interface HostApi {

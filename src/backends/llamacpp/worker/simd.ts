@@ -18,9 +18,16 @@ export function hasRelaxedSimd(): boolean {
 
 /** The build for these threads and this choice, and why (engine.info().buildReason). `relaxed`: whether this
  * browser validates relaxed SIMD. */
-export function chooseBuild(threaded: boolean, simd: SimdChoice, threadsWhy: string, relaxed = hasRelaxedSimd()): { variant: BuildVariant; reason: string } {
+export function chooseBuild(
+  threaded: boolean,
+  simd: SimdChoice,
+  threadsWhy: string,
+  relaxed = hasRelaxedSimd(),
+): { variant: BuildVariant; reason: string } {
   const base = threaded ? 'mt' : 'st';
   if (simd === 'plain') return { variant: base, reason: `plain SIMD128, as asked (simd: 'plain'); ${threadsWhy}` };
-  if (!relaxed) return { variant: base, reason: `plain SIMD128: this browser does not validate relaxed SIMD; ${threadsWhy}` };
+  if (!relaxed) {
+    return { variant: base, reason: `plain SIMD128: this browser does not validate relaxed SIMD; ${threadsWhy}` };
+  }
   return { variant: `${base}-relaxed`, reason: `relaxed SIMD: this browser validates it; ${threadsWhy}` };
 }
