@@ -121,6 +121,7 @@ test('streams with include_usage; an abort ends the stream and the next request 
   const [finish, usage] = out.chunks.slice(-2);
   expect(finish!.choices[0]!.finish_reason).toBe('length');
   expect(usage).toMatchObject({ choices: [], usage: { completion_tokens: 5 } });
+  expect(out.chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   expect(out.aborted).toBe('AbortError');
   // Chunks already on their way when the abort came still arrive (the server streams ~1,000 tokens a second); then it
   // ends.
@@ -197,6 +198,49 @@ test('tool calls come back as the wasm engine gives them, streamed or not; json_
   const parsed = JSON.parse(out.json!);
   expect(['celsius', 'fahrenheit']).toContain(parsed.unit);
   expect(parsed.days).toBeGreaterThanOrEqual(1);
+});
+
+test("a page that asks for a server alone starts no worker and fetches none of the engine's files; info() is the server's", async ({
+  harness,
+}) => {
+  await harness.goto('/e2e/harness.html');
+  await harness.waitForFunction(() => window.hearthReady);
+  const out = await harness.evaluate(async (baseURL) => {
+    const engine = await window.hearth.createEngine({ backend: { remote: { baseURL, model: 'qwen2-hello' } } });
+    await engine.load('qwen2-hello');
+    const reply = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 });
+    const files = performance
+      .getEntriesByType('resource')
+      .map((e) => new URL(e.name).pathname)
+      .filter((p) => /engine\.worker|hearth-(st|mt)|wllama/.test(p));
+    const result = {
+      files,
+      info: await engine.info(),
+      answer: reply.choices[0]!.message.content,
+      stats: await engine.cache.stats(),
+      models: await engine.models.list(),
+      exported: await engine.cache.exportPrompt({ messages: [{ role: 'system', content: 'Hi' }] }).then(
+        () => null,
+        (e) => ({ name: e.name, code: e.code }),
+      ),
+    };
+    engine.terminate();
+    return result;
+  }, chat.baseURL);
+  expect(out.files).toEqual([]);
+  expect(out.answer).toBe('Hello, world!');
+  expect(out.info).toMatchObject({
+    backend: 'remote',
+    build: null,
+    threads: 0,
+    llamaBuild: '',
+    storage: null,
+    capabilities: { persistentKv: false, threads: false },
+    selection: { requested: 'remote' },
+  });
+  expect(out.stats).toMatchObject({ persistent: false, entries: 0 });
+  expect(out.models).toEqual([]);
+  expect(out.exported).toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
 });
 
 test("embeddings through the server equal the wasm engine's", async ({ harness }) => {

@@ -150,6 +150,13 @@ describe('imports', () => {
     expect(layerBreaks(graph)).toEqual([]);
   });
 
+  it('the test seams (backends/llamacpp/inspect.ts) are imported by tests and benchmarks only: no bundle ships them', () => {
+    const seams = 'src/backends/llamacpp/inspect.ts';
+    const users = [...graph].filter(([, deps]) => deps.includes(seams)).map(([file]) => file);
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+  });
+
   it('every file of src/ and workers/ belongs to a layer', () => {
     expect([...graph.keys()].filter((f) => /^(src|workers)\//.test(f) && !LAYERS.some((l) => l.files.test(f)))).toEqual(
       [],

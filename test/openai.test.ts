@@ -57,7 +57,7 @@ describe('chat.completions through the openai SDK', () => {
     expect(r.usage).toMatchObject({ completion_tokens: 4, total_tokens: r.usage!.prompt_tokens + 4 });
   });
 
-  it('stream with include_usage: the text, then the usage in a chunk with no choices; without it, no usage', async () => {
+  it('stream with include_usage: the text with usage: null, then the usage in a chunk with no choices; without it, no usage', async () => {
     const client = sdk(scripted);
     const chunks = [];
     for await (const c of await client.chat.completions.create({
@@ -72,12 +72,13 @@ describe('chat.completions through the openai SDK', () => {
     expect(finish!.choices[0]!.finish_reason).toBe('stop');
     expect(usage!.choices).toEqual([]);
     expect(usage!.usage!.completion_tokens).toBe(4);
-    expect(chunks.slice(0, -1).every((c) => c.usage == null)).toBe(true);
+    // OpenAI's shape: with include_usage every chunk before the last says `usage: null` (not just leaves it out).
+    expect(chunks.slice(0, -1).map((c) => c.usage)).toEqual(chunks.slice(0, -1).map(() => null));
 
     const plain = [];
     for await (const c of await client.chat.completions.create({ model: MODEL, messages: hello, stream: true }))
       plain.push(c);
-    expect(plain.every((c) => c.usage == null)).toBe(true);
+    expect(plain.every((c) => !('usage' in c))).toBe(true);
     expect(plain.at(-1)!.choices[0]!.finish_reason).toBe('stop');
   });
 

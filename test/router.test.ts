@@ -8,6 +8,7 @@ import { engineCalls } from '../src/api/services.ts';
 import { llamacppBackend } from '../src/backends/llamacpp/backend.ts';
 import { EngineApi } from '../src/api/engine-api.ts';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
+import { checkEngineOptions } from '../src/core/options.ts';
 import type { BackendSelection } from '../src/types.ts';
 import { ensureModel } from './fixtures/models.ts';
 
@@ -137,5 +138,69 @@ describe('the backend router', () => {
     await api.load({ path: model }, { nParallel: 2 });
     expect(gpu.calls).toEqual(['fit', 'load', 'unload']);
     expect((await api.info()).backend).toBe('wasm');
+  });
+});
+
+describe('load options, checked once', () => {
+  const bad = [
+    [{ nCtx: 0 }, 'nCtx'],
+    [{ nCtx: 1024.5 }, 'nCtx'],
+    [{ nParallel: 0 }, 'nParallel'],
+    [{ nParallel: 17 }, 'nParallel'],
+    [{ kvBudgetBytes: -1 }, 'kvBudgetBytes'],
+    [{ cacheTypeK: 'q5_1' }, 'cacheTypeK'],
+    [{ cacheTypeV: 'bf16' }, 'cacheTypeV'],
+    [{ swaFull: 'yes' }, 'swaFull'],
+    [{ promptState: 42 }, 'promptState'],
+  ] as const;
+
+  it('a nonsense option is an InvalidRequestError naming it, before any backend sees the load, the same whichever backend', async () => {
+    for (const backends of [() => [simulatedGpu().backend], () => [llamacppBackend(home.engine)]]) {
+      const gpu = simulatedGpu();
+      const api = over([gpu.backend, ...backends()]);
+      for (const [options, param] of bad) {
+        expect(await api.load({ path: model }, options as never).catch(refusal), param).toEqual({
+          name: 'InvalidRequestError',
+          code: 'invalid_parameter',
+          param,
+        });
+      }
+      expect(gpu.calls).toEqual([]);
+    }
+  });
+
+  it("nCtx above the model's training context or its memory budget is refused with the reason, never clamped", async () => {
+    const api = over([llamacppBackend(home.engine)]);
+    const train = (await api.load({ path: model }, { nCtx: 512 })).nCtxTrain;
+    expect(train).toBeGreaterThan(512);
+    expect(await api.load({ path: model }, { nCtx: train + 1 }).catch(refusal)).toEqual({
+      name: 'InvalidRequestError',
+      code: 'invalid_parameter',
+      param: 'nCtx',
+    });
+    expect(await api.load({ path: model }, { nCtx: train, kvBudgetBytes: 1024 }).catch(refusal)).toEqual({
+      name: 'ModelLoadError',
+      code: 'kv_too_large',
+      param: 'nCtx',
+    });
+    expect((await api.load({ path: model }, { nCtx: train })).nCtxTrain).toBe(train);
+    expect((await api.info()).nCtx).toBe(train);
+  });
+
+  it("createEngine's and Node's thread counts: an integer from 1 to 16, else an error naming threads", async () => {
+    for (const threads of [0, -1, 1.5, 17, Number.NaN, '2']) {
+      expect(() => checkEngineOptions({ threads } as never), String(threads)).toThrow(
+        expect.objectContaining({ code: 'invalid_parameter', details: { param: 'threads' } }),
+      );
+      expect(await createNodeEngine({ threads } as never).catch(refusal)).toMatchObject({ param: 'threads' });
+    }
+    expect(checkEngineOptions({ threads: 16, shared: 'tabs' })).toEqual({ backend: 'auto', shared: 'tabs' });
+    expect(() => checkEngineOptions({ shared: '' })).toThrow(expect.objectContaining({ details: { param: 'shared' } }));
+    expect(() => checkEngineOptions({ simd: 'fast' } as never)).toThrow(
+      expect.objectContaining({ details: { param: 'simd' } }),
+    );
+    expect(() => checkEngineOptions({ cache: { minTokens: 0 } })).toThrow(
+      expect.objectContaining({ details: { param: 'cache.minTokens' } }),
+    );
   });
 });
