@@ -144,7 +144,7 @@ export async function loadSession(
     if (err instanceof HearthError) throw err;
     const why = err instanceof Error ? err.message : 'llama.cpp raised an exception (see the log)';
     // Memory: llama.cpp could not create the context (its buffers), or the wasm heap could not grow. Only this says
-    // the device cannot run the model (a remote fallback may take it: api/router.ts); the rest is a failure.
+    // the device cannot run the model (a fallback server may take it: api/router.ts); the rest is a failure.
     const memory = !ctx || err instanceof RangeError;
     throw new ModelLoadError(`could not set up ${file.name}: ${why}`, 'context_failed', { memory });
   }

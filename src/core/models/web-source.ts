@@ -38,7 +38,7 @@ export interface WebFile {
   etag: string | null;
 }
 
-export interface RemoteModel {
+export interface WebModel {
   id: string;
   files: WebFile[];
 }
@@ -68,7 +68,7 @@ export function fileName(url: string): string {
 }
 
 /** Asks the server for the files' sizes (and Hugging Face for their sha256). */
-export async function webModel(source: WebSource, opts: WebOptions): Promise<RemoteModel> {
+export async function webModel(source: WebSource, opts: WebOptions): Promise<WebModel> {
   const { id, urls } = webUrls(source, opts.hfEndpoint);
   const fromHub = typeof source === 'object' ? await hubFiles(source.hf, urls, opts) : null;
   const files = fromHub ?? (await Promise.all(urls.map((url) => headFile(url, opts))));
