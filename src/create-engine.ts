@@ -12,7 +12,15 @@ import { checkRemote } from './backends/server/options.ts';
 import { checkEngineOptions } from './core/options.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from './core/limits.ts';
 import { isWebSource } from './core/models/web-source.ts';
-import type { EngineOptions, HearthEngine, LoadOptions, ModelInfo, ModelSource, RemoteOptions } from './types.ts';
+import type {
+  BackendName,
+  EngineOptions,
+  HearthEngine,
+  LoadOptions,
+  ModelInfo,
+  ModelSource,
+  RemoteOptions,
+} from './types.ts';
 
 export { defaultThreads } from './backends/llamacpp/worker/client.ts';
 
@@ -23,17 +31,21 @@ export interface HearthClient extends HearthEngine {
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
-  const checked = checkEngineOptions(options);
-  const remote = typeof checked.backend === 'object' ? checkRemote(checked.backend.remote, 'backend') : null;
-  const start = remote
-    ? () => serverOnly(remote)
-    : starter(options, checked.backend as Exclude<typeof checked.backend, object>);
-  if (checked.shared === null) return new Client(await start());
-  return new Client(await joinShared(checked.shared, start));
+  const { backend, shared } = checkEngineOptions(options);
+  let start: () => Promise<LocalEngine>;
+  if (typeof backend === 'object') {
+    const server = checkRemote(backend.remote, 'backend');
+    start = () => serverOnly(server);
+  } else {
+    start = starter(options, backend);
+  }
+  const engine = shared === null ? await start() : await joinShared(shared, start);
+  // A page that talks to a server alone keeps no models here: it does not ask the browser to persist storage.
+  return new Client(engine, typeof backend !== 'object');
 }
 
 /** What starts this tab's own engine: the llama.cpp engine's worker, and the backends over it (api/select.ts). */
-function starter(options: EngineOptions, backend: 'auto' | 'wasm' | 'webgpu'): () => Promise<LocalEngine> {
+function starter(options: EngineOptions, backend: BackendName): () => Promise<LocalEngine> {
   const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
   const init = workerInit({
     threads: options.threads,
@@ -79,7 +91,11 @@ async function serverOnly(remote: RemoteOptions): Promise<LocalEngine> {
 class Client extends EngineApi implements HearthClient {
   private persisting: Promise<unknown> | null = null;
 
-  constructor(private readonly engine: LocalEngine) {
+  /** `keepsModels`: the engine has a model store (a worker), for which the browser is asked to persist storage. */
+  constructor(
+    private readonly engine: LocalEngine,
+    private readonly keepsModels: boolean,
+  ) {
     super(engine.calls);
   }
 
@@ -87,7 +103,7 @@ class Client extends EngineApi implements HearthClient {
     // A downloaded model is kept in OPFS: ask the browser not to evict it under storage pressure (only a page may
     // ask; engine.models.usage().persisted tells the answer). Never waited for: Chromium decides at once, but Firefox
     // asks the user, and the load must not wait on a prompt they may never answer.
-    const stored = isWebSource(source) && options.store !== false;
+    const stored = this.keepsModels && isWebSource(source) && options.store !== false;
     if (stored && typeof navigator !== 'undefined' && navigator.storage?.persist) {
       this.persisting ??= navigator.storage
         .persisted()
