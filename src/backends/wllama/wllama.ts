@@ -10,6 +10,7 @@
 import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type {
   Backend,
+  BackendInfo,
   CallControl,
   CompletionRequest,
   EmbedResult,
@@ -33,7 +34,7 @@ import {
   InvalidRequestError,
   ModelLoadError,
 } from '../../errors.ts';
-import type { EngineInfo, FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
+import type { FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
 import { checkCall } from '../supports.ts';
 import { checkContextSize } from '../../core/options.ts';
 import { VERSION } from '../../core/build.ts';
@@ -280,12 +281,11 @@ export class WllamaBackend implements Backend {
   }
 
   /** What engine.info() reports while this backend holds the model (the router adds the selection and the store). */
-  async info(): Promise<EngineInfo> {
+  async info(): Promise<BackendInfo> {
     return {
       backend: 'webgpu',
       remote: null,
       input: ['text'],
-      selection: { requested: 'webgpu', reason: '', adapter: null, selfTest: null },
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
       build: this.opts.threads > 1 ? 'mt' : 'st',
       buildReason: 'the WebGPU backend (@wllama/wllama) runs its own build',
@@ -305,7 +305,6 @@ export class WllamaBackend implements Backend {
         webgpu: typeof navigator !== 'undefined' && 'gpu' in navigator,
         threads: this.opts.threads > 1,
       },
-      shared: null,
       storage: null,
     };
   }
