@@ -1,9 +1,10 @@
 // The services beside the router (contract.ts): the KV state store and the model store, which the llama.cpp engine's
 // worker keeps. A page whose engine has none (it only talks to a server) answers them as an engine with nothing
 // stored would: no cached state, no stored models, and exportPrompt refused with the reason.
-import type { BackendCalls, EngineCalls, KvStateService, ModelStoreService } from '../contract.ts';
+import type { EngineCalls, KvStateService, ModelStoreService } from '../contract.ts';
 import { InvalidRequestError } from '../errors.ts';
-import type { CacheStats, EngineInfo } from '../types.ts';
+import type { CacheStats } from '../types.ts';
+import type { BackendRouter } from './router.ts';
 
 export type Services = KvStateService & ModelStoreService;
 
@@ -40,10 +41,7 @@ export const NO_SERVICES: Services = {
 };
 
 /** The router's calls and the services as the one flat set the page's API and the shared tabs take. */
-export function engineCalls(
-  router: Omit<BackendCalls, 'info'> & { info(): Promise<EngineInfo> },
-  services: Services,
-): EngineCalls {
+export function engineCalls(router: BackendRouter, services: Services): EngineCalls {
   return {
     load: (r, c) => router.load(r, c),
     complete: (r, c) => router.complete(r, c),
