@@ -9,7 +9,7 @@ import { EngineApi } from './api/engine-api.ts';
 import { BackendRouter } from './api/router.ts';
 import { engineCalls } from './api/services.ts';
 import { llamacppBackend } from './backends/llamacpp/backend.ts';
-import { checkThreads } from './core/options.ts';
+import { checkCacheOptions, checkThreads } from './core/options.ts';
 import { Engine, type EngineConfig } from './backends/llamacpp/engine.ts';
 import type { ModuleFactory, ModuleLoader } from './backends/llamacpp/binding/module.ts';
 import { diskFiles, folderBackend } from './core/models/node-dir.ts';
@@ -77,6 +77,7 @@ export const defaultModelsDir = () => join(homedir(), '.cache', 'hearth', 'model
 
 export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<NodeEngine> {
   checkThreads(opts.threads);
+  checkCacheOptions(opts.cache);
   const loader = nodeModuleLoader({ dir: opts.wasmDir, variant: opts.variant, threads: opts.threads });
   const modelsDir = opts.modelsDir === undefined ? defaultModelsDir() : opts.modelsDir;
   const models = modelsDir === null ? null : new ModelStore(folderBackend(modelsDir));

@@ -3,7 +3,7 @@
 // Each layer imports only the layers before it (and itself); a backend imports no other backend; the adapters over
 // the public API (openai/, ai-sdk/) only its types and errors. No import circles, between files or between folders
 // (a circle makes load order matter and hides which layer a file belongs to). Comments name files that exist.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -211,6 +211,22 @@ describe('imports', () => {
     expect(exported.length).toBeGreaterThan(50);
     expect(declared.sort()).toEqual([...exported].sort());
     expect(exported.filter((name) => !code.includes(`_${name}(`))).toEqual([]);
+  });
+
+  it('every path under src/ or workers/ that a page, a test, a script or the README names exists', () => {
+    const named = ['README.md', 'index.html', 'e2e/harness.html', 'e2e/widget-host.html', 'bench/page.html']
+      .concat(FOLDERS.flatMap(sources).filter((f) => f !== 'test/imports.test.ts')) // its own are made-up examples
+      .flatMap((file) => {
+        const text = readFileSync(join(ROOT, file), 'utf8');
+        return [...text.matchAll(/(?<![\w-])(?:\.{0,2}\/)?((?:src|workers)\/[\w/.-]+\.(?:ts|css|html))/g)].map((m) => [
+          file,
+          m[1]!,
+        ]);
+      });
+    expect(named.length).toBeGreaterThan(50);
+    expect(
+      named.filter(([, path]) => !existsSync(join(ROOT, path!))).map(([file, path]) => `${file}: ${path}`),
+    ).toEqual([]);
   });
 
   it('comments name files that exist (a moved or deleted file leaves no pointer behind)', () => {

@@ -178,9 +178,10 @@ describe('load options, checked once', () => {
       code: 'invalid_parameter',
       param: 'nCtx',
     });
+    // nCtx against the caller's own budget: theirs to settle (not a model this device cannot run, for a fallback).
     expect(await api.load({ path: model }, { nCtx: train, kvBudgetBytes: 1024 }).catch(refusal)).toEqual({
-      name: 'ModelLoadError',
-      code: 'kv_too_large',
+      name: 'InvalidRequestError',
+      code: 'invalid_parameter',
       param: 'nCtx',
     });
     expect((await api.load({ path: model }, { nCtx: train })).nCtxTrain).toBe(train);

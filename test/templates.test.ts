@@ -223,7 +223,7 @@ describe('chat templates', () => {
   it("write today's date in English under a French locale, as Python's C locale does", () => {
     // A child process whose default locale is French (Node takes it from LANG): the month must still be "Nov".
     const script = `
-      import { ChatTemplate } from './src/engine/chat/template.ts';
+      import { ChatTemplate } from './src/core/chat/template.ts';
       import { readFileSync } from 'node:fs';
       const source = readFileSync(${JSON.stringify(join(templatesDir, 'meta-llama-Llama-3.2-3B-Instruct.jinja'))}, 'utf8');
       const t = new ChatTemplate(source, { bos: '', eos: '' }, () => new Date(2026, 10, 22));

@@ -60,7 +60,8 @@ export function checkEngineOptions(o: EngineOptions): {
   return { backend, shared: shared === true ? 'default' : shared || null };
 }
 
-function checkCacheOptions(c: CacheOptions | undefined): void {
+/** EngineOptions.cache (and Node's). */
+export function checkCacheOptions(c: CacheOptions | undefined): void {
   if (c === undefined) return;
   if (!c || typeof c !== 'object') {
     badOption('cache', 'expected { persistent?, systemPrompt?, conversations?, minTokens?, budgetBytes? }');

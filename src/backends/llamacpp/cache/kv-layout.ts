@@ -1,5 +1,5 @@
 // The KV cache's element types, attention kernel and size for a model.
-import { ModelLoadError } from '../../../errors.ts';
+import { InvalidRequestError, ModelLoadError } from '../../../errors.ts';
 import type { GgmlType, LoadOptions } from '../../../types.ts';
 import { formatBytes } from '../../../core/bytes.ts';
 import { checkContextSize } from '../../../core/options.ts';
@@ -76,10 +76,13 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
   );
   const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
 
+  // An explicit nCtx is checked against the training context before anything is sized from it (its range was checked
+  // where every backend's load options are: core/options.ts).
+  checkContextSize(options.nCtx, shape.nCtxTrain);
   let typeK = options.cacheTypeK ?? options.cacheTypeV;
   if (!typeK) {
     if (options.nCtx !== undefined) {
-      typeK = Math.min(options.nCtx, train) * kvBytesPerToken(shape, 'f32', 'f32') <= F32_KV_LIMIT ? 'f32' : 'f16';
+      typeK = options.nCtx * kvBytesPerToken(shape, 'f32', 'f32') <= F32_KV_LIMIT ? 'f32' : 'f16';
     } else {
       const f32Ctx = fits(kvBytesPerToken(shape, 'f32', 'f32'), Math.min(budgetBytes, F32_KV_LIMIT));
       typeK = f32Ctx >= Math.min(train, F32_MIN_CONTEXT) ? 'f32' : 'f16';
@@ -91,20 +94,25 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
   const perToken = kvBytesPerToken(shape, typeK, typeV);
 
   if (options.nCtx !== undefined) {
-    // Its range is checked where every backend's load options are (core/options.ts), its training context here.
     const nCtx = options.nCtx;
-    checkContextSize(nCtx, shape.nCtxTrain);
-    const room = options.kvBudgetBytes === undefined ? heapRoom : Math.min(heapRoom, options.kvBudgetBytes);
-    if (nCtx * perToken > room) {
-      const where =
-        options.kvBudgetBytes !== undefined && options.kvBudgetBytes < heapRoom
-          ? `kvBudgetBytes allows ${formatBytes(options.kvBudgetBytes)}`
-          : `the 4 GiB wasm heap has ${formatBytes(Math.max(0, room))} left beside this model`;
+    const need = `nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token)`;
+    // Two options that contradict each other are the caller's to settle; a heap too small is this device's limit
+    // (kv_too_large: a fallback server may take the model, api/router.ts).
+    const budget = options.kvBudgetBytes;
+    if (budget !== undefined && nCtx * perToken > budget) {
+      throw new InvalidRequestError(
+        `${need}, over kvBudgetBytes (${formatBytes(budget)}): raise kvBudgetBytes, lower nCtx to ` +
+          `${Math.floor(budget / perToken)} or less, or use a quantized cache (cacheTypeK/V)`,
+        'invalid_parameter',
+        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, budgetBytes: budget },
+      );
+    }
+    if (nCtx * perToken > heapRoom) {
       throw new ModelLoadError(
-        `nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token), but ` +
-          `${where}: use nCtx ${Math.max(0, Math.floor(room / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
+        `${need}, but the 4 GiB wasm heap has ${formatBytes(Math.max(0, heapRoom))} left beside this model: use nCtx ` +
+          `${Math.max(0, Math.floor(heapRoom / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
         'kv_too_large',
-        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: room },
+        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: heapRoom },
       );
     }
     return {
