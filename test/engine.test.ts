@@ -155,7 +155,8 @@ describe('chat completions', () => {
     );
     const [finish, usage] = asked.chunks.slice(-2);
     expect(finish!.choices[0]!.finish_reason).toBe('stop');
-    expect(finish).not.toHaveProperty('usage');
+    // OpenAI's shape: every chunk before the usage chunk says usage: null.
+    expect(asked.chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
     expect(usage).toMatchObject({ id: finish!.id, object: 'chat.completion.chunk', choices: [] });
     expect(usage!.usage).toMatchObject({ completion_tokens: 4, total_tokens: usage!.usage!.prompt_tokens + 4 });
   });
