@@ -140,6 +140,9 @@ export interface SamplerParams {
   seed: number;
 }
 
+/** A reply's constraint as the request gave it: GBNF text, any JSON object, or JSON following a schema. */
+export type ReplyConstraint = { grammar: string } | { json: 'object' } | { json: 'schema'; schema: unknown };
+
 /** tool_choice resolved: 'none' when there are no tools; a named choice as the tool's name. */
 export type ResolvedToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
@@ -154,8 +157,9 @@ export interface ResolvedRequest {
   tools: Tool[] | undefined;
   toolChoice: ResolvedToolChoice;
   parallelToolCalls: boolean;
-  /** GBNF the reply must follow: response_format's (converted here) or the raw `grammar`; null for none. */
-  grammar: string | null;
+  /** What the reply must follow: the raw `grammar` (GBNF), or response_format's JSON (a backend that samples with
+   * grammars converts it: core/chat/plan.ts; a server takes `original`); null for neither. */
+  constraint: ReplyConstraint | null;
   /** Likeliest tokens to report beside each token's log-probability; null: no logprobs. */
   logprobs: number | null;
   /** Variables the chat template gets besides the messages (chat_template_kwargs, reasoning_effort). */

@@ -2,7 +2,8 @@
 // (response_format, grammar, a required tool call), the parser that cuts the text into reasoning, content and tool
 // calls, and the special tokens that must come out as text for that parser. The wasm engine and the 'webgpu' backend
 // (wllama) both use it, so a reply is read the same way whichever backend wrote it.
-import type { ResolvedRequest } from '../../contract.ts';
+import type { ReplyConstraint, ResolvedRequest } from '../../contract.ts';
+import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
 import { detectFormat, forPrompt, type SpecialToken, toolCallGrammar, type TemplateFormat } from './formats.ts';
 import { parseOutput, type OutputFormat, type ParsedOutput } from './output.ts';
 
@@ -10,6 +11,8 @@ import { parseOutput, type OutputFormat, type ParsedOutput } from './output.ts';
 export interface ReplyPlan {
   /** GBNF the reply must follow (response_format, grammar, or a forced tool call); null for none. */
   grammar: string | null;
+  /** The request parameter the grammar comes from, for an error that names it. */
+  grammarParam: 'grammar' | 'response_format' | 'tools' | null;
   /** Cuts the text into reasoning, content and tool calls; null when it is all content. */
   parse: ((text: string, partial: boolean) => ParsedOutput) | null;
   /** Special tokens rendered as text in the reply (the format's markers), by id and by text. */
@@ -52,16 +55,22 @@ export class ReplyPlanner {
 
   /** The grammar, parser and preserved tokens for this request's reply, given its rendered prompt. */
   plan(
-    req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'grammar' | 'parallelToolCalls'>,
+    req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'constraint' | 'parallelToolCalls'>,
     prompt: string,
   ): ReplyPlan {
     const base = forPrompt(this.format, prompt);
     const forced = req.toolChoice === 'required' || typeof req.toolChoice === 'object';
     // Calls are read only where the model has a syntax for them, or a grammar forces the bare JSON form.
-    const calls = req.toolChoice !== 'none' && !req.grammar && (base.tools !== 'json' || forced);
+    const calls = req.toolChoice !== 'none' && !req.constraint && (base.tools !== 'json' || forced);
     const format: OutputFormat = { ...base, tools: calls ? base.tools : 'none' };
-    let grammar = req.grammar;
+    let grammar = constraintGrammar(req.constraint);
+    let grammarParam: ReplyPlan['grammarParam'] = req.constraint
+      ? 'grammar' in req.constraint
+        ? 'grammar'
+        : 'response_format'
+      : null;
     if (forced) {
+      grammarParam = 'tools';
       grammar = toolCallGrammar(
         base.tools,
         req.tools!,
@@ -77,6 +86,19 @@ export class ReplyPlanner {
         ? (text: string, partial: boolean) => parseOutput(text, format, tools, partial)
         : null;
     // Without a parser nothing reads the markers: special tokens stay out of the content, as before.
-    return { grammar, parse, preserved: new Map(parse ? [...this.markers].map(([text, id]) => [id, text]) : []) };
+    return {
+      grammar,
+      grammarParam,
+      parse,
+      preserved: new Map(parse ? [...this.markers].map(([text, id]) => [id, text]) : []),
+    };
   }
+}
+
+/** The GBNF of a request's constraint: its own grammar, or JSON (InvalidRequestError 'invalid_schema', naming the
+ * schema, for a keyword that cannot be enforced). */
+function constraintGrammar(c: ReplyConstraint | null): string | null {
+  if (!c) return null;
+  if ('grammar' in c) return c.grammar;
+  return c.json === 'object' ? jsonObjectGrammar() : schemaGrammar(c.schema, 'response_format.json_schema.schema');
 }

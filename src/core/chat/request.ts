@@ -1,9 +1,8 @@
 // Checks a chat.completions request and fills in defaults. Every problem is an InvalidRequestError that names the
 // parameter and says what is allowed, thrown before the request is queued.
-import type { ResolvedRequest, ResolvedToolChoice, SamplerParams } from '../../contract.ts';
+import type { ReplyConstraint, ResolvedRequest, ResolvedToolChoice, SamplerParams } from '../../contract.ts';
 import { invalidParameter as bad } from '../../errors.ts';
 import type { ChatCompletionCreateParams, ContentPart, Tool } from '../../types.ts';
-import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
 const SAMPLING_DEFAULTS = {
@@ -73,8 +72,8 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
   checkMessages(p.messages);
   const tools = resolveTools(p);
   const toolChoice = resolveToolChoice(p, tools);
-  const grammar = resolveGrammar(p);
-  if (grammar && (toolChoice === 'required' || typeof toolChoice === 'object')) {
+  const constraint = resolveConstraint(p);
+  if (constraint && (toolChoice === 'required' || typeof toolChoice === 'object')) {
     bad('tool_choice', 'a forced tool call cannot be combined with response_format or grammar; use tool_choice "auto"');
   }
   checkStreamOptions(p.stream_options);
@@ -88,7 +87,7 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     tools,
     toolChoice,
     parallelToolCalls: p.parallel_tool_calls !== false,
-    grammar,
+    constraint,
     logprobs: resolveLogprobs(p),
     templateKwargs: resolveTemplateKwargs(p),
     maxTokens: resolveMaxTokens(p),
@@ -232,19 +231,25 @@ function resolveToolChoice(p: ChatCompletionCreateParams, tools: Tool[] | undefi
   return { name };
 }
 
-function resolveGrammar(p: ChatCompletionCreateParams): string | null {
+/** response_format or the raw grammar, their shapes checked (a schema's keywords are checked where it becomes a
+ * grammar, by the backend that samples with one: core/chat/plan.ts). */
+function resolveConstraint(p: ChatCompletionCreateParams): ReplyConstraint | null {
   const format = p.response_format;
   const raw = p.grammar;
   if (raw !== undefined && raw !== null && (typeof raw !== 'string' || !raw.trim())) {
     bad('grammar', 'expected GBNF text with a root rule');
   }
-  if (format === undefined || format === null || format.type === 'text') return raw || null;
+  if (format === undefined || format === null || format.type === 'text') return raw ? { grammar: raw } : null;
   if (raw) bad('grammar', 'give either grammar or response_format, not both');
-  if (format.type === 'json_object') return jsonObjectGrammar();
+  if (format.type === 'json_object') return { json: 'object' };
   if (format.type === 'json_schema') {
     const js = format.json_schema;
     if (!js || typeof js !== 'object') bad('response_format.json_schema', 'expected {name, schema}');
-    return schemaGrammar(js.schema ?? true, 'response_format.json_schema.schema');
+    const schema = js.schema ?? true;
+    if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+      bad('response_format.json_schema.schema', 'expected a JSON Schema (an object, or true)');
+    }
+    return { json: 'schema', schema };
   }
   bad(
     'response_format',

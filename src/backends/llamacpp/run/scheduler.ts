@@ -416,12 +416,12 @@ export class Scheduler {
 
 /** The request's sampler, with its grammar; a grammar llama.cpp refuses fails the request before it generates. */
 function newSampler(s: Session, job: Job): Sampler {
-  const grammar = job.prompt!.output.grammar;
+  const { grammar, grammarParam } = job.prompt!.output;
   try {
     return new Sampler(s.model, job.req.sampler, grammar);
   } catch (err) {
     if (!(err instanceof GrammarError)) throw err;
-    const param = job.req.grammar === grammar ? 'grammar' : 'tools';
+    const param = grammarParam ?? 'grammar';
     throw new InvalidRequestError(`${param}: ${err.message}`, 'invalid_grammar', { param });
   }
 }
