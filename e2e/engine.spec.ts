@@ -151,7 +151,7 @@ test('streams OpenAI chunks and stops at the end-of-turn token; include_usage ad
   expect(out[0]!.choices[0]!.delta.role).toBe('assistant');
   const [finish, usage] = out.slice(-2);
   expect(finish!.choices[0]!.finish_reason).toBe('stop');
-  expect(out.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
+  expect(out.slice(0, -1).every((c) => c.usage === null)).toBe(true); // OpenAI's shape: null before the usage chunk
   expect(usage!.choices).toEqual([]);
   // llama-server's code (wllama) counts the end-of-turn token too.
   expect(usage!.usage!.completion_tokens).toBe(harness.backend === 'webgpu' ? 5 : 4);
