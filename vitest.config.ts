@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { buildDefine } from './scripts/build-id.mjs';
 
@@ -9,6 +10,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
+    // At least two test files at once: most run the single-thread build, and vitest's default is one worker on a
+    // 2-core machine.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 120_000,
     hookTimeout: 300_000,
     // CI counts results from this file (.ci/run).
