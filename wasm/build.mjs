@@ -8,7 +8,9 @@
 // Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed] builds one variant;
 // --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth;
 // --profiling keeps the wasm's function names (for a CPU profile: npm run bench -- profile) and builds only the
-// single-thread variants, into .cache/profiling unless --out says otherwise.
+// single-thread variants, into .cache/profiling unless --out says otherwise; --kernels-bench also links
+// wasm/kernels-bench.cpp beside the single-thread builds (npm run bench -- kernels asks for it: no test needs it, and
+// its -O3 link is a minute and a half on a 2-core machine).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,7 @@ const args = process.argv.slice(2);
 const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
 const noPatches = args.includes('--no-patches');
 const profiling = args.includes('--profiling');
+const kernelsBench = args.includes('--kernels-bench');
 const profilingDir = join(cacheDir, 'profiling');
 const outDir = flagValue('--out')
   ? join(process.cwd(), flagValue('--out'))
@@ -157,7 +160,9 @@ function buildVariant(variant, source, emRoot) {
     writeFileSync(stampFile, stamp);
   }
   const jobs = String(Math.max(1, Number(process.env.HEARTH_BUILD_JOBS) || cpuCount()));
-  const targets = cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['hearth', 'kernels-test', 'kernels-bench'] : ['hearth'];
+  const kernels =
+    cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['kernels-test', ...(kernelsBench ? ['kernels-bench'] : [])] : [];
+  const targets = ['hearth', ...kernels];
   for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
 }
 
