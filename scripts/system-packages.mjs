@@ -5,7 +5,8 @@
 // On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops before any work with
 // the one command to run.
 //   node scripts/system-packages.mjs build   mmdebstrap, bubblewrap
-//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
+//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2,
+//                                            mesa-vulkan-drivers, libvulkan1
 //   node scripts/system-packages.mjs server  cmake, make, g++
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -33,6 +34,16 @@ const PACKAGES = {
     found: () => onPath('Xvfb') || !!process.env.DISPLAY,
     what: 'Xvfb, a virtual X display for WebKitGTK (or a DISPLAY)',
   },
+  // Bookworm's lavapipe is too old for Dawn (the GPU engine's Node tests take bookworm-backports' through
+  // scripts/debian-files.mjs), but installing it brings the libraries that one needs (LLVM 15, xcb, wayland).
+  'mesa-vulkan-drivers': {
+    found: () => existsSync('/usr/share/vulkan/icd.d/lvp_icd.x86_64.json'),
+    what: "Mesa's Vulkan drivers (lavapipe's libraries, for the GPU engine's tests in Node)",
+  },
+  libvulkan1: {
+    found: () => existsSync('/usr/lib/x86_64-linux-gnu/libvulkan.so.1'),
+    what: 'the Vulkan loader (for Dawn in Node)',
+  },
   cmake: { found: () => onPath('cmake'), what: 'CMake (builds llama-server natively)' },
   make: { found: () => onPath('make'), what: 'make' },
   'g++': { found: () => onPath('g++'), what: 'g++ (builds llama-server natively)' },
@@ -44,7 +55,17 @@ const PACKAGES = {
 
 const NEEDS = {
   build: ['mmdebstrap', 'bubblewrap'],
-  test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'],
+  test: [
+    'mmdebstrap',
+    'bubblewrap',
+    'chromium',
+    'firefox-esr',
+    'webkit2gtk-driver',
+    'xvfb',
+    'python3-jinja2',
+    'mesa-vulkan-drivers',
+    'libvulkan1',
+  ],
   server: ['cmake', 'make', 'g++'],
 };
 

@@ -42,7 +42,7 @@ export function ensureToolchain() {
       '--aptopt=APT::Install-Recommends "false"',
       SUITE,
       tmp,
-      mirror(),
+      debianMirror(),
     ],
     { stdio: 'inherit' },
   );
@@ -52,7 +52,7 @@ export function ensureToolchain() {
 }
 
 /** The Debian mirror the host's apt uses (a machine may have its own), else deb.debian.org. */
-function mirror() {
+export function debianMirror() {
   for (const file of ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']) {
     if (!existsSync(file)) continue;
     const m =

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, patchedSource, root } from '../scripts/llama-source.mjs';
+import { webgpuHeaders } from '../scripts/debian-files.mjs';
 import { ensurePackages } from '../scripts/system-packages.mjs';
 import { ensureToolchain, inToolchain } from '../scripts/toolchain.mjs';
 import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from './simd-check.mjs';
@@ -96,6 +97,66 @@ for (const plain of [...variants]) {
   });
 }
 
+// The GPU build: llama.cpp's WebGPU backend (ggml-webgpu) beside ggml-cpu, over wasm/webgpu/library_webgpu.js. It waits
+// for the GPU with JSPI (WebAssembly.Suspending/promising): the exports that can reach a wait return promises. Single
+// thread: what stays on the CPU runs there (threads and JSPI together are not supported by this emscripten).
+// Built only when asked (node wasm/build.mjs hearth-webgpu) until the engine drives it.
+const JSPI_EXPORTS = [
+  'hearth_init', // llama_backend_init makes ggml's backend registry, and ggml-webgpu asks for the adapter there
+  'hearth_gpu_devices',
+  'hearth_model_load',
+  'hearth_context_new',
+  'hearth_decode',
+  'hearth_state_seq_get',
+  'hearth_state_seq_set',
+  'hearth_memory_clear',
+  'hearth_mtmd_init',
+  'hearth_media_encode',
+  'hearth_media_decode',
+];
+variants.push({
+  name: 'hearth-webgpu',
+  webgpu: true,
+  onlyWhenNamed: true,
+  compile: [],
+  link: ['-sJSPI', '-sWASM_BIGINT', `-sJSPI_EXPORTS=${JSPI_EXPORTS.map((e) => `_${e}`).join(',')}`],
+  cmake: {
+    ...variants[0].cmake,
+    GGML_WEBGPU: 'ON',
+    GGML_WEBGPU_JSPI: 'ON',
+    EMDAWNWEBGPU_DIR: join(wasmDir, 'webgpu'),
+  },
+});
+
+/**
+ * The struct layouts of the webgpu.h at `include` as a JS library (WGPU_LAYOUT) for wasm/webgpu/library_webgpu.js:
+ * wasm/webgpu/layout.cpp compiled with that header and run.
+ */
+function webgpuLayout(include, buildDir) {
+  mkdirSync(buildDir, { recursive: true });
+  const program = join(buildDir, 'webgpu-layout.cjs');
+  run('em++', [
+    '-std=c++17',
+    `-I${include}`,
+    '-sENVIRONMENT=node',
+    '-o',
+    program,
+    join(wasmDir, 'webgpu', 'layout.cpp'),
+  ]);
+  const fields = JSON.parse(execFileSync(process.execPath, [program], { encoding: 'utf8' }));
+  const layout = { $limits: [] };
+  for (const [struct, field, offset, size] of fields) {
+    (layout[struct] ??= {})[field] = offset;
+    if (struct === 'WGPULimits') layout.$limits.push([field, offset, size]);
+  }
+  const file = join(buildDir, 'webgpu-layout.js');
+  writeFileSync(
+    file,
+    `// Made by wasm/build.mjs from wasm/webgpu/layout.cpp.\nvar WGPU_LAYOUT = ${JSON.stringify(layout)};\n`,
+  );
+  return file;
+}
+
 function emscriptenRoot() {
   // em-config prints the EMSCRIPTEN_ROOT from emscripten's config (Debian: /usr/share/emscripten).
   return inToolchain('em-config', ['EMSCRIPTEN_ROOT'], { encoding: 'utf8', env: emEnv() }).trim();
@@ -121,6 +182,13 @@ function buildVariant(variant, source, emRoot) {
     'wasm-build',
     variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''),
   );
+  let link = variant.link;
+  if (variant.webgpu) {
+    const include = webgpuHeaders();
+    process.env.HEARTH_WEBGPU_INCLUDE = include;
+    const layout = webgpuLayout(include, buildDir);
+    link = [...link, `--js-library=${layout}`, `--js-library=${join(wasmDir, 'webgpu', 'library_webgpu.js')}`];
+  }
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
     CMAKE_TOOLCHAIN_FILE: join(wasmDir, 'toolchain.cmake'),
@@ -129,7 +197,7 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_OUTPUT_NAME: variant.name,
     HEARTH_OUTPUT_DIR: outDir,
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
-    HEARTH_LINK_FLAGS: [...linkFlags, ...variant.link, ...(profiling ? ['--profiling-funcs'] : [])].join(' '),
+    HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : [])].join(' '),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
     HEARTH_RELAXED_SIMD: 'OFF',
     CMAKE_C_COMPILER_LAUNCHER: 'ccache',
@@ -200,7 +268,8 @@ function main() {
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
   for (const variant of variants) {
-    if ((only && variant.name !== only) || (profiling && !variant.name.startsWith('hearth-st'))) continue;
+    if (only ? variant.name !== only : variant.onlyWhenNamed) continue;
+    if (profiling && !variant.name.startsWith('hearth-st')) continue;
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);
     const wasm = readFileSync(join(outDir, `${variant.name}.wasm`));

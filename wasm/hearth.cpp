@@ -13,6 +13,7 @@
 #include <new>
 #include <vector>
 
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "llama.h"
 #include "mtmd-helper.h"
@@ -62,15 +63,35 @@ EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(
 extern __attribute__((weak)) int hearth_dot16;
 EMSCRIPTEN_KEEPALIVE int hearth_simd_dot16() { return &hearth_dot16 ? hearth_dot16 : -1; }
 
+// GPU devices ggml found: in the WebGPU build one when the page's adapter can run llama.cpp's WebGPU backend, else 0
+// (always 0 in the CPU builds). The first call looks for the adapter (it suspends the wasm there: JSPI).
+EMSCRIPTEN_KEEPALIVE int hearth_gpu_devices() {
+  int n = 0;
+  for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+    if (ggml_backend_dev_type(ggml_backend_dev_get(i)) == GGML_BACKEND_DEVICE_TYPE_GPU) n++;
+  }
+  return n;
+}
+
+// The first GPU device's description (the adapter), or "" when there is none.
+EMSCRIPTEN_KEEPALIVE const char * hearth_gpu_name() {
+  for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_GPU) return ggml_backend_dev_description(dev);
+  }
+  return "";
+}
+
 // --- model ---------------------------------------------------------------------------------------------------------
 
 // Reads the GGUF at `path` (a WORKERFS mount of a Blob in the browser, NODEFS in Node): llama.cpp copies tensors
 // chunk by chunk from the file into its own buffers, so the file is never held in the heap as a whole.
 // `repack` lets ggml store weights interleaved for its faster kernels (wasm/patches: Q8_0); tests turn it off to
-// compare both paths.
-EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int vocab_only, int repack) {
+// compare both paths. `gpu_layers`: how many layers go to the GPU device, when there is one (the WebGPU build);
+// llama.cpp streams their weights from the file into GPU buffers.
+EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int vocab_only, int repack, int gpu_layers) {
   llama_model_params params = llama_model_default_params();
-  params.n_gpu_layers = 0;
+  params.n_gpu_layers = gpu_layers;
   params.load_mode = LLAMA_LOAD_MODE_NONE;  // no mmap in wasm
   params.vocab_only = vocab_only != 0;
   params.use_extra_bufts = repack != 0;

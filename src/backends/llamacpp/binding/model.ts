@@ -14,7 +14,7 @@ export class LlamaModel {
    */
   static load(llama: Llama, path: string, opts: { vocabOnly?: boolean; repack?: boolean } = {}): LlamaModel | null {
     const ptr = llama.withCString(path, (p) =>
-      llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1),
+      llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1, 0),
     );
     return ptr ? new LlamaModel(llama, ptr) : null;
   }

@@ -22,7 +22,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_simd_dot16(): number;
   _hearth_heap_in_use(): number;
 
-  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number): Ptr;
+  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number, gpuLayers: number): Ptr;
   _hearth_model_free(model: Ptr): void;
   _hearth_model_n_ctx_train(model: Ptr): number;
   _hearth_model_n_embd(model: Ptr): number;

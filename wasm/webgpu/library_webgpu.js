@@ -1,0 +1,541 @@
+// webgpu.h — the C API llama.cpp's WebGPU backend (ggml-webgpu) is written against — over the JavaScript WebGPU API
+// (navigator.gpu), as an emscripten JS library: the 55 entry points ggml-webgpu calls, nothing more.
+//
+// Why our own: emscripten's port of it (emdawnwebgpu) is downloaded from the internet at build time and ships in no
+// Debian or npm package; trixie's emscripten has only the old, incompatible -sUSE_WEBGPU.
+//
+// - Objects are handles: small integers into one table, with the reference counts webgpu.h's AddRef/Release keep.
+//   A buffer's last Release destroys it, so a model's GPU memory goes with the model, not with the garbage collector.
+// - Struct layouts come from wasm/webgpu/layout.cpp, compiled against the same header (WGPU_LAYOUT, made by
+//   wasm/build.mjs into a library loaded before this one).
+// - Asynchronous work (adapter, device, buffer maps, queue completion) returns a WGPUFuture; wgpuInstanceWaitAny is
+//   the one import that suspends the wasm (JSPI) until a future completes. Callbacks run there, on the wasm's own
+//   stack, never from a browser task: a callback that aborts (ggml aborts on a device error) then unwinds through the
+//   export that waited, where the engine catches it, instead of escaping into the worker's event loop.
+// - Device loss and uncaptured errors are kept until the next wait and reported there; Module.hearthGpuEvent (when
+//   the host set it) hears them as they happen.
+
+const WGPU_FEATURES = {
+  9: 'timestamp-query',
+  11: 'shader-f16',
+  18: 'subgroups',
+};
+const WGPU_WGSL_FEATURES = {
+  1: 'readonly_and_readwrite_storage_textures',
+  2: 'packed_4x8_integer_dot_product',
+  3: 'unrestricted_pointer_parameters',
+  4: 'pointer_composite_access',
+  5: 'uniform_buffer_standard_layout',
+  6: 'subgroup_id',
+  8: 'subgroup_uniformity',
+};
+
+const webgpuLibrary = {
+  $WGPU_L: WGPU_LAYOUT,
+  $WebGPU__deps: ['$WGPU_L', '$stringToNewUTF8', '$UTF8ToString', '$getWasmTableEntry', 'malloc', 'free'],
+  $WebGPU: {
+    objects: [null],
+    freeHandles: [],
+    // future id -> { done, result, fire(result), promise }
+    futures: {},
+    nextFuture: 1,
+    // Uncaptured errors and device losses, reported at the next wait.
+    pending: [],
+    features: WGPU_FEATURES,
+    wgslFeatures: WGPU_WGSL_FEATURES,
+
+    add(object, extra) {
+      const h = WebGPU.freeHandles.length ? WebGPU.freeHandles.pop() : WebGPU.objects.length;
+      WebGPU.objects[h] = { object, refs: 1, ...extra };
+      return h;
+    },
+    entry(h) {
+      const e = WebGPU.objects[h];
+      if (!e) throw new Error(`webgpu: handle ${h} is not live`);
+      return e;
+    },
+    get(h) {
+      return h ? WebGPU.entry(h).object : undefined;
+    },
+    addRef(h) {
+      WebGPU.entry(h).refs++;
+    },
+    release(h) {
+      const e = WebGPU.entry(h);
+      if (--e.refs > 0) return;
+      // A buffer's memory is freed with its last reference (webgpu.h), not when JS collects the object.
+      if (e.mapped) {
+        WebGPU.unmap(e);
+        e.object.destroy();
+      }
+      WebGPU.objects[h] = undefined;
+      WebGPU.freeHandles.push(h);
+    },
+    unmap(e) {
+      for (const p of e.mapped ?? []) _free(p);
+      e.mapped = [];
+    },
+
+    u32(p) {
+      return HEAPU32[p >> 2];
+    },
+    u64(p) {
+      return HEAPU32[p >> 2] + HEAPU32[(p + 4) >> 2] * 4294967296;
+    },
+    setU64(p, v) {
+      HEAPU32[p >> 2] = v % 4294967296;
+      HEAPU32[(p + 4) >> 2] = Math.floor(v / 4294967296);
+    },
+    // WGPUStringView: { data, length }; length SIZE_MAX means NUL-terminated, data NULL means none.
+    string(p) {
+      const data = HEAPU32[(p + WGPU_L.WGPUStringView.data) >> 2];
+      if (!data) return undefined;
+      const length = HEAPU32[(p + WGPU_L.WGPUStringView.length) >> 2];
+      return length === 0xffffffff ? UTF8ToString(data) : UTF8ToString(data, length);
+    },
+    setString(p, s) {
+      HEAPU32[(p + WGPU_L.WGPUStringView.data) >> 2] = stringToNewUTF8(s ?? '');
+      HEAPU32[(p + WGPU_L.WGPUStringView.length) >> 2] = 0xffffffff;
+    },
+    // Calls a webgpu.h callback with a message: (…args, WGPUStringView*, userdata1, userdata2).
+    call(info, callbackOffset, args, message) {
+      const fn = HEAPU32[(info + callbackOffset) >> 2];
+      if (!fn) return;
+      const ud1 = HEAPU32[(info + callbackOffset + 4) >> 2];
+      const ud2 = HEAPU32[(info + callbackOffset + 8) >> 2];
+      const view = _malloc(8);
+      WebGPU.setString(view, message);
+      try {
+        getWasmTableEntry(fn)(...args, view, ud1, ud2);
+      } finally {
+        _free(HEAPU32[view >> 2]);
+        _free(view);
+      }
+    },
+
+    // A future: `promise` settles with what fire(result) passes to the C callback, in a wait.
+    future(promise, fire) {
+      const id = WebGPU.nextFuture++;
+      const f = { done: false, result: undefined, fire };
+      f.promise = promise.then(
+        (result) => {
+          f.done = true;
+          f.result = result;
+        },
+        (err) => {
+          f.done = true;
+          f.error = err;
+        },
+      );
+      WebGPU.futures[id] = f;
+      return BigInt(id);
+    },
+    // Runs the callbacks of every finished future (webgpu.h allows spontaneous callbacks) and of pending events.
+    settle() {
+      for (const [id, f] of Object.entries(WebGPU.futures)) {
+        if (!f.done) continue;
+        delete WebGPU.futures[id];
+        f.fire(f.result, f.error);
+      }
+      while (WebGPU.pending.length) WebGPU.pending.shift()();
+    },
+
+    limits(l) {
+      // The limits this JS implementation knows and the browser names alike (webgpu.h's maxImmediateSize has no
+      // JS counterpart yet).
+      return WGPU_L.$limits.filter(([name]) => name in l);
+    },
+    errorType(error) {
+      if (typeof GPUValidationError !== 'undefined' && error instanceof GPUValidationError) return 2;
+      if (typeof GPUOutOfMemoryError !== 'undefined' && error instanceof GPUOutOfMemoryError) return 3;
+      if (typeof GPUInternalError !== 'undefined' && error instanceof GPUInternalError) return 4;
+      return 5;
+    },
+    notify(kind, message) {
+      Module.hearthGpuEvent?.(kind, message);
+    },
+  },
+
+  wgpuCreateInstance__deps: ['$WebGPU'],
+  wgpuCreateInstance: (_desc) => WebGPU.add({}),
+
+  wgpuInstanceHasWGSLLanguageFeature__deps: ['$WebGPU'],
+  wgpuInstanceHasWGSLLanguageFeature: (_instance, feature) => {
+    const name = WebGPU.wgslFeatures[feature];
+    return name && globalThis.navigator?.gpu?.wgslLanguageFeatures?.has(name) ? 1 : 0;
+  },
+
+  wgpuInstanceRequestAdapter__deps: ['$WebGPU'],
+  wgpuInstanceRequestAdapter: (_instance, options, info) => {
+    const opts = {};
+    if (options) {
+      const pp = WebGPU.u32(options + WGPU_L.WGPURequestAdapterOptions.powerPreference);
+      if (pp === 1) opts.powerPreference = 'low-power';
+      if (pp === 2) opts.powerPreference = 'high-performance';
+      if (WebGPU.u32(options + WGPU_L.WGPURequestAdapterOptions.forceFallbackAdapter)) opts.forceFallbackAdapter = true;
+    }
+    const gpu = globalThis.navigator?.gpu;
+    const promise = gpu ? gpu.requestAdapter(opts) : Promise.resolve(null);
+    const cb = WGPU_L.WGPURequestAdapterCallbackInfo.callback;
+    return WebGPU.future(promise, (adapter, err) => {
+      // Success 1, Unavailable 3, Error 4
+      if (adapter) WebGPU.call(info, cb, [1, WebGPU.add(adapter)]);
+      else if (err) WebGPU.call(info, cb, [4, 0], String(err?.message ?? err));
+      else WebGPU.call(info, cb, [3, 0], gpu ? 'no WebGPU adapter' : 'WebGPU is not available here (navigator.gpu)');
+    });
+  },
+
+  wgpuInstanceWaitAny__deps: ['$WebGPU'],
+  wgpuInstanceWaitAny__async: true,
+  wgpuInstanceWaitAny: async (_instance, count, infos, timeoutNS) => {
+    const L = WGPU_L.WGPUFutureWaitInfo;
+    const ids = [];
+    for (let i = 0; i < count; i++) ids.push(WebGPU.u64(infos + i * L.$size + L.future));
+    const finished = () => ids.some((id) => !WebGPU.futures[id] || WebGPU.futures[id].done);
+    if (!finished()) {
+      if (timeoutNS === 0n) return 2; // TimedOut
+      const waits = ids.map((id) => WebGPU.futures[id].promise);
+      let timer;
+      if (timeoutNS !== 0xffffffffffffffffn) {
+        waits.push(new Promise((resolve) => (timer = setTimeout(resolve, Number(timeoutNS / 1000000n)))));
+      }
+      await Promise.race(waits);
+      clearTimeout(timer);
+    }
+    // Which of ours finished, before settle() forgets them.
+    const done = ids.map((id) => !WebGPU.futures[id] || WebGPU.futures[id].done);
+    WebGPU.settle();
+    for (let i = 0; i < count; i++) HEAPU32[(infos + i * L.$size + L.completed) >> 2] = done[i] ? 1 : 0;
+    return done.some(Boolean) ? 1 : 2; // Success : TimedOut
+  },
+
+  wgpuAdapterGetLimits__deps: ['$WebGPU'],
+  wgpuAdapterGetLimits: (adapter, out) => {
+    const l = WebGPU.get(adapter).limits;
+    for (const [name, off, size] of WGPU_L.$limits) {
+      const v = l[name] ?? 0;
+      if (size === 8) WebGPU.setU64(out + off, v);
+      else HEAPU32[(out + off) >> 2] = v;
+    }
+    return 1; // WGPUStatus_Success
+  },
+
+  wgpuAdapterHasFeature__deps: ['$WebGPU'],
+  wgpuAdapterHasFeature: (adapter, feature) => {
+    const name = WebGPU.features[feature];
+    return name && WebGPU.get(adapter).features.has(name) ? 1 : 0;
+  },
+
+  wgpuAdapterGetInfo__deps: ['$WebGPU'],
+  wgpuAdapterGetInfo: (adapter, out) => {
+    const a = WebGPU.get(adapter);
+    const info = a.info ?? {};
+    const L = WGPU_L.WGPUAdapterInfo;
+    WebGPU.setString(out + L.vendor, info.vendor);
+    WebGPU.setString(out + L.architecture, info.architecture);
+    WebGPU.setString(out + L.device, info.device);
+    WebGPU.setString(out + L.description, info.description);
+    HEAPU32[(out + L.backendType) >> 2] = 2; // WebGPU
+    HEAPU32[(out + L.adapterType) >> 2] = info.isFallbackAdapter || a.isFallbackAdapter ? 3 : 4; // CPU : Unknown
+    HEAPU32[(out + L.vendorID) >> 2] = 0;
+    HEAPU32[(out + L.deviceID) >> 2] = 0;
+    HEAPU32[(out + L.subgroupMinSize) >> 2] = info.subgroupMinSize ?? 0;
+    HEAPU32[(out + L.subgroupMaxSize) >> 2] = info.subgroupMaxSize ?? 0;
+    return 1;
+  },
+
+  wgpuAdapterInfoFreeMembers__deps: ['$WebGPU'],
+  wgpuAdapterInfoFreeMembers: (info) => {
+    const L = WGPU_L.WGPUAdapterInfo;
+    for (const f of [L.vendor, L.architecture, L.device, L.description]) _free(HEAPU32[(info + f) >> 2]);
+  },
+
+  wgpuAdapterRequestDevice__deps: ['$WebGPU'],
+  wgpuAdapterRequestDevice: (adapter, desc, info) => {
+    const a = WebGPU.get(adapter);
+    const L = WGPU_L.WGPUDeviceDescriptor;
+    const requiredFeatures = [];
+    const requiredLimits = {};
+    let lostInfo = 0;
+    let errorInfo = 0;
+    if (desc) {
+      const n = WebGPU.u32(desc + L.requiredFeatureCount);
+      const list = WebGPU.u32(desc + L.requiredFeatures);
+      for (let i = 0; i < n; i++) {
+        const name = WebGPU.features[HEAPU32[(list >> 2) + i]];
+        if (name) requiredFeatures.push(name);
+      }
+      const limits = WebGPU.u32(desc + L.requiredLimits);
+      if (limits) {
+        for (const [name, off, size] of WebGPU.limits(a.limits)) {
+          const v = size === 8 ? WebGPU.u64(limits + off) : HEAPU32[(limits + off) >> 2];
+          // WGPU_LIMIT_U32_UNDEFINED / WGPU_LIMIT_U64_UNDEFINED: no requirement.
+          if (v !== 0xffffffff && v < 2 ** 53 - 1) requiredLimits[name] = v;
+        }
+      }
+      lostInfo = desc + L.deviceLostCallbackInfo;
+      errorInfo = desc + L.uncapturedErrorCallbackInfo;
+    }
+    // The callbacks (function, userdata1, userdata2) are read now: the descriptor is the caller's and may be gone
+    // when they fire.
+    const copy = (p) => (p ? Array.from(HEAPU32.subarray(p >> 2, (p >> 2) + 3)) : [0, 0, 0]);
+    const lost = copy(lostInfo && lostInfo + WGPU_L.WGPUDeviceLostCallbackInfo.callback);
+    const uncaptured = copy(errorInfo && errorInfo + WGPU_L.WGPUUncapturedErrorCallbackInfo.callback);
+    const cb = WGPU_L.WGPURequestDeviceCallbackInfo.callback;
+    return WebGPU.future(a.requestDevice({ requiredFeatures, requiredLimits }), (device, err) => {
+      if (!device) {
+        WebGPU.call(info, cb, [3, 0], String(err?.message ?? err)); // Error
+        return;
+      }
+      const h = WebGPU.add(device);
+      // The callbacks take a `const WGPUDevice*`.
+      const self = _malloc(4);
+      HEAPU32[self >> 2] = h;
+      const fire = (saved, args, message) => {
+        const tmp = _malloc(12);
+        HEAPU32.set(saved, tmp >> 2);
+        try {
+          WebGPU.call(tmp, 0, args, message);
+        } finally {
+          _free(tmp);
+        }
+      };
+      device.lost.then((e) => {
+        WebGPU.notify('lost', `${e.reason}: ${e.message}`);
+        // Destroyed 2, Unknown 1
+        WebGPU.pending.push(() => fire(lost, [self, e.reason === 'destroyed' ? 2 : 1], e.message));
+      });
+      device.onuncapturederror = (ev) => {
+        WebGPU.notify('error', ev.error.message);
+        WebGPU.pending.push(() => fire(uncaptured, [self, WebGPU.errorType(ev.error)], ev.error.message));
+      };
+      WebGPU.call(info, cb, [1, h]);
+    });
+  },
+
+  wgpuDeviceGetQueue__deps: ['$WebGPU'],
+  wgpuDeviceGetQueue: (device) => WebGPU.add(WebGPU.get(device).queue),
+
+  wgpuDeviceCreateBuffer__deps: ['$WebGPU'],
+  wgpuDeviceCreateBuffer: (device, desc) => {
+    const L = WGPU_L.WGPUBufferDescriptor;
+    const buffer = WebGPU.get(device).createBuffer({
+      label: WebGPU.string(desc + L.label),
+      usage: WebGPU.u64(desc + L.usage),
+      size: WebGPU.u64(desc + L.size),
+      mappedAtCreation: !!WebGPU.u32(desc + L.mappedAtCreation),
+    });
+    return WebGPU.add(buffer, { mapped: [] });
+  },
+
+  wgpuBufferGetSize__deps: ['$WebGPU'],
+  wgpuBufferGetSize: (buffer) => BigInt(WebGPU.get(buffer).size),
+
+  wgpuBufferDestroy__deps: ['$WebGPU'],
+  wgpuBufferDestroy: (buffer) => {
+    const e = WebGPU.entry(buffer);
+    WebGPU.unmap(e);
+    e.object.destroy();
+  },
+
+  wgpuBufferMapAsync__deps: ['$WebGPU'],
+  wgpuBufferMapAsync: (buffer, mode, offset, size, info) => {
+    const b = WebGPU.get(buffer);
+    const cb = WGPU_L.WGPUBufferMapCallbackInfo.callback;
+    const promise = b.mapAsync(Number(mode), offset, size === 0xffffffff ? undefined : size);
+    return WebGPU.future(promise, (_, err) => {
+      // Success 1, Error 3, Aborted 4 (the buffer was unmapped or destroyed, or the device lost)
+      if (!err) WebGPU.call(info, cb, [1]);
+      else WebGPU.call(info, cb, [err.name === 'AbortError' ? 4 : 3], String(err.message ?? err));
+    });
+  },
+
+  // ggml only reads what it maps, so the range is copied into the wasm heap once; Unmap frees the copy.
+  wgpuBufferGetConstMappedRange__deps: ['$WebGPU'],
+  wgpuBufferGetConstMappedRange: (buffer, offset, size) => {
+    const e = WebGPU.entry(buffer);
+    let range;
+    try {
+      range = new Uint8Array(e.object.getMappedRange(offset, size === 0xffffffff ? undefined : size));
+    } catch {
+      return 0;
+    }
+    const p = _malloc(range.length || 1);
+    HEAPU8.set(range, p);
+    e.mapped.push(p);
+    return p;
+  },
+
+  wgpuBufferUnmap__deps: ['$WebGPU'],
+  wgpuBufferUnmap: (buffer) => {
+    const e = WebGPU.entry(buffer);
+    WebGPU.unmap(e);
+    e.object.unmap();
+  },
+
+  wgpuDeviceCreateShaderModule__deps: ['$WebGPU'],
+  wgpuDeviceCreateShaderModule: (device, desc) => {
+    const L = WGPU_L.WGPUShaderModuleDescriptor;
+    const chain = WebGPU.u32(desc + L.nextInChain);
+    // WGPUSType_ShaderSourceWGSL: the only source a browser takes.
+    if (!chain || WebGPU.u32(chain + WGPU_L.WGPUChainedStruct.sType) !== 2) {
+      throw new Error('webgpu: only WGSL shader modules are supported');
+    }
+    const code = WebGPU.string(chain + WGPU_L.WGPUShaderSourceWGSL.code);
+    return WebGPU.add(WebGPU.get(device).createShaderModule({ label: WebGPU.string(desc + L.label), code }));
+  },
+
+  wgpuDeviceCreateComputePipeline__deps: ['$WebGPU'],
+  wgpuDeviceCreateComputePipeline: (device, desc) => {
+    const L = WGPU_L.WGPUComputePipelineDescriptor;
+    const S = WGPU_L.WGPUComputeState;
+    const C = WGPU_L.WGPUConstantEntry;
+    const state = desc + L.compute;
+    const constants = {};
+    const n = WebGPU.u32(state + S.constantCount);
+    const list = WebGPU.u32(state + S.constants);
+    for (let i = 0; i < n; i++) {
+      const e = list + i * C.$size;
+      constants[WebGPU.string(e + C.key)] = HEAPF64[(e + C.value) >> 3];
+    }
+    const layout = WebGPU.u32(desc + L.layout);
+    const pipeline = WebGPU.get(device).createComputePipeline({
+      label: WebGPU.string(desc + L.label),
+      layout: layout ? WebGPU.get(layout) : 'auto',
+      compute: {
+        module: WebGPU.get(WebGPU.u32(state + S.module)),
+        entryPoint: WebGPU.string(state + S.entryPoint),
+        constants,
+      },
+    });
+    return WebGPU.add(pipeline);
+  },
+
+  wgpuComputePipelineGetBindGroupLayout__deps: ['$WebGPU'],
+  wgpuComputePipelineGetBindGroupLayout: (pipeline, index) =>
+    WebGPU.add(WebGPU.get(pipeline).getBindGroupLayout(index)),
+
+  wgpuDeviceCreateBindGroup__deps: ['$WebGPU'],
+  wgpuDeviceCreateBindGroup: (device, desc) => {
+    const L = WGPU_L.WGPUBindGroupDescriptor;
+    const E = WGPU_L.WGPUBindGroupEntry;
+    const entries = [];
+    const n = WebGPU.u32(desc + L.entryCount);
+    const list = WebGPU.u32(desc + L.entries);
+    for (let i = 0; i < n; i++) {
+      const e = list + i * E.$size;
+      const size = WebGPU.u64(e + E.size);
+      entries.push({
+        binding: WebGPU.u32(e + E.binding),
+        resource: {
+          buffer: WebGPU.get(WebGPU.u32(e + E.buffer)),
+          offset: WebGPU.u64(e + E.offset),
+          // WGPU_WHOLE_SIZE (UINT64_MAX) reads back as 2^64: the rest of the buffer.
+          size: size >= 2 ** 64 ? undefined : size,
+        },
+      });
+    }
+    const group = WebGPU.get(device).createBindGroup({
+      label: WebGPU.string(desc + L.label),
+      layout: WebGPU.get(WebGPU.u32(desc + L.layout)),
+      entries,
+    });
+    return WebGPU.add(group);
+  },
+
+  wgpuDeviceCreateCommandEncoder__deps: ['$WebGPU'],
+  wgpuDeviceCreateCommandEncoder: (device, desc) =>
+    WebGPU.add(
+      WebGPU.get(device).createCommandEncoder({
+        label: desc ? WebGPU.string(desc + WGPU_L.WGPUCommandEncoderDescriptor.label) : undefined,
+      }),
+    ),
+
+  wgpuCommandEncoderBeginComputePass__deps: ['$WebGPU'],
+  wgpuCommandEncoderBeginComputePass: (encoder, desc) => {
+    const L = WGPU_L.WGPUComputePassDescriptor;
+    if (desc && WebGPU.u32(desc + L.timestampWrites)) {
+      throw new Error('webgpu: timestamp writes are not supported (build without GGML_WEBGPU_GPU_PROFILE)');
+    }
+    const label = desc ? WebGPU.string(desc + L.label) : undefined;
+    return WebGPU.add(WebGPU.get(encoder).beginComputePass({ label }));
+  },
+
+  wgpuCommandEncoderCopyBufferToBuffer__deps: ['$WebGPU'],
+  wgpuCommandEncoderCopyBufferToBuffer: (encoder, src, srcOffset, dst, dstOffset, size) =>
+    WebGPU.get(encoder).copyBufferToBuffer(
+      WebGPU.get(src),
+      Number(srcOffset),
+      WebGPU.get(dst),
+      Number(dstOffset),
+      Number(size),
+    ),
+
+  wgpuCommandEncoderFinish__deps: ['$WebGPU'],
+  wgpuCommandEncoderFinish: (encoder, _desc) => WebGPU.add(WebGPU.get(encoder).finish()),
+
+  wgpuComputePassEncoderSetPipeline__deps: ['$WebGPU'],
+  wgpuComputePassEncoderSetPipeline: (pass, pipeline) => WebGPU.get(pass).setPipeline(WebGPU.get(pipeline)),
+
+  wgpuComputePassEncoderSetBindGroup__deps: ['$WebGPU'],
+  wgpuComputePassEncoderSetBindGroup: (pass, index, group, count, offsets) => {
+    const dynamic = count ? Array.from(HEAPU32.subarray(offsets >> 2, (offsets >> 2) + count)) : [];
+    WebGPU.get(pass).setBindGroup(index, WebGPU.get(group), dynamic);
+  },
+
+  wgpuComputePassEncoderDispatchWorkgroups__deps: ['$WebGPU'],
+  wgpuComputePassEncoderDispatchWorkgroups: (pass, x, y, z) => WebGPU.get(pass).dispatchWorkgroups(x, y, z),
+
+  wgpuComputePassEncoderEnd__deps: ['$WebGPU'],
+  wgpuComputePassEncoderEnd: (pass) => WebGPU.get(pass).end(),
+
+  wgpuQueueSubmit__deps: ['$WebGPU'],
+  wgpuQueueSubmit: (queue, count, commands) => {
+    const list = [];
+    for (let i = 0; i < count; i++) list.push(WebGPU.get(HEAPU32[(commands >> 2) + i]));
+    WebGPU.get(queue).submit(list);
+  },
+
+  wgpuQueueWriteBuffer__deps: ['$WebGPU'],
+  wgpuQueueWriteBuffer: (queue, buffer, offset, data, size) => {
+    // A shared heap (the threaded builds) cannot be handed to writeBuffer directly: copy it out.
+    const bytes = HEAPU8.subarray(data, data + size);
+    const src = bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
+    WebGPU.get(queue).writeBuffer(WebGPU.get(buffer), Number(offset), src);
+  },
+
+  wgpuQueueOnSubmittedWorkDone__deps: ['$WebGPU'],
+  wgpuQueueOnSubmittedWorkDone: (queue, info) => {
+    const cb = WGPU_L.WGPUQueueWorkDoneCallbackInfo.callback;
+    return WebGPU.future(WebGPU.get(queue).onSubmittedWorkDone(), (_, err) =>
+      err ? WebGPU.call(info, cb, [3], String(err.message ?? err)) : WebGPU.call(info, cb, [1]),
+    );
+  },
+};
+
+// Reference counting is the same for every object type webgpu.h names.
+for (const type of [
+  'Adapter',
+  'BindGroup',
+  'BindGroupLayout',
+  'Buffer',
+  'CommandBuffer',
+  'CommandEncoder',
+  'ComputePassEncoder',
+  'ComputePipeline',
+  'Device',
+  'Instance',
+  'PipelineLayout',
+  'Queue',
+  'Sampler',
+  'ShaderModule',
+  'Surface',
+  'TextureView',
+]) {
+  webgpuLibrary[`wgpu${type}AddRef__deps`] = ['$WebGPU'];
+  webgpuLibrary[`wgpu${type}AddRef`] = (h) => WebGPU.addRef(h);
+  webgpuLibrary[`wgpu${type}Release__deps`] = ['$WebGPU'];
+  webgpuLibrary[`wgpu${type}Release`] = (h) => WebGPU.release(h);
+}
+
+addToLibrary(webgpuLibrary);
