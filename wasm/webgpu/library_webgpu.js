@@ -6,6 +6,8 @@
 //
 // - Objects are handles: small integers into one table, with the reference counts webgpu.h's AddRef/Release keep.
 //   A buffer's last Release destroys it, so a model's GPU memory goes with the model, not with the garbage collector.
+// - Every function has its signature (__sig): emscripten's own library declares the old webgpu.h's, and with a 4 GB
+//   heap the 'p' arguments are read unsigned.
 // - Struct layouts come from wasm/webgpu/layout.cpp, compiled against the same header (WGPU_LAYOUT, made by
 //   wasm/build.mjs into a library loaded before this one).
 // - Asynchronous work (adapter, device, buffer maps, queue completion) returns a WGPUFuture; wgpuInstanceWaitAny is
@@ -157,15 +159,18 @@ const webgpuLibrary = {
   },
 
   wgpuCreateInstance__deps: ['$WebGPU'],
+  wgpuCreateInstance__sig: 'pp',
   wgpuCreateInstance: (_desc) => WebGPU.add({}),
 
   wgpuInstanceHasWGSLLanguageFeature__deps: ['$WebGPU'],
+  wgpuInstanceHasWGSLLanguageFeature__sig: 'ipi',
   wgpuInstanceHasWGSLLanguageFeature: (_instance, feature) => {
     const name = WebGPU.wgslFeatures[feature];
     return name && globalThis.navigator?.gpu?.wgslLanguageFeatures?.has(name) ? 1 : 0;
   },
 
   wgpuInstanceRequestAdapter__deps: ['$WebGPU'],
+  wgpuInstanceRequestAdapter__sig: 'jppp',
   wgpuInstanceRequestAdapter: (_instance, options, info) => {
     const opts = {};
     if (options) {
@@ -186,6 +191,7 @@ const webgpuLibrary = {
   },
 
   wgpuInstanceWaitAny__deps: ['$WebGPU'],
+  wgpuInstanceWaitAny__sig: 'ipppj',
   wgpuInstanceWaitAny__async: true,
   wgpuInstanceWaitAny: async (_instance, count, infos, timeoutNS) => {
     const L = WGPU_L.WGPUFutureWaitInfo;
@@ -210,6 +216,7 @@ const webgpuLibrary = {
   },
 
   wgpuAdapterGetLimits__deps: ['$WebGPU'],
+  wgpuAdapterGetLimits__sig: 'ipp',
   wgpuAdapterGetLimits: (adapter, out) => {
     const l = WebGPU.get(adapter).limits;
     for (const [name, off, size] of WGPU_L.$limits) {
@@ -221,12 +228,14 @@ const webgpuLibrary = {
   },
 
   wgpuAdapterHasFeature__deps: ['$WebGPU'],
+  wgpuAdapterHasFeature__sig: 'ipi',
   wgpuAdapterHasFeature: (adapter, feature) => {
     const name = WebGPU.features[feature];
     return name && WebGPU.get(adapter).features.has(name) ? 1 : 0;
   },
 
   wgpuAdapterGetInfo__deps: ['$WebGPU'],
+  wgpuAdapterGetInfo__sig: 'ipp',
   wgpuAdapterGetInfo: (adapter, out) => {
     const a = WebGPU.get(adapter);
     const info = a.info ?? {};
@@ -245,12 +254,14 @@ const webgpuLibrary = {
   },
 
   wgpuAdapterInfoFreeMembers__deps: ['$WebGPU'],
+  wgpuAdapterInfoFreeMembers__sig: 'vp',
   wgpuAdapterInfoFreeMembers: (info) => {
     const L = WGPU_L.WGPUAdapterInfo;
     for (const f of [L.vendor, L.architecture, L.device, L.description]) _free(HEAPU32[(info + f) >> 2]);
   },
 
   wgpuAdapterRequestDevice__deps: ['$WebGPU'],
+  wgpuAdapterRequestDevice__sig: 'jppp',
   wgpuAdapterRequestDevice: (adapter, desc, info) => {
     const a = WebGPU.get(adapter);
     const L = WGPU_L.WGPUDeviceDescriptor;
@@ -314,9 +325,11 @@ const webgpuLibrary = {
   },
 
   wgpuDeviceGetQueue__deps: ['$WebGPU'],
+  wgpuDeviceGetQueue__sig: 'pp',
   wgpuDeviceGetQueue: (device) => WebGPU.add(WebGPU.get(device).queue),
 
   wgpuDeviceCreateBuffer__deps: ['$WebGPU'],
+  wgpuDeviceCreateBuffer__sig: 'ppp',
   wgpuDeviceCreateBuffer: (device, desc) => {
     const L = WGPU_L.WGPUBufferDescriptor;
     const buffer = WebGPU.get(device).createBuffer({
@@ -329,9 +342,11 @@ const webgpuLibrary = {
   },
 
   wgpuBufferGetSize__deps: ['$WebGPU'],
+  wgpuBufferGetSize__sig: 'jp',
   wgpuBufferGetSize: (buffer) => BigInt(WebGPU.get(buffer).size),
 
   wgpuBufferDestroy__deps: ['$WebGPU'],
+  wgpuBufferDestroy__sig: 'vp',
   wgpuBufferDestroy: (buffer) => {
     const e = WebGPU.entry(buffer);
     WebGPU.unmap(e);
@@ -339,6 +354,7 @@ const webgpuLibrary = {
   },
 
   wgpuBufferMapAsync__deps: ['$WebGPU'],
+  wgpuBufferMapAsync__sig: 'jpjppp',
   wgpuBufferMapAsync: (buffer, mode, offset, size, info) => {
     const b = WebGPU.get(buffer);
     const cb = WGPU_L.WGPUBufferMapCallbackInfo.callback;
@@ -352,6 +368,7 @@ const webgpuLibrary = {
 
   // ggml only reads what it maps, so the range is copied into the wasm heap once; Unmap frees the copy.
   wgpuBufferGetConstMappedRange__deps: ['$WebGPU'],
+  wgpuBufferGetConstMappedRange__sig: 'pppp',
   wgpuBufferGetConstMappedRange: (buffer, offset, size) => {
     const e = WebGPU.entry(buffer);
     let range;
@@ -367,6 +384,7 @@ const webgpuLibrary = {
   },
 
   wgpuBufferUnmap__deps: ['$WebGPU'],
+  wgpuBufferUnmap__sig: 'vp',
   wgpuBufferUnmap: (buffer) => {
     const e = WebGPU.entry(buffer);
     WebGPU.unmap(e);
@@ -374,6 +392,7 @@ const webgpuLibrary = {
   },
 
   wgpuDeviceCreateShaderModule__deps: ['$WebGPU'],
+  wgpuDeviceCreateShaderModule__sig: 'ppp',
   wgpuDeviceCreateShaderModule: (device, desc) => {
     const L = WGPU_L.WGPUShaderModuleDescriptor;
     const chain = WebGPU.u32(desc + L.nextInChain);
@@ -386,6 +405,7 @@ const webgpuLibrary = {
   },
 
   wgpuDeviceCreateComputePipeline__deps: ['$WebGPU'],
+  wgpuDeviceCreateComputePipeline__sig: 'ppp',
   wgpuDeviceCreateComputePipeline: (device, desc) => {
     const L = WGPU_L.WGPUComputePipelineDescriptor;
     const S = WGPU_L.WGPUComputeState;
@@ -412,10 +432,12 @@ const webgpuLibrary = {
   },
 
   wgpuComputePipelineGetBindGroupLayout__deps: ['$WebGPU'],
+  wgpuComputePipelineGetBindGroupLayout__sig: 'ppi',
   wgpuComputePipelineGetBindGroupLayout: (pipeline, index) =>
     WebGPU.add(WebGPU.get(pipeline).getBindGroupLayout(index)),
 
   wgpuDeviceCreateBindGroup__deps: ['$WebGPU'],
+  wgpuDeviceCreateBindGroup__sig: 'ppp',
   wgpuDeviceCreateBindGroup: (device, desc) => {
     const L = WGPU_L.WGPUBindGroupDescriptor;
     const E = WGPU_L.WGPUBindGroupEntry;
@@ -444,6 +466,7 @@ const webgpuLibrary = {
   },
 
   wgpuDeviceCreateCommandEncoder__deps: ['$WebGPU'],
+  wgpuDeviceCreateCommandEncoder__sig: 'ppp',
   wgpuDeviceCreateCommandEncoder: (device, desc) =>
     WebGPU.add(
       WebGPU.get(device).createCommandEncoder({
@@ -452,6 +475,7 @@ const webgpuLibrary = {
     ),
 
   wgpuCommandEncoderBeginComputePass__deps: ['$WebGPU'],
+  wgpuCommandEncoderBeginComputePass__sig: 'ppp',
   wgpuCommandEncoderBeginComputePass: (encoder, desc) => {
     const L = WGPU_L.WGPUComputePassDescriptor;
     if (desc && WebGPU.u32(desc + L.timestampWrites)) {
@@ -462,6 +486,7 @@ const webgpuLibrary = {
   },
 
   wgpuCommandEncoderCopyBufferToBuffer__deps: ['$WebGPU'],
+  wgpuCommandEncoderCopyBufferToBuffer__sig: 'vppjpjj',
   wgpuCommandEncoderCopyBufferToBuffer: (encoder, src, srcOffset, dst, dstOffset, size) =>
     WebGPU.get(encoder).copyBufferToBuffer(
       WebGPU.get(src),
@@ -472,24 +497,30 @@ const webgpuLibrary = {
     ),
 
   wgpuCommandEncoderFinish__deps: ['$WebGPU'],
+  wgpuCommandEncoderFinish__sig: 'ppp',
   wgpuCommandEncoderFinish: (encoder, _desc) => WebGPU.add(WebGPU.get(encoder).finish()),
 
   wgpuComputePassEncoderSetPipeline__deps: ['$WebGPU'],
+  wgpuComputePassEncoderSetPipeline__sig: 'vpp',
   wgpuComputePassEncoderSetPipeline: (pass, pipeline) => WebGPU.get(pass).setPipeline(WebGPU.get(pipeline)),
 
   wgpuComputePassEncoderSetBindGroup__deps: ['$WebGPU'],
+  wgpuComputePassEncoderSetBindGroup__sig: 'vpippp',
   wgpuComputePassEncoderSetBindGroup: (pass, index, group, count, offsets) => {
     const dynamic = count ? Array.from(HEAPU32.subarray(offsets >> 2, (offsets >> 2) + count)) : [];
     WebGPU.get(pass).setBindGroup(index, WebGPU.get(group), dynamic);
   },
 
   wgpuComputePassEncoderDispatchWorkgroups__deps: ['$WebGPU'],
+  wgpuComputePassEncoderDispatchWorkgroups__sig: 'vpiii',
   wgpuComputePassEncoderDispatchWorkgroups: (pass, x, y, z) => WebGPU.get(pass).dispatchWorkgroups(x, y, z),
 
   wgpuComputePassEncoderEnd__deps: ['$WebGPU'],
+  wgpuComputePassEncoderEnd__sig: 'vp',
   wgpuComputePassEncoderEnd: (pass) => WebGPU.get(pass).end(),
 
   wgpuQueueSubmit__deps: ['$WebGPU'],
+  wgpuQueueSubmit__sig: 'vppp',
   wgpuQueueSubmit: (queue, count, commands) => {
     const list = [];
     for (let i = 0; i < count; i++) list.push(WebGPU.get(HEAPU32[(commands >> 2) + i]));
@@ -497,6 +528,7 @@ const webgpuLibrary = {
   },
 
   wgpuQueueWriteBuffer__deps: ['$WebGPU'],
+  wgpuQueueWriteBuffer__sig: 'vppjpp',
   wgpuQueueWriteBuffer: (queue, buffer, offset, data, size) => {
     // A shared heap (the threaded builds) cannot be handed to writeBuffer directly: copy it out.
     const bytes = HEAPU8.subarray(data, data + size);
@@ -505,6 +537,7 @@ const webgpuLibrary = {
   },
 
   wgpuQueueOnSubmittedWorkDone__deps: ['$WebGPU'],
+  wgpuQueueOnSubmittedWorkDone__sig: 'jpp',
   wgpuQueueOnSubmittedWorkDone: (queue, info) => {
     const cb = WGPU_L.WGPUQueueWorkDoneCallbackInfo.callback;
     return WebGPU.future(WebGPU.get(queue).onSubmittedWorkDone(), (_, err) =>
@@ -533,6 +566,8 @@ for (const type of [
   'TextureView',
 ]) {
   webgpuLibrary[`wgpu${type}AddRef__deps`] = ['$WebGPU'];
+  webgpuLibrary[`wgpu${type}AddRef__sig`] = 'vp';
+  webgpuLibrary[`wgpu${type}Release__sig`] = 'vp';
   webgpuLibrary[`wgpu${type}AddRef`] = (h) => WebGPU.addRef(h);
   webgpuLibrary[`wgpu${type}Release__deps`] = ['$WebGPU'];
   webgpuLibrary[`wgpu${type}Release`] = (h) => WebGPU.release(h);
