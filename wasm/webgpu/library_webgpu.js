@@ -573,4 +573,6 @@ for (const type of [
   webgpuLibrary[`wgpu${type}Release`] = (h) => WebGPU.release(h);
 }
 
+// Emscripten's own library_sigs.js declares the old webgpu.h's signatures under the same names: ours replace them.
+for (const key of Object.keys(webgpuLibrary)) if (key.endsWith('__sig')) delete LibraryManager.library[key];
 addToLibrary(webgpuLibrary);
