@@ -119,7 +119,7 @@ variants.push({
   webgpu: true,
   onlyWhenNamed: true,
   compile: [],
-  link: ['-sJSPI', '-sWASM_BIGINT', `-sJSPI_EXPORTS=${JSPI_EXPORTS.map((e) => `_${e}`).join(',')}`],
+  link: ['-sJSPI', '-sWASM_BIGINT', `-sJSPI_EXPORTS=${JSPI_EXPORTS.join(',')}`],
   cmake: {
     ...variants[0].cmake,
     GGML_WEBGPU: 'ON',

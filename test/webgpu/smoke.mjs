@@ -16,7 +16,7 @@ async function open(name, gpuLayers) {
   const mod = await require(join(root, `${name}.js`))({ print: () => {}, printErr: () => {} });
   mod.hearthLog = (level, text) => level >= 3 && process.stderr.write(`[${name}] ${text}`);
   await mod._hearth_init();
-  const gpus = await mod._hearth_gpu_devices();
+  const gpus = mod._hearth_gpu_devices ? await mod._hearth_gpu_devices() : 0;
   mod.FS.mkdir('/m');
   mod.FS.mount(mod.NODEFS, { root: dirname(modelPath) }, '/m');
   const str = (s) => {
