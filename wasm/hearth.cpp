@@ -237,7 +237,12 @@ EMSCRIPTEN_KEEPALIVE int hearth_decode(hearth_context * h, const int32_t * token
     b.seq_id[i][0] = seq[i];
     b.logits[i] = want_logits[i];
   }
-  return llama_decode(h->ctx, b);
+  int status = llama_decode(h->ctx, b);
+  // A GPU backend computes asynchronously and llama.cpp waits on the first read of the outputs. Waiting here keeps
+  // that wait (a JSPI suspension in the WebGPU build) inside this one call, so reading logits, embeddings and
+  // sampling never suspend. The CPU backend is done already.
+  llama_synchronize(h->ctx);
+  return status;
 }
 
 // Logits of the i-th output of the last decode (i counts batch positions, as in llama_get_logits_ith).
