@@ -15,8 +15,8 @@ let prompt: Int32Array;
 
 beforeAll(async () => {
   llama = await openLlama();
-  model = LlamaModel.load(llama, '/models/qwen2-tiny.gguf')!;
-  ctx = new LlamaContext(model, {
+  model = (await LlamaModel.load(llama, '/models/qwen2-tiny.gguf'))!;
+  ctx = await LlamaContext.create(model, {
     nCtx: 512,
     nBatch: 128,
     nUbatch: 128,
@@ -33,15 +33,15 @@ beforeAll(async () => {
   );
 });
 
-afterAll(() => {
+afterAll(async () => {
   ctx.free();
   model.free();
 });
 
 /** Decodes tokens into `seq` from position `from` and returns the logits after the last one. */
-function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Float32Array {
+async function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Promise<Float32Array> {
   const n = tokens.length;
-  const status = ctx.decode(
+  const status = await ctx.decode(
     tokens,
     Array.from({ length: n }, (_, i) => from + i),
     new Array(n).fill(seq),
@@ -52,17 +52,17 @@ function prefill(seq: number, tokens: ArrayLike<number>, from = 0): Float32Array
 }
 
 describe('binding', () => {
-  it('decodes two sequences in one batch, each seeing only its own tokens', () => {
-    ctx.clear();
-    const alone = prefill(0, prompt);
-    ctx.clear();
+  it('decodes two sequences in one batch, each seeing only its own tokens', async () => {
+    await ctx.clear();
+    const alone = await prefill(0, prompt);
+    await ctx.clear();
     // The same prompt in sequence 1 and a different text in sequence 2, interleaved in one llama_decode.
     const other = model.tokenize('Completely different words here.', false, false);
     const tokens = [...prompt, ...other];
     const seq = [...new Array(prompt.length).fill(1), ...new Array(other.length).fill(2)];
     const pos = [...prompt.keys(), ...other.keys()];
     const outputs = tokens.map((_, i) => i === prompt.length - 1);
-    expect(ctx.decode(tokens, pos, seq, outputs)).toBe(0);
+    expect(await ctx.decode(tokens, pos, seq, outputs)).toBe(0);
     const batched = ctx.logits(prompt.length - 1);
     // Float noise from a different batch layout, nothing like another sequence's context leaking in.
     expect(maxDiff(alone, batched)).toBeLessThan(1e-2);
@@ -71,27 +71,27 @@ describe('binding', () => {
     expect(ctx.seqPosMax(2)).toBe(other.length - 1);
   });
 
-  it('exports a sequence state and imports it into another sequence with identical next-token logits', () => {
-    ctx.clear();
+  it('exports a sequence state and imports it into another sequence with identical next-token logits', async () => {
+    await ctx.clear();
     const head = prompt.subarray(0, prompt.length - 1);
     const last = prompt.subarray(prompt.length - 1);
-    prefill(0, head);
-    const state = ctx.stateGet(0);
+    await prefill(0, head);
+    const state = await ctx.stateGet(0);
     expect(state.length).toBeGreaterThan(1000);
-    const direct = prefill(0, last, head.length);
-    expect(ctx.stateSet(state, 3)).toBe(true);
+    const direct = await prefill(0, last, head.length);
+    expect(await ctx.stateSet(state, 3)).toBe(true);
     expect(ctx.seqPosMax(3)).toBe(head.length - 1);
-    const restored = prefill(3, last, head.length);
+    const restored = await prefill(3, last, head.length);
     expect(maxDiff(direct, restored)).toBe(0);
   });
 
-  it('rejects a state that does not belong to this context', () => {
-    expect(ctx.stateSet(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]), 2)).toBe(false);
+  it('rejects a state that does not belong to this context', async () => {
+    expect(await ctx.stateSet(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]), 2)).toBe(false);
   });
 
-  it('copies, trims, shifts and drops sequences', () => {
-    ctx.clear();
-    prefill(0, prompt);
+  it('copies, trims, shifts and drops sequences', async () => {
+    await ctx.clear();
+    await prefill(0, prompt);
     ctx.seqCp(0, 1);
     expect(ctx.seqPosMax(1)).toBe(prompt.length - 1);
     expect(ctx.seqRm(1, 5, -1)).toBe(true); // keep positions 0..4
@@ -105,19 +105,19 @@ describe('binding', () => {
     expect(ctx.seqPosMax(1)).toBe(14);
   });
 
-  it('trimming at a divergence and decoding the rest equals decoding from scratch (within batch-split noise)', () => {
-    ctx.clear();
-    const cold = prefill(0, prompt);
-    ctx.clear();
-    prefill(1, prompt.subarray(0, 10));
-    prefill(1, model.tokenize(' something else entirely', false, false), 10); // a wrong turn
+  it('trimming at a divergence and decoding the rest equals decoding from scratch (within batch-split noise)', async () => {
+    await ctx.clear();
+    const cold = await prefill(0, prompt);
+    await ctx.clear();
+    await prefill(1, prompt.subarray(0, 10));
+    await prefill(1, model.tokenize(' something else entirely', false, false), 10); // a wrong turn
     ctx.seqRm(1, 10, -1);
-    const warm = prefill(1, prompt.subarray(10), 10);
+    const warm = await prefill(1, prompt.subarray(10), 10);
     expect(maxDiff(cold, warm)).toBeLessThan(1e-2);
     expect(argmax(warm)).toBe(argmax(cold));
   });
 
-  it('a grammar allows the same tokens whether llama.cpp checks the whole vocabulary at once or a few at a time', () => {
+  it('a grammar allows the same tokens whether llama.cpp checks the whole vocabulary at once or a few at a time', async () => {
     // Over many candidates llama.cpp reads each token's text from a table decoded once (patch 0007); over a few it
     // decodes them on the spot, as upstream does. Walk a JSON schema's grammar along allowed tokens and compare.
     const schema = {
@@ -160,7 +160,7 @@ describe('binding', () => {
     }
   });
 
-  it('a JSON string in a schema grammar takes no UTF-16 surrogate (bytes ED A0 80–ED BF BF), only real UTF-8', () => {
+  it('a JSON string in a schema grammar takes no UTF-16 surrogate (bytes ED A0 80–ED BF BF), only real UTF-8', async () => {
     // Qwen's byte-level vocabulary has a token for every byte: a model may write ED A0 80, which llama.cpp's grammar
     // decodes to U+D800. A text decoder makes that three U+FFFD, so a string with maxLength 2 would hold 3 characters.
     const params = {
@@ -203,18 +203,18 @@ describe('binding', () => {
     }
   });
 
-  it('frees everything it allocates, also when a call fails', () => {
-    const calls = () => {
+  it('frees everything it allocates, also when a call fails', async () => {
+    const calls = async () => {
       model.tokenize('Some text to tokenize, again and again.', false, false);
       model.tokenBytes(1000, false);
-      ctx.stateSet(new Uint8Array(64), 2); // rejected
-      ctx.clear();
-      prefill(0, prompt);
-      ctx.stateGet(0);
+      await ctx.stateSet(new Uint8Array(64), 2); // rejected
+      await ctx.clear();
+      await prefill(0, prompt);
+      await ctx.stateGet(0);
     };
-    calls(); // llama.cpp allocates some buffers on first use and keeps them
+    await calls(); // llama.cpp allocates some buffers on first use and keeps them
     const before = llama.heapInUse;
-    for (let i = 0; i < 50; i++) calls();
+    for (let i = 0; i < 50; i++) await calls();
     // dlmalloc counts whole chunks: a buffer placed in a free chunk up to 15 bytes larger than asked counts those
     // bytes too (seen: +8 after 50 rounds). Leaking even the smallest allocation (a 16-byte chunk) each round adds 800.
     expect(llama.heapInUse - before).toBeLessThan(100);

@@ -192,8 +192,8 @@ describe('abort and failures', () => {
 describe('slots', () => {
   it('never hands a slot that a request is building on to a second request', async () => {
     const llama = await openLlama();
-    const model = LlamaModel.load(llama, '/models/qwen2-tiny.gguf')!;
-    const ctx = new LlamaContext(model, {
+    const model = (await LlamaModel.load(llama, '/models/qwen2-tiny.gguf'))!;
+    const ctx = await LlamaContext.create(model, {
       nCtx: 512,
       nBatch: 64,
       nUbatch: 64,

@@ -11,6 +11,7 @@ import { N_BATCH } from '../src/backends/llamacpp/binding/limits.ts';
 import { EngineInspector } from '../src/backends/llamacpp/inspect.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
 import type {
+  BuildVariant,
   CacheOptions,
   ChatCompletion,
   ChatCompletionChunk,
@@ -95,10 +96,13 @@ export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) 
 
 // --- the wasm module on its own ------------------------------------------------------------------------------------
 
-/** A fresh wasm module (single-thread build) with host folders mounted (NODEFS), by default the test models at /models.
- */
-export async function openLlama(mounts: Record<string, string> = { '/models': modelsDir }): Promise<Llama> {
-  const llama = new Llama(await nodeModuleLoader().load());
+/** A fresh wasm module (the single-thread build unless `variant` says) with host folders mounted (NODEFS), by default
+ * the test models at /models. */
+export async function openLlama(
+  mounts: Record<string, string> = { '/models': modelsDir },
+  variant?: BuildVariant,
+): Promise<Llama> {
+  const llama = await Llama.create(await nodeModuleLoader({ variant }).load());
   for (const [at, dir] of Object.entries(mounts)) {
     llama.mod.FS.mkdir(at);
     llama.mod.FS.mount(llama.mod.NODEFS, { root: dir }, at);
@@ -121,9 +125,9 @@ export async function splitLogits(
 ): Promise<Float32Array> {
   reference ??= openLlama();
   const llama = await reference;
-  const m = LlamaModel.load(llama, `/models/${model}.gguf`)!;
+  const m = (await LlamaModel.load(llama, `/models/${model}.gguf`))!;
   const kv = info.kvCache!;
-  const ctx = new LlamaContext(m, {
+  const ctx = await LlamaContext.create(m, {
     nCtx: info.nCtx,
     nBatch: N_BATCH,
     nUbatch: N_BATCH,
@@ -139,7 +143,7 @@ export async function splitLogits(
     let last = 0;
     for (const end of ends) {
       const part = Array.from({ length: end - start }, (_, k) => tokens[start + k]!);
-      const status = ctx.decode(
+      const status = await ctx.decode(
         part,
         part.map((_, k) => start + k),
         part.map(() => 0),

@@ -18,12 +18,12 @@ import { openLlama, relDiff, testEngine } from './helpers.ts';
 let llama: Llama;
 const loaded: Array<{ model: LlamaModel; ctx: LlamaContext }> = [];
 
-function open(file: string, repack: boolean) {
+async function open(file: string, repack: boolean) {
   const mark = llama.log.mark();
-  const model = LlamaModel.load(llama, `/models/${file}.gguf`, { repack })!;
+  const model = (await LlamaModel.load(llama, `/models/${file}.gguf`, { repack }))!;
   expect(model).not.toBeNull();
   const repacked = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor')).length;
-  const ctx = new LlamaContext(model, {
+  const ctx = await LlamaContext.create(model, {
     nCtx: 256,
     nBatch: 64,
     nUbatch: 64,
@@ -37,10 +37,10 @@ function open(file: string, repack: boolean) {
   return { model, ctx, repacked };
 }
 
-function logitsAfter(ctx: LlamaContext, tokens: ArrayLike<number>, from: number): Float32Array {
+async function logitsAfter(ctx: LlamaContext, tokens: ArrayLike<number>, from: number): Promise<Float32Array> {
   const n = tokens.length;
   expect(
-    ctx.decode(
+    await ctx.decode(
       tokens,
       Array.from({ length: n }, (_, i) => from + i),
       new Array(n).fill(0),
@@ -63,7 +63,7 @@ beforeAll(async () => {
   llama = await openLlama();
 });
 
-afterAll(() => {
+afterAll(async () => {
   for (const { model, ctx } of loaded) {
     ctx.free();
     model.free();
@@ -71,7 +71,7 @@ afterAll(() => {
 });
 
 describe('kernels', () => {
-  it("match ggml's reference dot product on random data (wasm/kernels-test.cpp)", () => {
+  it("match ggml's reference dot product on random data (wasm/kernels-test.cpp)", async () => {
     const r = kernelsReport();
     expect(r.cases).toBe(18);
     expect(r.x4_max_abs).toBe(0); // same arithmetic in the same order
@@ -86,7 +86,7 @@ describe('kernels', () => {
     for (const type of ['q4_K', 'q5_K', 'q6_K']) expect(r[`${type}_x8_cases`], type).toBe(0);
   });
 
-  it("Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml's scalar reference on random data", () => {
+  it("Q4_0, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, IQ4_NL and IQ4_XS dot products match ggml's scalar reference on random data", async () => {
     const r = kernelsReport();
     expect(r.relaxed).toBe(0); // the plain build's kernels (the relaxed ones: e2e/kernels.spec.ts)
     // Same integer products; float sums in another order (per block vs per super-block).
@@ -97,7 +97,7 @@ describe('kernels', () => {
 
   // The relaxed builds' kernels compute in browsers only (e2e/kernels.spec.ts), but which tensors a build repacks is
   // decided at load, which Node can do with relaxed SIMD switched on.
-  it("the relaxed builds repack every type the Hub's files hold, four bytes at a time; the plain builds only Q4_0 and Q8_0, eight", () => {
+  it("the relaxed builds repack every type the Hub's files hold, four bytes at a time; the plain builds only Q4_0 and Q8_0, eight", async () => {
     const types = ['q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'iq4_xs', 'iq4_nl', 'q5_0', 'q5_1', 'q8_0'];
     const models = types.map((t) => `qwen2-hello-256-${t}`);
     const printed = execFileSync(
@@ -136,7 +136,7 @@ describe('kernels', () => {
     expect(r.st!['qwen2-hello-256-q8_0']).toEqual({ tensors: 15, layouts: ['q8_0_4x8'] });
   });
 
-  it("quantize activations to the same int8 codes as ggml's reference (rounded, not truncated)", () => {
+  it("quantize activations to the same int8 codes as ggml's reference (rounded, not truncated)", async () => {
     const r = kernelsReport();
     expect(r.q8_0_quantize_mismatches).toBe(0);
     expect(r.q8_1_quantize_mismatches).toBe(0);
@@ -147,27 +147,30 @@ describe('kernels', () => {
   it.each([
     ['qwen2-hello-q8', 15],
     ['qwen2-hello-256-q4_0', 14],
-  ])('%s: repacked and plain weights give the same logits for a prompt and for the next token', (file, tensors) => {
-    const plain = open(file, false);
-    const packed = open(file, true);
-    expect(plain.repacked).toBe(0);
-    expect(packed.repacked).toBe(tensors);
-    const prompt = plain.model.tokenize(
-      '<|im_start|>user\nWrite a poem about the sea, please.<|im_end|>\n<|im_start|>assistant\n',
-      false,
-      true,
-    );
-    expect(prompt.length).toBeGreaterThan(8); // a batch: GEMM on the repacked side
-    const a = logitsAfter(plain.ctx, prompt, 0);
-    const b = logitsAfter(packed.ctx, prompt, 0);
-    // Same integer products in another float order; where that flips the rounding of a quantized activation the
-    // logits move by about 0.1% (measured); wrong kernels move them by tens of percent.
-    expect(relDiff(a, b)).toBeLessThan(1e-2);
-    const next = [7000];
-    expect(
-      relDiff(logitsAfter(plain.ctx, next, prompt.length), logitsAfter(packed.ctx, next, prompt.length)),
-    ).toBeLessThan(1e-2);
-  });
+  ])(
+    '%s: repacked and plain weights give the same logits for a prompt and for the next token',
+    async (file, tensors) => {
+      const plain = await open(file, false);
+      const packed = await open(file, true);
+      expect(plain.repacked).toBe(0);
+      expect(packed.repacked).toBe(tensors);
+      const prompt = plain.model.tokenize(
+        '<|im_start|>user\nWrite a poem about the sea, please.<|im_end|>\n<|im_start|>assistant\n',
+        false,
+        true,
+      );
+      expect(prompt.length).toBeGreaterThan(8); // a batch: GEMM on the repacked side
+      const a = await logitsAfter(plain.ctx, prompt, 0);
+      const b = await logitsAfter(packed.ctx, prompt, 0);
+      // Same integer products in another float order; where that flips the rounding of a quantized activation the
+      // logits move by about 0.1% (measured); wrong kernels move them by tens of percent.
+      expect(relDiff(a, b)).toBeLessThan(1e-2);
+      const next = [7000];
+      expect(
+        relDiff(await logitsAfter(plain.ctx, next, prompt.length), await logitsAfter(packed.ctx, next, prompt.length)),
+      ).toBeLessThan(1e-2);
+    },
+  );
 
   it('a Q8_0 model answers exactly like its f16/f32 twin', async () => {
     const engine = await testEngine('qwen2-hello-q8', { nCtx: 1024 });

@@ -40,15 +40,15 @@ function native(name: ProjectorName, file: string, prompt: string): Run {
 }
 
 /** The probe's steps through the wasm binding: tokenize with the media, encode, decode text and embeddings, logits. */
-function wasm(
+async function wasm(
   llama: Llama,
   name: ProjectorName,
   bytes: Uint8Array,
   kind: 'image' | 'audio',
   prompt: (marker: string) => string,
-): Run {
-  const model = LlamaModel.load(llama, `/models/${PROJECTORS[name].model}.gguf`)!;
-  const ctx = new LlamaContext(model, {
+): Promise<Run> {
+  const model = (await LlamaModel.load(llama, `/models/${PROJECTORS[name].model}.gguf`))!;
+  const ctx = await LlamaContext.create(model, {
     nCtx: 2048,
     nBatch: 512,
     nUbatch: 512,
@@ -58,7 +58,7 @@ function wasm(
     typeV: 'f16',
     flashAttn: 0,
   });
-  const projector = LlamaProjector.load(llama, model, `/models/${name}.mmproj.gguf`, 1, 'test')!;
+  const projector = (await LlamaProjector.load(llama, model, `/models/${name}.mmproj.gguf`, 1, 'test'))!;
   const hash = createHash('sha256').update(bytes).digest('hex');
   const p = projector.prompt(prompt(projector.marker), true, [{ kind, bytes, hash }]);
   try {
@@ -70,16 +70,16 @@ function wasm(
       const span = spans[0];
       if (span?.start === pos) {
         spans.shift();
-        const out = projector.encode(ctx, span);
+        const out = await projector.encode(ctx, span);
         embd ??= projector.embeddings(out, span);
-        expect(projector.decode(ctx, span, out, 0)).toBe(0);
+        expect(await projector.decode(ctx, span, out, 0)).toBe(0);
         pos = span.end;
         continue;
       }
       const end = Math.min(span?.start ?? p.tokens.length, pos + 512);
       const part = Array.from(p.tokens.subarray(pos, end));
       expect(
-        ctx.decode(
+        await ctx.decode(
           part,
           part.map((_, k) => pos + k),
           part.map(() => 0),
@@ -116,13 +116,17 @@ describe.each([
   const media = (seed: number) => (kind === 'image' ? testPng(96, 80, seed) : testWav(1.5, 16000, seed));
   const prompt = (marker: string) => `<|im_start|>user\nWhat is this? ${marker}<|im_end|>\n<|im_start|>assistant\n`;
 
-  it(`gives the same ${kind} embeddings and next-token logits, and another ${kind} moves both by far more`, () => {
-    const runs = [1, 2].map((seed) => {
+  it(`gives the same ${kind} embeddings and next-token logits, and another ${kind} moves both by far more`, async () => {
+    const runs = [];
+    for (const seed of [1, 2]) {
       const bytes = media(seed);
       const file = join(dir, `${name}-${seed}.${kind === 'image' ? 'png' : 'wav'}`);
       writeFileSync(file, bytes);
-      return { native: native(name, file, prompt('<__media__>')), wasm: wasm(llama, name, bytes, kind, prompt) };
-    });
+      runs.push({
+        native: native(name, file, prompt('<__media__>')),
+        wasm: await wasm(llama, name, bytes, kind, prompt),
+      });
+    }
     for (const r of runs) {
       expect(r.wasm.embd.length).toBe(r.native.embd.length);
       expect(rel(r.wasm.embd, r.native.embd)).toBeLessThan(TOLERANCE);

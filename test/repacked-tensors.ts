@@ -9,13 +9,13 @@ import { modelsDir } from './fixtures/models.ts';
 
 const out: Record<string, Record<string, { tensors: number; layouts: string[] }>> = {};
 for (const variant of ['st', 'st-relaxed'] as const) {
-  const llama = new Llama(await nodeModuleLoader({ variant }).load());
+  const llama = await Llama.create(await nodeModuleLoader({ variant }).load());
   llama.mod.FS.mkdir('/models');
   llama.mod.FS.mount(llama.mod.NODEFS, { root: modelsDir }, '/models');
   out[variant] = {};
   for (const name of process.argv.slice(2)) {
     const mark = llama.log.mark();
-    const model = LlamaModel.load(llama, `/models/${name}.gguf`);
+    const model = await LlamaModel.load(llama, `/models/${name}.gguf`);
     if (!model) throw new Error(`${name} did not load with the ${variant} build`);
     const lines = llama.log.since(mark).filter((l) => l.startsWith('repack: repack tensor'));
     out[variant][name] = {

@@ -41,7 +41,7 @@ const models = new Map<string, LlamaModel>();
 beforeAll(async () => {
   llama = await openLlama({ '/vocab': vocabDir });
   for (const v of VOCABS) {
-    const m = LlamaModel.load(llama, `/vocab/ggml-vocab-${v}.gguf`, { vocabOnly: true });
+    const m = await LlamaModel.load(llama, `/vocab/ggml-vocab-${v}.gguf`, { vocabOnly: true });
     if (!m) throw new Error(`vocab ${v} did not load: ${llama.log.since(0, true).join('\n')}`);
     models.set(v, m);
   }

@@ -103,7 +103,6 @@ for (const plain of [...variants]) {
 // Built only when asked (node wasm/build.mjs hearth-webgpu) until the engine drives it.
 const JSPI_EXPORTS = [
   'hearth_init', // llama_backend_init makes ggml's backend registry, and ggml-webgpu asks for the adapter there
-  'hearth_gpu_devices',
   'hearth_model_load',
   'hearth_context_new',
   'hearth_decode',

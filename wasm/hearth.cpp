@@ -537,7 +537,10 @@ EMSCRIPTEN_KEEPALIVE int hearth_model_n_embd_inp(const llama_model * m) { return
 EMSCRIPTEN_KEEPALIVE int hearth_media_decode(hearth_context * h, mtmd_context * c, const mtmd_input_chunk * chunk,
                                              float * embd, int n_past, int seq) {
   llama_pos new_n_past = 0;
-  return mtmd_helper_decode_image_chunk(c, h->ctx, chunk, embd, n_past, seq, h->n_batch, &new_n_past, nullptr, nullptr);
+  int status =
+      mtmd_helper_decode_image_chunk(c, h->ctx, chunk, embd, n_past, seq, h->n_batch, &new_n_past, nullptr, nullptr);
+  llama_synchronize(h->ctx);  // as hearth_decode: the wait stays in this call
+  return status;
 }
 
 }  // extern "C"

@@ -53,8 +53,8 @@ export async function stepProfile(reps: number): Promise<Record<string, number>>
 
 export async function decodeCosts(reps: number): Promise<Record<string, number>> {
   const llama = await openLlama();
-  const m = LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf')!;
-  const ctx = new LlamaContext(m, {
+  const m = (await LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf'))!;
+  const ctx = await LlamaContext.create(m, {
     nCtx: 4096,
     nBatch: 512,
     nUbatch: 512,
@@ -65,9 +65,9 @@ export async function decodeCosts(reps: number): Promise<Record<string, number>>
     flashAttn: 0,
   });
   const pos = [0, 0, 0, 0];
-  const decode = (tokens: number[], seqs: number[], logits: boolean) => {
+  const decode = async (tokens: number[], seqs: number[], logits: boolean) => {
     const t0 = performance.now();
-    const status = ctx.decode(
+    const status = await ctx.decode(
       tokens,
       seqs.map((s) => pos[s]!++),
       seqs,
@@ -79,13 +79,13 @@ export async function decodeCosts(reps: number): Promise<Record<string, number>>
   try {
     const prompt = Array.from({ length: 124 }, (_, i) => 1000 + ((i * 7919) % 50000));
     for (let s = 0; s < 4; s++) {
-      decode(
+      await decode(
         prompt.slice(0, 40),
         prompt.slice(0, 40).map(() => s),
         false,
       );
     }
-    for (let r = 0; r < 3; r++) decode([5, 6, 7, 8], [0, 1, 2, 3], true); // warm-up
+    for (let r = 0; r < 3; r++) await decode([5, 6, 7, 8], [0, 1, 2, 3], true); // warm-up
     const t = {
       one: [] as number[],
       oneBare: [] as number[],
@@ -94,18 +94,18 @@ export async function decodeCosts(reps: number): Promise<Record<string, number>>
       prompt: [] as number[],
     };
     for (let r = 0; r < Math.max(9, reps * 4); r++) {
-      t.one.push(decode([5], [0], true));
-      t.oneBare.push(decode([5], [0], false));
-      t.four.push(decode([5, 6, 7, 8], [0, 1, 2, 3], true));
-      t.fourBare.push(decode([5, 6, 7, 8], [0, 1, 2, 3], false));
+      t.one.push(await decode([5], [0], true));
+      t.oneBare.push(await decode([5], [0], false));
+      t.four.push(await decode([5, 6, 7, 8], [0, 1, 2, 3], true));
+      t.fourBare.push(await decode([5, 6, 7, 8], [0, 1, 2, 3], false));
       ctx.seqRm(3);
       pos[3] = 0;
       t.prompt.push(
-        decode(
+        (await decode(
           prompt,
           prompt.map(() => 3),
           false,
-        ) / prompt.length,
+        )) / prompt.length,
       );
       ctx.seqRm(3, 40);
       pos[3] = 40;

@@ -22,12 +22,12 @@ const NEW = 48;
 export async function kv(opts: ScenarioOptions) {
   await ensureModel('bench-qwen2.5-0.5b');
   const llama = await openLlama();
-  const model = LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf')!;
+  const model = (await LlamaModel.load(llama, '/models/bench-qwen2.5-0.5b.gguf'))!;
   const tokens = Array.from({ length: Math.max(...CONTEXTS) + NEW + 1 }, (_, i) => 1000 + ((i * 7919) % 50000));
   const row: Record<string, number> = { threads: 1, new_tokens: NEW, reps: opts.reps };
   try {
     for (const [type, flash] of LAYOUTS) {
-      const ctx = new LlamaContext(model, {
+      const ctx = await LlamaContext.create(model, {
         nCtx: 4096,
         nBatch: 512,
         nUbatch: 512,
@@ -38,9 +38,9 @@ export async function kv(opts: ScenarioOptions) {
         flashAttn: flash,
       });
       try {
-        const decode = (from: number, n: number) => {
+        const decode = async (from: number, n: number) => {
           const part = tokens.slice(from, from + n);
-          const status = ctx.decode(
+          const status = await ctx.decode(
             part,
             part.map((_, k) => from + k),
             part.map(() => 0),
@@ -50,16 +50,16 @@ export async function kv(opts: ScenarioOptions) {
         };
         let filled = 0;
         for (const n of CONTEXTS) {
-          for (; filled < n; filled += Math.min(512, n - filled)) decode(filled, Math.min(512, n - filled));
+          for (; filled < n; filled += Math.min(512, n - filled)) await decode(filled, Math.min(512, n - filled));
           const prompt: number[] = [];
           const step: number[] = [];
           for (let rep = 0; rep < opts.reps; rep++) {
             ctx.seqRm(0, n);
             let t = performance.now();
-            decode(n, NEW);
+            await decode(n, NEW);
             prompt.push(performance.now() - t);
             t = performance.now();
-            decode(n + NEW, 1);
+            await decode(n + NEW, 1);
             step.push(performance.now() - t);
           }
           ctx.seqRm(0, n);

@@ -64,7 +64,7 @@ export async function swa(opts: ScenarioOptions) {
 /** KV cache bytes llama.cpp allocates for an nCtx context with the engine's sequences (unified cache). */
 async function kvBytes(path: string, swaFull: boolean, nCtx: number): Promise<number> {
   const llama = await openLlama();
-  const model = LlamaModel.load(llama, `/models/${basename(path)}`)!;
+  const model = (await LlamaModel.load(llama, `/models/${basename(path)}`))!;
   // Read the sizes as they are logged: llama.cpp's debug lines about the graph that follow would push them out of
   // the log tail.
   const sizes: number[] = [];
@@ -73,7 +73,7 @@ async function kvBytes(path: string, swaFull: boolean, nCtx: number): Promise<nu
     for (const m of text.matchAll(/llama_kv_cache: size = +([\d.]+) MiB/g)) sizes.push(Number(m[1]));
     push(level, text);
   };
-  const ctx = new LlamaContext(model, {
+  const ctx = await LlamaContext.create(model, {
     nCtx,
     nBatch: 512,
     nUbatch: 512,

@@ -158,8 +158,8 @@ export async function vision(opts: ScenarioOptions) {
 /** libmtmd's decoder alone (hearth_bitmap_from_file: stb_image), in the single-thread wasm build under Node. */
 async function mtmdDecodeMs(modelPath: string, png: Uint8Array, reps: number): Promise<number[]> {
   const llama = await openLlama();
-  const model = LlamaModel.load(llama, `/models/${modelPath.split('/').pop()}`)!;
-  const projector = LlamaProjector.load(llama, model, `/models/${NAME}.mmproj.gguf`, 1, 'bench')!;
+  const model = (await LlamaModel.load(llama, `/models/${modelPath.split('/').pop()}`))!;
+  const projector = (await LlamaProjector.load(llama, model, `/models/${NAME}.mmproj.gguf`, 1, 'bench'))!;
   const times: number[] = [];
   try {
     for (let rep = 0; rep < reps; rep++) {

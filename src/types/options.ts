@@ -20,8 +20,11 @@ export interface RemoteOptions {
 }
 
 /** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread; '-relaxed' = with relaxed
- * SIMD's 8-bit dot product in the kernels (Chromium, Firefox), else plain SIMD128 (WebKit). */
-export type BuildVariant = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
+ * SIMD's 8-bit dot product in the kernels (Chromium, Firefox), else plain SIMD128 (WebKit); 'webgpu' = single thread
+ * with llama.cpp's WebGPU backend (needs JSPI). */
+export type BuildVariant = CpuBuild | 'webgpu';
+/** The builds that run on the CPU only: the ones a page's engine worker serves today. */
+export type CpuBuild = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
 
 /** 'auto': the relaxed-SIMD build where the browser validates it, else the plain one. 'plain': always plain SIMD128. */
 export type SimdChoice = 'auto' | 'plain';

@@ -8,11 +8,11 @@ import type { Session } from './run/session.ts';
 const POOLING = { none: 0, mean: 1, cls: 2, last: 3, rank: 4 };
 
 /** The pooled vector of each text (raw), and the tokens read. `kind` 'rank' reads a reranker's scores. */
-export function pooledOutputs(
+export async function pooledOutputs(
   s: Session,
   texts: Int32Array[],
   kind: 'embed' | 'rank',
-): { vectors: Float32Array[]; tokens: number } {
+): Promise<{ vectors: Float32Array[]; tokens: number }> {
   const pooling = s.ctx.poolingType;
   if (kind === 'embed' && (pooling <= POOLING.none || pooling === POOLING.rank)) {
     throw new InvalidRequestError(
@@ -62,7 +62,7 @@ export function pooledOutputs(
           seq.push(group[k]!.seq);
         }
       });
-      const status = s.llama.guard(() =>
+      const status = await s.llama.guard(() =>
         s.ctx.decode(
           tokens,
           pos,

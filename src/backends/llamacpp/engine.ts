@@ -83,7 +83,7 @@ export class Engine implements ServedCalls {
 
   /** A module to load into: a new one after a crash (a wasm trap leaves a module unusable). */
   private async getLlama(): Promise<Llama> {
-    if (!this.llama || this.llama.crashed) this.llama = new Llama(await this.config.loader.load());
+    if (!this.llama || this.llama.crashed) this.llama = await Llama.create(await this.config.loader.load());
     return this.llama;
   }
 
@@ -180,7 +180,7 @@ export class Engine implements ServedCalls {
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
       const texts = inputs.map((t) => s.llama.guard(() => s.model.tokenize(t, true, false)));
-      const { vectors, tokens } = pooledOutputs(s, texts, 'embed');
+      const { vectors, tokens } = await pooledOutputs(s, texts, 'embed');
       return { vectors: vectors.map((v) => Array.from(v)), tokens, model: s.info.name };
     });
   }
@@ -189,7 +189,7 @@ export class Engine implements ServedCalls {
   rank({ query, documents }: { query: string; documents: string[] }, control: CallControl = {}): Promise<RankResult> {
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
-      const { vectors, tokens } = pooledOutputs(
+      const { vectors, tokens } = await pooledOutputs(
         s,
         documents.map((d) => rerankTokens(s, query, d)),
         'rank',

@@ -93,19 +93,18 @@ export async function loadSession(
     const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
     // Slots hold the running requests and, between requests, the conversations kept in memory.
     const nSlots = settings.cache.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
-    ctx = llama.guard(
-      () =>
-        new LlamaContext(model, {
-          nCtx: plan.initialCtx,
-          nBatch: N_BATCH,
-          nUbatch: N_BATCH,
-          nSeqMax: Slots.sequencesNeeded(nSlots),
-          threads: settings.threads,
-          typeK: plan.typeK,
-          typeV: plan.typeV,
-          flashAttn: plan.flashAttn,
-          swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
-        }),
+    ctx = await llama.guard(() =>
+      LlamaContext.create(model, {
+        nCtx: plan.initialCtx,
+        nBatch: N_BATCH,
+        nUbatch: N_BATCH,
+        nSeqMax: Slots.sequencesNeeded(nSlots),
+        threads: settings.threads,
+        typeK: plan.typeK,
+        typeV: plan.typeV,
+        flashAttn: plan.flashAttn,
+        swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
+      }),
     );
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
     const prompts = new Prompts(
@@ -160,7 +159,7 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
       options.onProgress?.({ phase: 'load', loaded: Math.round(p * file.size), total: file.size });
       return !options.signal?.aborted;
     };
-    model = llama.guard(() => LlamaModel.load(llama, mounted.path));
+    model = await llama.guard(() => LlamaModel.load(llama, mounted.path));
   } finally {
     llama.mod.hearthProgress = undefined;
     mounted.unmount(); // llama.cpp has copied the tensors; the file is no longer read
@@ -201,7 +200,7 @@ async function readProjector(
   const mounted = await file.mount(llama.mod);
   let projector: LlamaProjector | null;
   try {
-    projector = llama.guard(() => LlamaProjector.load(llama, model, mounted.path, threads, identity));
+    projector = await llama.guard(() => LlamaProjector.load(llama, model, mounted.path, threads, identity));
   } finally {
     mounted.unmount();
   }

@@ -27,12 +27,10 @@ export class LlamaContext {
   // Input arrays for decode, allocated once at n_batch: tokens, positions, sequence ids (int32) and output flags.
   private readonly io: number;
 
-  constructor(
-    readonly model: LlamaModel,
-    params: ContextParams,
-  ) {
+  /** A context over `model`; throws when llama.cpp cannot make one (its reason in llama.log). */
+  static async create(model: LlamaModel, params: ContextParams): Promise<LlamaContext> {
     const m = model.llama.mod;
-    const ptr = m._hearth_context_new(
+    const ptr = await m._hearth_context_new(
       model.ptr,
       params.nCtx,
       params.nBatch,
@@ -45,15 +43,24 @@ export class LlamaContext {
       params.swaFull === false ? 0 : 1,
     );
     if (!ptr) throw new Error('llama.cpp could not create the context');
-    this.ptrValue = ptr;
-    this.params = params;
-    this.nCtx = m._hearth_context_n_ctx(ptr);
     try {
-      this.io = model.llama.malloc(params.nBatch * 13);
+      return new LlamaContext(model, params, ptr, model.llama.malloc(params.nBatch * 13));
     } catch (err) {
       m._hearth_context_free(ptr);
       throw err;
     }
+  }
+
+  private constructor(
+    readonly model: LlamaModel,
+    params: ContextParams,
+    ptr: number,
+    io: number,
+  ) {
+    this.ptrValue = ptr;
+    this.params = params;
+    this.nCtx = model.llama.mod._hearth_context_n_ctx(ptr);
+    this.io = io;
   }
 
   get ptr(): number {
@@ -81,9 +88,9 @@ export class LlamaContext {
     pos: ArrayLike<number>,
     seq: ArrayLike<number>,
     outputs: ArrayLike<boolean>,
-  ): number {
+  ): Promise<number> {
     const n = tokens.length;
-    if (n === 0) return 0;
+    if (n === 0) return Promise.resolve(0);
     if (n > this.params.nBatch) throw new RangeError(`batch of ${n} tokens exceeds n_batch ${this.params.nBatch}`);
     const { i32, u8 } = this.model.llama.heap();
     const t = this.io >> 2;
@@ -96,7 +103,7 @@ export class LlamaContext {
       i32[s + i] = seq[i]!;
       u8[o + i] = outputs[i] ? 1 : 0;
     }
-    return this.mod._hearth_decode(this.ptr, t << 2, p << 2, s << 2, o, n);
+    return Promise.resolve(this.mod._hearth_decode(this.ptr, t << 2, p << 2, s << 2, o, n));
   }
 
   /** A copy of the logits at batch index i of the last decode. */
@@ -106,8 +113,8 @@ export class LlamaContext {
     return this.model.llama.heap().f32.slice(ptr >> 2, (ptr >> 2) + this.model.nVocab);
   }
 
-  clear() {
-    this.mod._hearth_memory_clear(this.ptr);
+  async clear(): Promise<void> {
+    await this.mod._hearth_memory_clear(this.ptr);
   }
 
   /** Embedding outputs (pooled per sequence) instead of logits for the next decodes. */
@@ -152,22 +159,22 @@ export class LlamaContext {
    * The state of one sequence, as llama_state_seq_get_data writes it. `partial`: only the part that cannot be rolled
    * back (the recurrent state, or the SWA cells), for a checkpoint.
    */
-  stateGet(seq: number, partial = false): Uint8Array {
+  stateGet(seq: number, partial = false): Promise<Uint8Array> {
     const flags = partial ? STATE_PARTIAL_ONLY : 0;
     const size = this.mod._hearth_state_seq_size(this.ptr, seq, flags);
-    return this.model.llama.withBuffer(size, (buf) => {
-      const n = this.mod._hearth_state_seq_get(this.ptr, buf, size, seq, flags);
+    return this.model.llama.withBuffer(size, async (buf) => {
+      const n = await this.mod._hearth_state_seq_get(this.ptr, buf, size, seq, flags);
       if (n !== size) throw new Error(`state export wrote ${n} of ${size} bytes`);
       return this.model.llama.heap().u8.slice(buf, buf + n);
     });
   }
 
   /** Loads a state from stateGet (with the same `partial`) into `seq`. False when it does not fit this context. */
-  stateSet(data: Uint8Array, seq: number, partial = false): boolean {
+  stateSet(data: Uint8Array, seq: number, partial = false): Promise<boolean> {
     const flags = partial ? STATE_PARTIAL_ONLY : 0;
     return this.model.llama.withBytes(
       data,
-      (ptr, len) => this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq, flags) === len,
+      async (ptr, len) => (await this.mod._hearth_state_seq_set(this.ptr, ptr, len, seq, flags)) === len,
     );
   }
 }

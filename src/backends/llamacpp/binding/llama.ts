@@ -1,5 +1,6 @@
 // Typed binding over wasm/hearth.cpp: the module (heap, calls guarded against traps, strings in and out, the
-// quantizer). Every pointer it allocates is freed on every path (try/finally); the objects that own native memory
+// quantizer). Every pointer it allocates is freed on every path (try/finally, or when a GPU call's promise settles); the
+// objects that own native memory
 // (model.ts, context.ts, sampler.ts) free it in free(), which is safe to call twice.
 import { EngineError } from '../../../errors.ts';
 import { LogTail } from './log.ts';
@@ -25,12 +26,21 @@ export class Llama {
   readonly log = new LogTail();
   /** Set when a call trapped (see guard): nothing may call into this module again. */
   crashed = false;
+  /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
+  gpu: string | null = null;
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
-  constructor(mod: HearthModule) {
+  /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for). */
+  static async create(mod: HearthModule): Promise<Llama> {
+    const llama = new Llama(mod);
+    await llama.guard(() => mod._hearth_init());
+    if (mod._hearth_gpu_devices() > 0) llama.gpu = mod.UTF8ToString(mod._hearth_gpu_name());
+    return llama;
+  }
+
+  private constructor(mod: HearthModule) {
     this.mod = mod;
     mod.hearthLog = (level, text) => this.log.push(level, text);
-    mod._hearth_init();
   }
 
   /** Typed views on the wasm heap, rebuilt when it has grown (in the pthreads build another thread may grow it). */
@@ -43,29 +53,42 @@ export class Llama {
   }
 
   /**
-   * Runs a call into wasm. A trap (out of memory, a llama.cpp abort) leaves the module unusable: it is marked
-   * crashed, so the engine creates a fresh one for the next load, and reported as a typed error.
+   * Runs a call into wasm; when it returns a promise (a call that waits for the GPU), its outcome. A trap (out of
+   * memory, a llama.cpp abort) leaves the module unusable: it is marked crashed, so the engine creates a fresh one for
+   * the next load, and reported as a typed error.
    */
   guard<T>(fn: () => T): T {
+    let result: T;
     try {
-      return fn();
+      result = fn();
     } catch (err) {
-      if (err instanceof WebAssembly.RuntimeError || (err as Error)?.name === 'RuntimeError') {
-        this.crashed = true;
-        // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last
-        // lines.
-        const stack = String((err as Error).stack ?? '')
-          .split('\n')
-          .slice(0, 12)
-          .join('\n');
-        throw new EngineError(
-          `llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`,
-          'wasm_crash',
-          { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) },
-        );
-      }
-      throw err;
+      throw this.fatal(err);
     }
+    if (result instanceof Promise) {
+      return result.catch((err: unknown) => {
+        throw this.fatal(err);
+      }) as T;
+    }
+    return result;
+  }
+
+  /** The typed error for a trap (the module is then marked crashed); any other error as it is. */
+  private fatal(err: unknown): unknown {
+    const name = (err as Error)?.name;
+    // SuspendError: an export that is not JSPI-wrapped reached a GPU wait (a build mistake), after which the
+    // module's stack is in no known state.
+    if (!(err instanceof WebAssembly.RuntimeError) && name !== 'RuntimeError' && name !== 'SuspendError') return err;
+    this.crashed = true;
+    // Where it trapped, for a bug report: the call stack (wasm frames by function index) and llama.cpp's last lines.
+    const stack = String((err as Error).stack ?? '')
+      .split('\n')
+      .slice(0, 12)
+      .join('\n');
+    return new EngineError(
+      `llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`,
+      'wasm_crash',
+      { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) },
+    );
   }
 
   get llamaBuild(): string {
@@ -101,31 +124,39 @@ export class Llama {
     if (ptr) this.mod._free(ptr);
   }
 
-  /** Runs fn with `bytes` copied into the heap, then frees them. */
+  /** Runs fn with `bytes` copied into the heap, then frees them (once its promise settles, if it returns one). */
   withBytes<T>(bytes: Uint8Array, fn: (ptr: number, len: number) => T): T {
     const ptr = this.malloc(bytes.length + 1);
-    try {
+    return this.freeing(ptr, () => {
       const u8 = this.heap().u8;
       u8.set(bytes, ptr);
       u8[ptr + bytes.length] = 0;
       return fn(ptr, bytes.length);
-    } finally {
-      this.free(ptr);
-    }
+    });
   }
 
   withCString<T>(s: string, fn: (ptr: number, len: number) => T): T {
     return this.withBytes(new TextEncoder().encode(s), fn);
   }
 
-  /** Runs fn with a scratch buffer of `size` bytes, then frees it. */
+  /** Runs fn with a scratch buffer of `size` bytes, then frees it (as withBytes). */
   withBuffer<T>(size: number, fn: (ptr: number) => T): T {
     const ptr = this.malloc(size);
+    return this.freeing(ptr, () => fn(ptr));
+  }
+
+  /** fn's result, with `ptr` freed after it: at once, or when its promise settles (the wasm still uses it till then). */
+  private freeing<T>(ptr: number, fn: () => T): T {
+    let result: T;
     try {
-      return fn(ptr);
-    } finally {
+      result = fn();
+    } catch (err) {
       this.free(ptr);
+      throw err;
     }
+    if (result instanceof Promise) return result.finally(() => this.free(ptr)) as T;
+    this.free(ptr);
+    return result;
   }
 
   /** Reads a string that a C function writes into a caller buffer and whose length it returns (snprintf style). */

@@ -50,10 +50,16 @@ export class LlamaProjector {
    * The projector at `path` for `model`; null (llama.cpp's reason in llama.log) when it is not one for this model.
    * `identity` names the projector file: an image's placeholders differ between projectors, as its KV cells do.
    */
-  static load(llama: Llama, model: LlamaModel, path: string, threads: number, identity: string): LlamaProjector | null {
+  static async load(
+    llama: Llama,
+    model: LlamaModel,
+    path: string,
+    threads: number,
+    identity: string,
+  ): Promise<LlamaProjector | null> {
     // A marker of this load's own: text a user writes can never hold it, so it never takes an image's place.
     const marker = `<__hearth_media_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}__>`;
-    const ptr = llama.withCString(path, (p) =>
+    const ptr = await llama.withCString(path, (p) =>
       llama.withCString(marker, (mk) => llama.mod._hearth_mtmd_init(model.ptr, p, threads, mk)),
     );
     return ptr ? new LlamaProjector(llama, model, ptr, identity) : null;
@@ -177,15 +183,15 @@ export class LlamaProjector {
   }
 
   /** Runs the encoder over a media chunk (seconds of work on a CPU); returns its embeddings' pointer, or 0. */
-  encode(ctx: LlamaContext, span: MediaSpan): number {
+  async encode(ctx: LlamaContext, span: MediaSpan): Promise<number> {
     const m = this.llama.mod;
-    if (m._hearth_media_encode(ctx.ptr, this.ptr, span.chunk) !== 0) return 0;
+    if ((await m._hearth_media_encode(ctx.ptr, this.ptr, span.chunk)) !== 0) return 0;
     return m._hearth_media_embd(this.ptr);
   }
 
   /** Decodes encoded embeddings into sequence `seq` at the span's positions; llama_decode's status. */
-  decode(ctx: LlamaContext, span: MediaSpan, embd: number, seq: number): number {
-    return this.llama.mod._hearth_media_decode(ctx.ptr, this.ptr, span.chunk, embd, span.start, seq);
+  decode(ctx: LlamaContext, span: MediaSpan, embd: number, seq: number): Promise<number> {
+    return Promise.resolve(this.llama.mod._hearth_media_decode(ctx.ptr, this.ptr, span.chunk, embd, span.start, seq));
   }
 
   /** The embeddings of the last encode, copied out (tests compare them with native llama.cpp's). */

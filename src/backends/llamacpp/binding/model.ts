@@ -10,11 +10,16 @@ export class LlamaModel {
   /**
    * The model at `path` in the module's file system; null (llama.cpp's complaint kept in llama.log) when it is not a
    * model llama.cpp can load. `repack: false` keeps weights in their file layout instead of ggml's interleaved one
-   * (for tests).
+   * (for tests). `gpuLayers`: how many layers go to the GPU, where the build has one (llama.cpp streams their weights
+   * from the file into GPU buffers; the rest stays in the heap).
    */
-  static load(llama: Llama, path: string, opts: { vocabOnly?: boolean; repack?: boolean } = {}): LlamaModel | null {
-    const ptr = llama.withCString(path, (p) =>
-      llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1, 0),
+  static async load(
+    llama: Llama,
+    path: string,
+    opts: { vocabOnly?: boolean; repack?: boolean; gpuLayers?: number } = {},
+  ): Promise<LlamaModel | null> {
+    const ptr = await llama.withCString(path, (p) =>
+      llama.mod._hearth_model_load(p, opts.vocabOnly ? 1 : 0, opts.repack === false ? 0 : 1, opts.gpuLayers ?? 0),
     );
     return ptr ? new LlamaModel(llama, ptr) : null;
   }

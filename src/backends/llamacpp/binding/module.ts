@@ -4,6 +4,11 @@ import type { BuildVariant } from '../../../types.ts';
 import type { FileSystemHost } from '../../../core/models/file.ts';
 
 type Ptr = number;
+/**
+ * What an export that may wait for the GPU returns: in the WebGPU build (JSPI, wasm/build.mjs's JSPI_EXPORTS) a
+ * promise, in the CPU builds the value itself.
+ */
+type Waits<T> = T | Promise<T>;
 
 /** The exports of wasm/hearth.cpp plus the emscripten runtime pieces the binding uses. */
 export interface HearthModule extends FileSystemHost {
@@ -16,13 +21,15 @@ export interface HearthModule extends FileSystemHost {
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;
 
-  _hearth_init(): void;
+  _hearth_init(): Waits<void>;
+  _hearth_gpu_devices(): number;
+  _hearth_gpu_name(): Ptr;
   _hearth_llama_build(): Ptr;
   _hearth_has_wasm_simd(): number;
   _hearth_simd_dot16(): number;
   _hearth_heap_in_use(): number;
 
-  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number, gpuLayers: number): Ptr;
+  _hearth_model_load(path: Ptr, vocabOnly: number, repack: number, gpuLayers: number): Waits<Ptr>;
   _hearth_model_free(model: Ptr): void;
   _hearth_model_n_ctx_train(model: Ptr): number;
   _hearth_model_n_embd(model: Ptr): number;
@@ -69,13 +76,13 @@ export interface HearthModule extends FileSystemHost {
     typeV: number,
     flashAttn: number,
     swaFull: number,
-  ): Ptr;
+  ): Waits<Ptr>;
   _hearth_context_free(ctx: Ptr): void;
   _hearth_context_n_ctx(ctx: Ptr): number;
-  _hearth_decode(ctx: Ptr, tokens: Ptr, pos: Ptr, seq: Ptr, logits: Ptr, n: number): number;
+  _hearth_decode(ctx: Ptr, tokens: Ptr, pos: Ptr, seq: Ptr, logits: Ptr, n: number): Waits<number>;
   _hearth_logits(ctx: Ptr, i: number): Ptr;
 
-  _hearth_memory_clear(ctx: Ptr): void;
+  _hearth_memory_clear(ctx: Ptr): Waits<void>;
   _hearth_seq_rm(ctx: Ptr, seq: number, p0: number, p1: number): number;
   _hearth_seq_cp(ctx: Ptr, src: number, dst: number, p0: number, p1: number): void;
   _hearth_seq_keep(ctx: Ptr, seq: number): void;
@@ -84,8 +91,8 @@ export interface HearthModule extends FileSystemHost {
   _hearth_seq_pos_max(ctx: Ptr, seq: number): number;
 
   _hearth_state_seq_size(ctx: Ptr, seq: number, flags: number): number;
-  _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): number;
-  _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): number;
+  _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): Waits<number>;
+  _hearth_state_seq_set(ctx: Ptr, src: Ptr, size: number, seq: number, flags: number): Waits<number>;
 
   _hearth_sampler_new(
     model: Ptr,
@@ -111,7 +118,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_embeddings_seq(ctx: Ptr, seq: number): Ptr;
   _hearth_model_n_cls_out(model: Ptr): number;
 
-  _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr): Ptr;
+  _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr): Waits<Ptr>;
   _hearth_mtmd_free(mtmd: Ptr): void;
   _hearth_mtmd_caps(mtmd: Ptr): number;
   _hearth_mtmd_marker(mtmd: Ptr): Ptr;
@@ -136,10 +143,10 @@ export interface HearthModule extends FileSystemHost {
   _hearth_chunk_n_tokens(chunk: Ptr): number;
   _hearth_chunk_id(chunk: Ptr): Ptr;
   _hearth_chunk_text(chunk: Ptr): Ptr;
-  _hearth_media_encode(ctx: Ptr, mtmd: Ptr, chunk: Ptr): number;
+  _hearth_media_encode(ctx: Ptr, mtmd: Ptr, chunk: Ptr): Waits<number>;
   _hearth_media_embd(mtmd: Ptr): Ptr;
   _hearth_model_n_embd_inp(model: Ptr): number;
-  _hearth_media_decode(ctx: Ptr, mtmd: Ptr, chunk: Ptr, embd: Ptr, nPast: number, seq: number): number;
+  _hearth_media_decode(ctx: Ptr, mtmd: Ptr, chunk: Ptr, embd: Ptr, nPast: number, seq: number): Waits<number>;
 }
 
 /** What the emscripten factory accepts (besides our own hooks). */

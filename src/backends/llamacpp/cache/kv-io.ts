@@ -4,12 +4,18 @@
 import type { LlamaContext } from '../binding/context.ts';
 
 /** The state of positions [p0, p1) of `seq` (p1 < 0: to the end), as llama_state_seq_get_data writes it. */
-export function exportCells(ctx: LlamaContext, seq: number, scratch: number, p0: number, p1 = -1): Uint8Array {
+export async function exportCells(
+  ctx: LlamaContext,
+  seq: number,
+  scratch: number,
+  p0: number,
+  p1 = -1,
+): Promise<Uint8Array> {
   if (p0 === 0 && p1 < 0) return ctx.stateGet(seq);
   ctx.seqRm(scratch);
   try {
     ctx.seqCp(seq, scratch, p0, p1);
-    return ctx.stateGet(scratch);
+    return await ctx.stateGet(scratch);
   } finally {
     ctx.seqRm(scratch);
   }
@@ -26,14 +32,19 @@ export interface CellChunk {
  * into the scratch sequence and then copied over. Returns false (and leaves `seq` empty) when llama.cpp refuses a
  * chunk — a layout it cannot read, or no contiguous room in the cache.
  */
-export function importCells(ctx: LlamaContext, seq: number, scratch: number, chunks: CellChunk[]): boolean {
+export async function importCells(
+  ctx: LlamaContext,
+  seq: number,
+  scratch: number,
+  chunks: CellChunk[],
+): Promise<boolean> {
   ctx.seqRm(seq);
   ctx.seqRm(scratch);
   try {
     for (let i = 0; i < chunks.length; i++) {
       const { data, end } = chunks[i]!;
       const target = i === 0 ? seq : scratch;
-      if (!ctx.stateSet(data, target) || !ctx.seqRm(target, end)) throw new Refused();
+      if (!(await ctx.stateSet(data, target)) || !ctx.seqRm(target, end)) throw new Refused();
       if (target === scratch) {
         ctx.seqCp(scratch, seq);
         ctx.seqRm(scratch);

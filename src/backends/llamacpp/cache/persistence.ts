@@ -108,7 +108,7 @@ export class Persistence {
     if (!chunks) return false; // damaged: read() deleted it
     const cells = chunks.map((data, i) => ({ data, end: used[i]!.end }));
     const end = used.at(-1)?.end ?? 0;
-    if (!this.slots.restore(slot, cells, meta.tokens.subarray(0, end))) {
+    if (!(await this.slots.restore(slot, cells, meta.tokens.subarray(0, end)))) {
       await store.remove(meta.key);
       return false;
     }
@@ -165,7 +165,7 @@ export class Persistence {
    * other tokens): its new cells are saved as two chunks, split before the prompt's last token, the point the next
    * turn can go back to.
    */
-  saveConversation(slot: Slot, promptEnd = 0): void {
+  async saveConversation(slot: Slot, promptEnd = 0): Promise<void> {
     if (!this.enabled || slot.tokens.length < this.minTokens) return;
     const store = this.store!;
     slot.key ??=
@@ -185,11 +185,18 @@ export class Persistence {
     const t0 = now();
     const cut = this.slots.canRollBack && !this.slots.canCutRestored ? promptEnd - 1 : -1;
     const ends = from < cut && cut < tokens.length ? [cut, tokens.length] : from < tokens.length ? [tokens.length] : [];
-    const fresh = ends.map((end, i) => {
+    const fresh: Array<{ chunk: ChunkMeta; data: Uint8Array }> = [];
+    for (const [i, end] of ends.entries()) {
       const start = i ? ends[i - 1]! : from;
-      const data = exportCells(this.slots.ctx, slot.seq, this.slots.scratch, start, end === tokens.length ? -1 : end);
-      return { chunk: { id: newChunkId(), start, end, bytes: data.length, sum: '' } as ChunkMeta, data };
-    });
+      const data = await exportCells(
+        this.slots.ctx,
+        slot.seq,
+        this.slots.scratch,
+        start,
+        end === tokens.length ? -1 : end,
+      );
+      fresh.push({ chunk: { id: newChunkId(), start, end, bytes: data.length, sum: '' }, data });
+    }
     const exportMs = now() - t0;
     const chunks = [...kept, ...fresh.map((f) => f.chunk)];
     const next: RecordMeta = {

@@ -112,14 +112,14 @@ export class PromptCache {
     if (req.system && this.config.systemPrompt && prepared.cached < usable(req.system.tokens.length)) {
       const restored = await this.restoreSystem(slot, req.system, req.onProgress);
       if (restored) {
-        prepared.cached = this.slots.trim(slot, usable(req.system.tokens.length));
+        prepared.cached = await this.slots.trim(slot, usable(req.system.tokens.length));
         prepared.source = restored;
         prepared.buildSystem = null;
       } else {
         prepared.buildSystem = req.system;
       }
     }
-    if (this.shipped) this.useShipped(prepared, this.shipped, tokens, usable);
+    if (this.shipped) await this.useShipped(prepared, this.shipped, tokens, usable);
     if (prepared.cached === 0) prepared.source = 'none';
     this.hits[prepared.source]++;
     slot.pending = true;
@@ -154,7 +154,7 @@ export class PromptCache {
     if (owner && ownerLcp === best) {
       return {
         slot: owner,
-        cached: this.slots.trim(owner, ownerLcp),
+        cached: await this.slots.trim(owner, ownerLcp),
         source: 'memory',
         buildSystem: null,
         warning: null,
@@ -163,7 +163,7 @@ export class PromptCache {
     const slot = owner ?? this.slots.take(free, donor);
     if (saved && savedLcp === best) {
       if (await this.persistence.restoreConversation(slot, saved.meta, savedLcp, req.onProgress)) {
-        const cached = this.slots.trim(slot, savedLcp);
+        const cached = await this.slots.trim(slot, savedLcp);
         // A record found by id or message hash continues that conversation; one found by tokens only starts a new one.
         const same = conversationId !== undefined || saved.byHash;
         assign(slot, conversationId, same ? saved.meta : null, this.layout);
@@ -176,7 +176,7 @@ export class PromptCache {
     if (donor && donorLcp > 0 && donor.tokens.length >= donorLcp) {
       return {
         slot,
-        cached: this.slots.copyPrefix(donor, slot, donorLcp),
+        cached: await this.slots.copyPrefix(donor, slot, donorLcp),
         source: 'memory',
         buildSystem: null,
         warning: null,
@@ -196,12 +196,12 @@ export class PromptCache {
    * only the window's last cells once read back (slots.ts), so there it is all or nothing.
    * A prompt that does not start with its tokens gets a warning (the site's prompts and its shipped state disagree).
    */
-  private useShipped(
+  private async useShipped(
     prepared: Prepared,
     shipped: ShippedState,
     tokens: Int32Array,
     usable: (n: number) => number,
-  ): void {
+  ): Promise<void> {
     const total = shipped.tokens.length;
     if (prepared.cached >= usable(total)) return;
     const lcp = commonPrefix(shipped.tokens, tokens);
@@ -215,14 +215,14 @@ export class PromptCache {
     if (n <= prepared.cached) return;
     const { slot } = prepared;
     this.slots.reset(slot);
-    if (!this.slots.restore(slot, [{ data: shipped.data, end: total }], shipped.tokens)) {
+    if (!(await this.slots.restore(slot, [{ data: shipped.data, end: total }], shipped.tokens))) {
       this.shipped = null;
       prepared.cached = 0;
       prepared.warning =
         'llama.cpp refused the prompt state loaded with the model; it is no longer used, and this prompt was read in full';
       return;
     }
-    prepared.cached = this.slots.trim(slot, n);
+    prepared.cached = await this.slots.trim(slot, n);
     prepared.source = 'prompt-state';
     if (prepared.buildSystem && prepared.buildSystem.tokens.length <= prepared.cached) prepared.buildSystem = null;
   }
@@ -254,7 +254,7 @@ export class PromptCache {
     }
     if (!state || commonPrefix(state.tokens, system.tokens) !== system.tokens.length) return null;
     this.slots.reset(slot);
-    if (!this.slots.restore(slot, [{ data: state.data, end: system.tokens.length }], system.tokens)) {
+    if (!(await this.slots.restore(slot, [{ data: state.data, end: system.tokens.length }], system.tokens))) {
       this.systemStates.delete(system.key);
       return null;
     }
@@ -262,16 +262,17 @@ export class PromptCache {
   }
 
   /** Called by the scheduler at the points a later request may want to go back to (see Slots.checkpoint). */
-  checkpoint(slot: Slot): void {
-    this.slots.checkpoint(slot);
+  checkpoint(slot: Slot): Promise<void> {
+    return this.slots.checkpoint(slot);
   }
 
   /** Called by the scheduler once `slot` holds the system prefix's tokens: keeps their state for later requests. */
-  captureSystem(slot: Slot, system: SystemPrefix): void {
+  async captureSystem(slot: Slot, system: SystemPrefix): Promise<void> {
     const n = system.tokens.length;
     if (slot.tokens.length < n || commonPrefix(slot.tokens, system.tokens) !== n) return;
     const t0 = now();
-    const state = { tokens: system.tokens, data: exportCells(this.slots.ctx, slot.seq, this.slots.scratch, 0, n) };
+    const data = await exportCells(this.slots.ctx, slot.seq, this.slots.scratch, 0, n);
+    const state = { tokens: system.tokens, data };
     const exportMs = now() - t0;
     this.systemStates.keep(system.key, state);
     this.persistence.saveSystem(system.key, state, exportMs);
@@ -283,11 +284,11 @@ export class PromptCache {
    * after it were computed with context that is gone). After a completed turn the slot remembers which messages it
    * holds and its new cells are saved.
    */
-  release(slot: Slot, req: CacheRequest, outcome: Outcome): void {
+  async release(slot: Slot, req: CacheRequest, outcome: Outcome): Promise<void> {
     let reply = outcome.reply;
     if (outcome.error !== undefined && !(outcome.error instanceof AbortError)) this.slots.reset(slot);
     if (outcome.shiftedAt !== null) {
-      this.slots.trim(slot, outcome.shiftedAt);
+      await this.slots.trim(slot, outcome.shiftedAt);
       reply = null;
     }
     slot.pending = false;
@@ -304,7 +305,7 @@ export class PromptCache {
     const messages: ChatMessage[] = [...req.messages, reply];
     slot.msgHash = hashMessages(messages, req.tools);
     slot.msgCount = messages.length;
-    this.persistence.saveConversation(slot, req.tokens.length);
+    await this.persistence.saveConversation(slot, req.tokens.length);
   }
 
   /** Resolves when every save queued so far is written. */

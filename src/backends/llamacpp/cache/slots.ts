@@ -120,7 +120,7 @@ export class Slots {
    * Keeps the first `n` tokens of a slot, or fewer when the memory cannot roll back that far: as many as the last
    * checkpoint at or before `n` holds, else none. Returns how many it kept.
    */
-  trim(slot: Slot, n: number): number {
+  async trim(slot: Slot, n: number): Promise<number> {
     if (slot.tokens.length <= n) return slot.tokens.length;
     if (n < slot.floor) {
       this.reset(slot);
@@ -128,7 +128,7 @@ export class Slots {
     }
     if (!this.ctx.seqRm(slot.seq, n)) {
       const cp = checkpointAt(slot, n);
-      if (!cp || !this.ctx.stateSet(cp.data, slot.seq, true) || !this.ctx.seqRm(slot.seq, cp.n)) {
+      if (!cp || !(await this.ctx.stateSet(cp.data, slot.seq, true)) || !this.ctx.seqRm(slot.seq, cp.n)) {
         this.reset(slot);
         return 0;
       }
@@ -147,9 +147,10 @@ export class Slots {
   }
 
   /** For memory that cannot roll back: keeps the slot's state as it is now, to come back to (see trim). */
-  checkpoint(slot: Slot): void {
+  async checkpoint(slot: Slot): Promise<void> {
     if (this.canRollBack || slot.checkpoints.at(-1)?.n === slot.tokens.length) return;
-    slot.checkpoints.push({ n: slot.tokens.length, data: this.ctx.stateGet(slot.seq, true) });
+    const n = slot.tokens.length;
+    slot.checkpoints.push({ n, data: await this.ctx.stateGet(slot.seq, true) });
     if (slot.checkpoints.length > MAX_CHECKPOINTS) slot.checkpoints.splice(1, 1);
   }
 
@@ -157,7 +158,7 @@ export class Slots {
    * Fills the empty `slot` with the first `n` tokens of `donor` and returns how many it got (fewer when the memory
    * cannot roll back: see trim). The KV cache is unified: the copy shares the donor's cells, it does not duplicate them.
    */
-  copyPrefix(donor: Slot, slot: Slot, n: number): number {
+  copyPrefix(donor: Slot, slot: Slot, n: number): Promise<number> {
     const whole = !this.canRollBack;
     this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : n);
     slot.tokens = donor.tokens.slice(0, whole ? donor.tokens.length : n);
@@ -188,28 +189,28 @@ export class Slots {
    * Imports saved cells into `slot`. llama.cpp needs a contiguous run of free cells for each chunk: when the other
    * conversations in memory leave none, they are dropped and it tries once more.
    */
-  importInto(slot: Slot, cells: CellChunk[], n: number): boolean {
+  async importInto(slot: Slot, cells: CellChunk[], n: number): Promise<boolean> {
     this.makeRoom(n, slot);
-    if (importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
+    if (await importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
     let evicted = false;
     while (this.evictOne(slot)) evicted = true;
-    return evicted && importCells(this.ctx, slot.seq, this.scratch, cells);
+    return evicted && (await importCells(this.ctx, slot.seq, this.scratch, cells));
   }
 
   /** Imports the saved cells of exactly `tokens` into `slot` (importInto), which then holds them, with a checkpoint
    * there. False when llama.cpp refuses them. */
-  restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): boolean {
-    if (!this.importInto(slot, cells, tokens.length)) return false;
+  async restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): Promise<boolean> {
+    if (!(await this.importInto(slot, cells, tokens.length))) return false;
     slot.tokens = Array.from(tokens);
     slot.floor = this.holder.windowedState ? Math.max(0, tokens.length - 1) : 0;
-    this.checkpoint(slot);
+    await this.checkpoint(slot);
     return true;
   }
 
   /** Every slot's cells as state, to carry them into a new context (see importAll). */
-  exportAll(): Map<number, Uint8Array> {
+  async exportAll(): Promise<Map<number, Uint8Array>> {
     const states = new Map<number, Uint8Array>();
-    for (const s of this.all) if (s.tokens.length) states.set(s.seq, this.ctx.stateGet(s.seq));
+    for (const s of this.all) if (s.tokens.length) states.set(s.seq, await this.ctx.stateGet(s.seq));
     return states;
   }
 
@@ -217,11 +218,11 @@ export class Slots {
    * Imports the states from exportAll into the (new) context. A slot whose state is missing or refused is emptied;
    * returns the busy ones among them (their requests cannot go on).
    */
-  importAll(states: Map<number, Uint8Array>): Slot[] {
+  async importAll(states: Map<number, Uint8Array>): Promise<Slot[]> {
     const lost: Slot[] = [];
     for (const s of this.all) {
       const data = states.get(s.seq);
-      if (data && importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }])) {
+      if (data && (await importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }]))) {
         if (this.holder.windowedState) s.floor = Math.max(0, s.tokens.length - 1);
         continue;
       }

@@ -9,18 +9,18 @@ import type { Session } from './session.ts';
 export type LostSlots = (slots: Slot[]) => void;
 
 /** Makes room for `n` more cells: idle cached conversations go first, then the context grows. */
-export function fit(s: Session, n: number, lost: LostSlots): boolean {
+export async function fit(s: Session, n: number, lost: LostSlots): Promise<boolean> {
   while (!s.cache.slots.makeRoom(n)) {
-    if (!grow(s, s.cache.slots.used() + n, lost)) return false;
+    if (!(await grow(s, s.cache.slots.used() + n, lost))) return false;
   }
   return true;
 }
 
 /** Grows the context to hold `cells` (and by one cell at least). False when it cannot: at its limit, or no memory. */
-export function grow(s: Session, cells: number, lost: LostSlots): boolean {
+export async function grow(s: Session, cells: number, lost: LostSlots): Promise<boolean> {
   if (!s.plan.dynamic || s.ctx.nCtx >= s.plan.maxCtx) return false;
   try {
-    resize(s, Math.max(contextFor(cells, s.plan), Math.min(s.plan.maxCtx, s.ctx.nCtx + 1)), 0, lost);
+    await resize(s, Math.max(contextFor(cells, s.plan), Math.min(s.plan.maxCtx, s.ctx.nCtx + 1)), 0, lost);
   } catch (err) {
     if (err instanceof ContextFullError) return false; // no memory for more: the overflow policies apply
     throw err;
@@ -33,10 +33,10 @@ export function grow(s: Session, cells: number, lost: LostSlots): boolean {
  * gone: callers sample before. Without memory for it, the context keeps its old size, which becomes the limit, and
  * this throws ContextFullError (naming `promptTokens`, the prompt that asked for the room).
  */
-export function resize(s: Session, nCtx: number, promptTokens: number, lost: LostSlots): void {
-  const states = s.cache.slots.exportAll();
-  const refused = s.resizeContext(nCtx);
-  lost(s.cache.slots.importAll(states));
+export async function resize(s: Session, nCtx: number, promptTokens: number, lost: LostSlots): Promise<void> {
+  const states = await s.cache.slots.exportAll();
+  const refused = await s.resizeContext(nCtx);
+  lost(await s.cache.slots.importAll(states));
   if (refused) {
     throw new ContextFullError(
       `the context could not grow to ${nCtx} tokens (${refused.message}); lower kvBudgetBytes or nParallel`,

@@ -24,7 +24,7 @@ export async function prefillState(s: Session, tokens: Int32Array, control: Call
   slot.key = null;
   slot.conversationId = null;
   // Nothing runs beside this: no busy slot can be lost when the context grows.
-  if (!fit(s, n, () => {})) {
+  if (!(await fit(s, n, () => {}))) {
     throw new ContextFullError(`the context could not make room for the prompt's ${n} tokens`, {
       promptTokens: n,
       nCtx: s.ctx.nCtx,
@@ -35,7 +35,7 @@ export async function prefillState(s: Session, tokens: Int32Array, control: Call
       if (control.signal?.aborted) throw new AbortError('exportPrompt aborted');
       const part = tokens.subarray(from, Math.min(n, from + N_BATCH));
       const pos = Array.from(part, (_, k) => from + k);
-      const status = s.llama.guard(() =>
+      const status = await s.llama.guard(() =>
         s.ctx.decode(
           part,
           pos,
@@ -48,8 +48,8 @@ export async function prefillState(s: Session, tokens: Int32Array, control: Call
       control.onProgress?.({ phase: 'prefill', loaded: from + part.length, total: n });
       await yieldToEventLoop();
     }
-    const data = s.llama.guard(() => s.ctx.stateGet(slot.seq));
-    slots.checkpoint(slot);
+    const data = await s.llama.guard(() => s.ctx.stateGet(slot.seq));
+    await slots.checkpoint(slot);
     slot.lastUsed = Date.now();
     return data;
   } catch (err) {

@@ -53,6 +53,8 @@ class Batch {
 export class Scheduler {
   private readonly waiting: Array<Job | Exclusive> = [];
   private readonly active: Job[] = [];
+  /** Requests finish() ended, for settle() to hand their slots back. */
+  private readonly ending: Array<{ s: Session | null; job: Job; err?: unknown }> = [];
   private running = false;
   private wakeUp: (() => void) | null = null;
   /** Decode steps and the time they took (for the batch benchmark's profile). */
@@ -130,15 +132,17 @@ export class Scheduler {
         const reason = job.stopReason();
         if (reason) this.finish(this.loaded(), job, reason);
       }
+      await this.settle();
       await this.admit();
       if (!this.active.length) return;
       let progressed = false;
       try {
-        progressed = this.step(this.session());
+        progressed = await this.step(this.session());
       } catch (err) {
         // llama.cpp failed (or trapped): every running request gets the error, the engine stays usable.
         for (const job of [...this.active]) this.fail(job, err);
       }
+      await this.settle();
       if (progressed) await yieldToEventLoop();
       else await this.idle();
     }
@@ -180,6 +184,7 @@ export class Scheduler {
       if (this.active.length && running + next.demand > s.plan.maxCtx) return;
       this.waiting.shift();
       await this.start(s, next, running);
+      await this.settle();
     }
   }
 
@@ -223,12 +228,12 @@ export class Scheduler {
     try {
       if (s.plan.dynamic) {
         const want = contextFor(running + job.demand, s.plan);
-        if (want > s.ctx.nCtx) resize(s, want, job.tokens.length, this.lost);
+        if (want > s.ctx.nCtx) await resize(s, want, job.tokens.length, this.lost);
       }
       job.prep = await s.cache.prepare(job.prompt!);
       // Cells end inside an image only if two images' placeholders began alike: read that image again.
       const cut = job.prompt!.media?.spans.find((m) => m.start < job.prep.cached && job.prep.cached < m.end);
-      if (cut) job.prep.cached = s.cache.slots.trim(job.slot, cut.start);
+      if (cut) job.prep.cached = await s.cache.slots.trim(job.slot, cut.start);
       if (job.prep.warning) job.warnings.push(job.prep.warning);
     } catch (err) {
       job.end(err);
@@ -250,7 +255,7 @@ export class Scheduler {
   }
 
   /** One decode step. Returns false when there was nothing to decode (every running request waits for its consumer). */
-  private step(s: Session): boolean {
+  private async step(s: Session): Promise<boolean> {
     // An image or audio clip next in a prompt is encoded and decoded on its own (seconds of work, one request at a
     // time).
     for (const job of this.active) {
@@ -275,18 +280,18 @@ export class Scheduler {
       batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length);
     }
     if (!batch.size) return false;
-    if (!fit(s, batch.size, this.lost)) {
+    if (!(await fit(s, batch.size, this.lost))) {
       overflow(s, this.active, this.endOverflowed);
       return true;
     }
     // Growing the context can fail a request whose cells did not move: build the batch again without it.
     if (batch.parts.some((p) => !this.active.includes(p.job))) return true;
     const t1 = now();
-    const status = s.llama.guard(() => s.ctx.decode(batch.tokens, batch.pos, batch.seq, batch.out));
+    const status = await s.llama.guard(() => s.ctx.decode(batch.tokens, batch.pos, batch.seq, batch.out));
     const t2 = now();
     if (status === 1) {
       // No contiguous room although the count fits (cells are fragmented): free or grow, else overflow.
-      if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + 1, this.lost)) {
+      if (!s.cache.slots.evictOne() && !(await grow(s, s.ctx.nCtx + 1, this.lost))) {
         overflow(s, this.active, this.endOverflowed);
       }
       return true;
@@ -296,7 +301,7 @@ export class Scheduler {
       for (let k = 0; k < tokens.length; k++) job.slot.tokens.push(tokens[k]!);
     }
     for (const { job, logits } of batch.parts) {
-      if (job.phase === 'prefill') this.prefilled(s, job, logits);
+      if (job.phase === 'prefill') await this.prefilled(s, job, logits);
       else if (job.sampleNext(s, logits)) this.finish(s, job);
     }
     const t3 = now();
@@ -312,9 +317,9 @@ export class Scheduler {
    * Encodes one image or audio chunk of a prompt and decodes its embeddings into the request's sequence; the slot then
    * holds its placeholders. A failure ends that request only.
    */
-  private mediaStep(s: Session, job: Job, span: MediaSpan): boolean {
+  private async mediaStep(s: Session, job: Job, span: MediaSpan): Promise<boolean> {
     const n = span.end - span.start;
-    if (!fit(s, n, this.lost)) {
+    if (!(await fit(s, n, this.lost))) {
       overflow(s, this.active, this.endOverflowed);
       return true;
     }
@@ -322,7 +327,7 @@ export class Scheduler {
     const projector = s.projector!;
     const t0 = now();
     try {
-      const embd = s.llama.guard(() => projector.encode(s.ctx, span));
+      const embd = await s.llama.guard(() => projector.encode(s.ctx, span));
       if (!embd) {
         throw new EngineError(
           `the projector could not encode ${span.kind === 'image' ? 'an image' : 'an audio clip'} of this request`,
@@ -330,12 +335,12 @@ export class Scheduler {
         );
       }
       job.mediaMs += now() - t0;
-      const status = s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
+      const status = await s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
       if (status === 1) {
         // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else
         // overflow.
         s.ctx.seqRm(job.slot.seq, span.start);
-        if (!s.cache.slots.evictOne() && !grow(s, s.ctx.nCtx + n, this.lost)) {
+        if (!s.cache.slots.evictOne() && !(await grow(s, s.ctx.nCtx + n, this.lost))) {
           overflow(s, this.active, this.endOverflowed);
         }
         return true;
@@ -348,16 +353,16 @@ export class Scheduler {
       return true;
     }
     for (let k = span.start; k < span.end; k++) job.slot.tokens.push(job.tokens[k]!);
-    this.prefilled(s, job, -1);
+    await this.prefilled(s, job, -1);
     return true;
   }
 
   /** After a prompt chunk: progress, the system prompt's state, and at the prompt's end the first token. */
-  private prefilled(s: Session, job: Job, logits: number) {
+  private async prefilled(s: Session, job: Job, logits: number) {
     const pos = job.slot.tokens.length;
     const build = job.prep.buildSystem;
-    if (build && pos === build.tokens.length) s.cache.captureSystem(job.slot, build);
-    if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) s.cache.checkpoint(job.slot);
+    if (build && pos === build.tokens.length) await s.cache.captureSystem(job.slot, build);
+    if (!s.canRollBack && checkpointsAt(s, job).includes(pos)) await s.cache.checkpoint(job.slot);
     job.req.onProgress?.({
       phase: 'prefill',
       loaded: pos - job.prep.cached,
@@ -400,17 +405,34 @@ export class Scheduler {
     }
   }
 
-  /** Ends a running request: the final chunk (when it completed), its sampler, its slot back to the cache. */
+  /**
+   * Ends a running request: it leaves the running set now; its final chunk (when it completed), its sampler and its
+   * slot go back at the loop's next settle(). Giving the slot back exports its cells (cache.release), which in the
+   * GPU build waits for the GPU: that must not start in the middle of a step, where other calls into llama.cpp follow.
+   */
   private finish(s: Session | null, job: Job, err?: unknown) {
     const i = this.active.indexOf(job);
     if (i >= 0) this.active.splice(i, 1);
-    const reply = err === undefined ? job.complete() : null;
-    if (s) {
-      job.sampler?.free();
-      s.cache.release(job.slot, job.prompt!, { reply, error: err, shiftedAt: job.shiftedAt });
+    this.ending.push({ s, job, err });
+  }
+
+  /** Ends the requests finish() took out of the running set, in order. */
+  private async settle() {
+    for (let e = this.ending.shift(); e; e = this.ending.shift()) {
+      const { s, job, err } = e;
+      const reply = err === undefined ? job.complete() : null;
+      let error = err;
+      if (s) {
+        job.sampler?.free();
+        try {
+          await s.cache.release(job.slot, job.prompt!, { reply, error: err, shiftedAt: job.shiftedAt });
+        } catch (releaseErr) {
+          error ??= releaseErr;
+        }
+      }
+      job.sampler = null;
+      job.end(error);
     }
-    job.sampler = null;
-    job.end(err);
   }
 }
 

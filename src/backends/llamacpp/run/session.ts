@@ -73,14 +73,14 @@ export class Session implements ContextHolder {
    * is freed first: both may not fit the heap. When llama.cpp cannot make the new one (no memory), a context of the
    * old size is made again, that size becomes the limit, and the reason is returned.
    */
-  resizeContext(nCtx: number): Error | null {
+  async resizeContext(nCtx: number): Promise<Error | null> {
     const params = this.context.params;
     this.context.free();
     try {
-      this.context = this.llama.guard(() => new LlamaContext(this.model, { ...params, nCtx }));
+      this.context = await this.llama.guard(() => LlamaContext.create(this.model, { ...params, nCtx }));
       return null;
     } catch (err) {
-      this.context = this.llama.guard(() => new LlamaContext(this.model, params));
+      this.context = await this.llama.guard(() => LlamaContext.create(this.model, params));
       this.plan.maxCtx = params.nCtx;
       return err as Error;
     }

@@ -3,7 +3,7 @@
 // the 4- to 8-bit kernels faster. Chromium and Firefox validate it; WebKit (Safari) does not, and gets the plain
 // builds. Hearth's kernels keep the 7-bit operand in 0..127, where the instruction is exact on every CPU: both builds
 // compute the same integer sums.
-import type { BuildVariant, SimdChoice } from '../../../types/options.ts';
+import type { CpuBuild, SimdChoice } from '../../../types/options.ts';
 // The probe module, the same bytes the build checks its wasm with.
 import { RELAXED_PROBE } from '../../../../wasm/simd-check.mjs';
 
@@ -23,7 +23,7 @@ export function chooseBuild(
   simd: SimdChoice,
   threadsWhy: string,
   relaxed = hasRelaxedSimd(),
-): { variant: BuildVariant; reason: string } {
+): { variant: CpuBuild; reason: string } {
   const base = threaded ? 'mt' : 'st';
   if (simd === 'plain') return { variant: base, reason: `plain SIMD128, as asked (simd: 'plain'); ${threadsWhy}` };
   if (!relaxed) {
