@@ -1,11 +1,13 @@
-// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into four WebAssembly builds in public/hearth/:
+// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into five WebAssembly builds in public/hearth/:
 //   hearth-st.{js,wasm}            single thread, SIMD128: works on any page
 //   hearth-mt.{js,wasm}            pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
 //   hearth-{st,mt}-relaxed.wasm    the same with relaxed SIMD in ggml-cpu's kernels (an 8-bit dot product), for the
 //                                  browsers that validate it (src/backends/llamacpp/worker/simd.ts); they share the plain glue
+//   hearth-webgpu.{js,wasm}        single thread with llama.cpp's WebGPU backend beside the CPU's (needs JSPI); tested
+//                                  in Node (npm run test:webgpu), not yet served to pages
 // With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
 // only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
-// Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed] builds one variant;
+// Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed|hearth-webgpu] builds one;
 // --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth;
 // --profiling keeps the wasm's function names (for a CPU profile: npm run bench -- profile) and builds only the
 // single-thread variants, into .cache/profiling unless --out says otherwise; --kernels-bench also links
@@ -100,7 +102,6 @@ for (const plain of [...variants]) {
 // The GPU build: llama.cpp's WebGPU backend (ggml-webgpu) beside ggml-cpu, over wasm/webgpu/library_webgpu.js. It waits
 // for the GPU with JSPI (WebAssembly.Suspending/promising): the exports that can reach a wait return promises. Single
 // thread: what stays on the CPU runs there (threads and JSPI together are not supported by this emscripten).
-// Built only when asked (node wasm/build.mjs hearth-webgpu) until the engine drives it.
 const JSPI_EXPORTS = [
   'hearth_init', // llama_backend_init makes ggml's backend registry, and ggml-webgpu asks for the adapter there
   'hearth_model_load',
@@ -116,7 +117,6 @@ const JSPI_EXPORTS = [
 variants.push({
   name: 'hearth-webgpu',
   webgpu: true,
-  onlyWhenNamed: true,
   compile: [],
   link: ['-sJSPI', '-sWASM_BIGINT', `-sJSPI_EXPORTS=${JSPI_EXPORTS.join(',')}`],
   cmake: {
@@ -267,7 +267,7 @@ function main() {
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
   for (const variant of variants) {
-    if (only ? variant.name !== only : variant.onlyWhenNamed) continue;
+    if (only && variant.name !== only) continue;
     if (profiling && !variant.name.startsWith('hearth-st')) continue;
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);
