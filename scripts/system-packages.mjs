@@ -5,8 +5,8 @@
 // On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops before any work with
 // the one command to run.
 //   node scripts/system-packages.mjs build   mmdebstrap, bubblewrap
-//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2,
-//                                            mesa-vulkan-drivers, libvulkan1
+//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
+//   node scripts/system-packages.mjs webgpu  mesa-vulkan-drivers, libvulkan1 (npm run test:webgpu)
 //   node scripts/system-packages.mjs server  cmake, make, g++
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -63,9 +63,8 @@ const NEEDS = {
     'webkit2gtk-driver',
     'xvfb',
     'python3-jinja2',
-    'mesa-vulkan-drivers',
-    'libvulkan1',
   ],
+  webgpu: ['mesa-vulkan-drivers', 'libvulkan1'],
   server: ['cmake', 'make', 'g++'],
 };
 

@@ -1,10 +1,12 @@
-// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into five WebAssembly builds in public/hearth/:
+// npm run build:wasm — compiles llama.cpp + wasm/hearth.cpp into four WebAssembly builds in public/hearth/, and a fifth
+// when asked (npm run build:webgpu):
 //   hearth-st.{js,wasm}            single thread, SIMD128: works on any page
 //   hearth-mt.{js,wasm}            pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
 //   hearth-{st,mt}-relaxed.wasm    the same with relaxed SIMD in ggml-cpu's kernels (an 8-bit dot product), for the
 //                                  browsers that validate it (src/backends/llamacpp/worker/simd.ts); they share the plain glue
 //   hearth-webgpu.{js,wasm}        single thread with llama.cpp's WebGPU backend beside the CPU's (needs JSPI); tested
-//                                  in Node (npm run test:webgpu), not yet served to pages
+//                                  in Node (npm run test:webgpu), not yet served to pages nor built by default: CI's
+//                                  time is spent
 // With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
 // only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
 // Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed|hearth-webgpu] builds one;
@@ -102,6 +104,7 @@ for (const plain of [...variants]) {
 // The GPU build: llama.cpp's WebGPU backend (ggml-webgpu) beside ggml-cpu, over wasm/webgpu/library_webgpu.js. It waits
 // for the GPU with JSPI (WebAssembly.Suspending/promising): the exports that can reach a wait return promises. Single
 // thread: what stays on the CPU runs there (threads and JSPI together are not supported by this emscripten).
+// Built only when named (npm run build:webgpu).
 const JSPI_EXPORTS = [
   'hearth_init', // llama_backend_init makes ggml's backend registry, and ggml-webgpu asks for the adapter there
   'hearth_model_load',
@@ -117,6 +120,7 @@ const JSPI_EXPORTS = [
 variants.push({
   name: 'hearth-webgpu',
   webgpu: true,
+  onlyWhenNamed: true,
   compile: [],
   link: ['-sJSPI', '-sWASM_BIGINT', `-sJSPI_EXPORTS=${JSPI_EXPORTS.join(',')}`],
   cmake: {
@@ -267,7 +271,7 @@ function main() {
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
   for (const variant of variants) {
-    if (only && variant.name !== only) continue;
+    if (only ? variant.name !== only : variant.onlyWhenNamed) continue;
     if (profiling && !variant.name.startsWith('hearth-st')) continue;
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);

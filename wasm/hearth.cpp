@@ -39,6 +39,21 @@ static void on_log(enum ggml_log_level level, const char * text, void *) { heart
 
 static bool on_progress(float progress, void *) { return hearth_js_progress(progress) != 0; }
 
+// The WebGPU build leaves no GPU work pending when a call returns: the calls that may wait (JSPI, wasm/build.mjs) end
+// with the queue idle, so the ones that may not — the frees, whose llama.cpp destructors synchronize — never have to
+// (a wait there would throw through a destructor and abort). On the CPU these return at once.
+static void idle(llama_context * ctx) { llama_synchronize(ctx); }
+static void idle_gpus() {
+  for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_GPU) continue;
+    ggml_backend_t backend = ggml_backend_dev_init(dev, nullptr);
+    if (!backend) continue;
+    ggml_backend_synchronize(backend);
+    ggml_backend_free(backend);
+  }
+}
+
 extern "C" {
 
 // --- process -------------------------------------------------------------------------------------------------------
@@ -96,7 +111,9 @@ EMSCRIPTEN_KEEPALIVE llama_model * hearth_model_load(const char * path, int voca
   params.vocab_only = vocab_only != 0;
   params.use_extra_bufts = repack != 0;
   params.progress_callback = on_progress;
-  return llama_model_load_from_file(path, params);
+  llama_model * model = llama_model_load_from_file(path, params);
+  if (gpu_layers != 0) idle_gpus();  // uploads end with a compute pass for a tensor's last bytes
+  return model;
 }
 
 EMSCRIPTEN_KEEPALIVE void hearth_model_free(llama_model * model) { llama_model_free(model); }
@@ -205,6 +222,7 @@ EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, in
   }
   llama_attach_threadpool(ctx, pool, pool);
 
+  idle(ctx);  // the KV cache was cleared on the GPU
   hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch};
   if (!h) {
     llama_free(ctx);
@@ -240,8 +258,8 @@ EMSCRIPTEN_KEEPALIVE int hearth_decode(hearth_context * h, const int32_t * token
   int status = llama_decode(h->ctx, b);
   // A GPU backend computes asynchronously and llama.cpp waits on the first read of the outputs. Waiting here keeps
   // that wait (a JSPI suspension in the WebGPU build) inside this one call, so reading logits, embeddings and
-  // sampling never suspend. The CPU backend is done already.
-  llama_synchronize(h->ctx);
+  // sampling never suspend (see idle).
+  idle(h->ctx);
   return status;
 }
 
@@ -252,7 +270,10 @@ EMSCRIPTEN_KEEPALIVE float * hearth_logits(hearth_context * h, int i) { return l
 
 static llama_memory_t mem(hearth_context * h) { return llama_get_memory(h->ctx); }
 
-EMSCRIPTEN_KEEPALIVE void hearth_memory_clear(hearth_context * h) { llama_memory_clear(mem(h), true); }
+EMSCRIPTEN_KEEPALIVE void hearth_memory_clear(hearth_context * h) {
+  llama_memory_clear(mem(h), true);
+  idle(h->ctx);
+}
 EMSCRIPTEN_KEEPALIVE int hearth_seq_rm(hearth_context * h, int seq, int p0, int p1) {
   return llama_memory_seq_rm(mem(h), seq, p0, p1);
 }
@@ -278,7 +299,9 @@ EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_get(hearth_context * h, uint8_t * d
 // Returns the bytes read, 0 when the state does not fit this context (wrong model, layout or size).
 EMSCRIPTEN_KEEPALIVE size_t hearth_state_seq_set(hearth_context * h, const uint8_t * src, size_t size, int seq,
                                                  int flags) {
-  return llama_state_seq_set_data_ext(h->ctx, src, size, seq, flags);
+  size_t n = llama_state_seq_set_data_ext(h->ctx, src, size, seq, flags);
+  idle(h->ctx);
+  return n;
 }
 
 // --- quantization --------------------------------------------------------------------------------------------------
@@ -539,7 +562,7 @@ EMSCRIPTEN_KEEPALIVE int hearth_media_decode(hearth_context * h, mtmd_context * 
   llama_pos new_n_past = 0;
   int status =
       mtmd_helper_decode_image_chunk(c, h->ctx, chunk, embd, n_past, seq, h->n_batch, &new_n_past, nullptr, nullptr);
-  llama_synchronize(h->ctx);  // as hearth_decode: the wait stays in this call
+  idle(h->ctx);  // as hearth_decode
   return status;
 }
 

@@ -115,6 +115,39 @@ async function greedy(
   }
 }
 
+/** A model and a one-sequence context; feed() decodes tokens at `from` and returns the log-probabilities after them. */
+async function session(llama: Llama, name: string, gpuLayers: number) {
+  const model = (await LlamaModel.load(llama, `/models/${name}.gguf`, { gpuLayers }))!;
+  const ctx = await LlamaContext.create(model, {
+    nCtx: 256,
+    nBatch: 64,
+    nUbatch: 64,
+    nSeqMax: 1,
+    threads: 1,
+    typeK: 'f16',
+    typeV: 'f16',
+    flashAttn: 0,
+  });
+  return {
+    model,
+    ctx,
+    async feed(tokens: number[], from: number) {
+      const status = await ctx.decode(
+        tokens,
+        tokens.map((_, k) => from + k),
+        tokens.map(() => 0),
+        tokens.map((_, k) => k === tokens.length - 1),
+      );
+      expect(status).toBe(0);
+      return logSoftmax(ctx.logits(tokens.length - 1));
+    },
+    free() {
+      ctx.free();
+      model.free();
+    },
+  };
+}
+
 /** The largest |Δ| over the steps of the log-probabilities of `a`'s top tokens. */
 function largestDiff(a: Run, b: Run): number {
   let worst = 0;
@@ -150,6 +183,38 @@ describe('the WebGPU build', () => {
     seen[name] = Number((gpuOff / cpuOff).toFixed(2));
     expect(gpuOff).toBeLessThan(QUANT_RATIO * cpuOff + TOLERANCE);
   });
+
+  it.each([
+    ['qwen2-hello', 'GPU', 'CPU'],
+    ['qwen2-hello', 'CPU', 'GPU'],
+    ['mamba-hello', 'GPU', 'CPU'],
+    ['qwen35-hello', 'CPU', 'GPU'],
+  ] as const)(
+    '%s: a state saved on the %s restores on the %s and answers as a cold engine there',
+    async (name, from, _to) => {
+      const [a, b] = from === 'GPU' ? [gpu, cpu] : [cpu, gpu];
+      const layers = (llama: Llama) => (llama === gpu ? ALL_LAYERS : 0);
+      const saver = await session(a, name, layers(a));
+      const loader = await session(b, name, layers(b));
+      try {
+        const prompt = Array.from(saver.model.tokenize('Hello there, how are you?', true, false));
+        const head = prompt.slice(0, -1);
+        await saver.feed(head, 0);
+        const state = await saver.ctx.stateGet(0);
+        expect(await loader.ctx.stateSet(state, 0)).toBe(true);
+        const restored = await loader.feed(prompt.slice(-1), head.length);
+        // The same prompt read cold where the state went: cached = cold, across backends.
+        await loader.ctx.clear();
+        const cold = await loader.feed(prompt, 0);
+        const top = topIds(cold, TOP);
+        expect(argmax(restored)).toBe(argmax(cold));
+        expect(Math.max(...top.map((id) => Math.abs(restored[id]! - cold[id]!)))).toBeLessThan(TOLERANCE);
+      } finally {
+        saver.free();
+        loader.free();
+      }
+    },
+  );
 
   it('the same model with no layer on the GPU answers as the CPU build does, exactly', async () => {
     const onCpu = await greedy(cpu, 'qwen2-hello', 0);
