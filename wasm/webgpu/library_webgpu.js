@@ -17,6 +17,7 @@
 // - Device loss and uncaptured errors are kept until the next wait and reported there; Module.hearthGpuEvent (when
 //   the host set it) hears them as they happen.
 
+// webgpu.h's WGPUFeatureName and WGPUWGSLLanguageFeatureName values, by the names the JavaScript API uses.
 const WGPU_FEATURES = {
   9: 'timestamp-query',
   11: 'shader-f16',

@@ -1,7 +1,6 @@
 // Typed binding over wasm/hearth.cpp: the module (heap, calls guarded against traps, strings in and out, the
-// quantizer). Every pointer it allocates is freed on every path (try/finally, or when a GPU call's promise settles); the
-// objects that own native memory
-// (model.ts, context.ts, sampler.ts) free it in free(), which is safe to call twice.
+// quantizer). Every pointer it allocates is freed on every path (try/finally, or when a GPU call's promise settles);
+// the objects that own native memory (model.ts, context.ts, sampler.ts) free it in free(), which is safe to call twice.
 import { EngineError } from '../../../errors.ts';
 import { LogTail } from './log.ts';
 import type { HearthModule } from './module.ts';
