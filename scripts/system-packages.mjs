@@ -55,15 +55,7 @@ const PACKAGES = {
 
 const NEEDS = {
   build: ['mmdebstrap', 'bubblewrap'],
-  test: [
-    'mmdebstrap',
-    'bubblewrap',
-    'chromium',
-    'firefox-esr',
-    'webkit2gtk-driver',
-    'xvfb',
-    'python3-jinja2',
-  ],
+  test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'],
   webgpu: ['mesa-vulkan-drivers', 'libvulkan1'],
   server: ['cmake', 'make', 'g++'],
 };
