@@ -186,11 +186,12 @@ function buildVariant(variant, source, emRoot) {
     variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''),
   );
   let link = variant.link;
+  let jsLibraries = [];
   if (variant.webgpu) {
     const include = webgpuHeaders();
     process.env.HEARTH_WEBGPU_INCLUDE = include;
-    const layout = webgpuLayout(include, buildDir);
-    link = [...link, `--js-library=${layout}`, `--js-library=${join(wasmDir, 'webgpu', 'library_webgpu.js')}`];
+    jsLibraries = [webgpuLayout(include, buildDir), join(wasmDir, 'webgpu', 'library_webgpu.js')];
+    link = [...link, ...jsLibraries.map((f) => `--js-library=${f}`)];
   }
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
@@ -201,6 +202,8 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_OUTPUT_DIR: outDir,
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
     HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : [])].join(' '),
+    // A JS library's edit relinks (CMake does not see files named in link flags).
+    HEARTH_LINK_DEPENDS: jsLibraries.join(';'),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
     HEARTH_RELAXED_SIMD: 'OFF',
     CMAKE_C_COMPILER_LAUNCHER: 'ccache',
