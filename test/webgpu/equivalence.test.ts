@@ -25,6 +25,7 @@ const TOLERANCE = 0.05;
 const QUANT_RATIO = 1.5;
 const TOP = 5;
 const STEPS = 8;
+const PROMPT = 'Hello there, how are you?';
 const ALL_LAYERS = 999;
 
 const MODELS = [
@@ -68,56 +69,10 @@ const topIds = (a: Float32Array, n: number) =>
     .sort((x, y) => a[y]! - a[x]!)
     .slice(0, n);
 
-/** Greedy decoding of `prompt` then STEPS tokens, one token per decode after the prompt; with `forced`, those tokens
- * are fed instead of the likeliest (to read another model's log-probabilities along the same path). */
-async function greedy(
-  llama: Llama,
-  name: string,
-  gpuLayers: number,
-  prompt?: number[],
-  forced?: number[],
-): Promise<Run> {
-  const model = (await LlamaModel.load(llama, `/models/${name}.gguf`, { gpuLayers }))!;
-  expect(model).toBeTruthy();
-  const ctx = await LlamaContext.create(model, {
-    nCtx: 256,
-    nBatch: 64,
-    nUbatch: 64,
-    nSeqMax: 1,
-    threads: 1,
-    typeK: 'f16',
-    typeV: 'f16',
-    flashAttn: 0,
-  });
-  try {
-    let tokens = prompt ?? Array.from(model.tokenize('Hello there, how are you?', true, false));
-    let pos = 0;
-    const run: Run = { tokens: [], logprobs: [] };
-    for (let step = 0; step < STEPS; step++) {
-      const status = await ctx.decode(
-        tokens,
-        tokens.map((_, k) => pos + k),
-        tokens.map(() => 0),
-        tokens.map((_, k) => k === tokens.length - 1),
-      );
-      expect(status).toBe(0);
-      const logits = ctx.logits(tokens.length - 1);
-      const next = forced?.[step] ?? argmax(logits);
-      run.tokens.push(next);
-      run.logprobs.push(logSoftmax(logits));
-      pos += tokens.length;
-      tokens = [next];
-    }
-    return run;
-  } finally {
-    ctx.free();
-    model.free();
-  }
-}
-
 /** A model and a one-sequence context; feed() decodes tokens at `from` and returns the log-probabilities after them. */
 async function session(llama: Llama, name: string, gpuLayers: number) {
   const model = (await LlamaModel.load(llama, `/models/${name}.gguf`, { gpuLayers }))!;
+  expect(model).toBeTruthy();
   const ctx = await LlamaContext.create(model, {
     nCtx: 256,
     nBatch: 64,
@@ -146,6 +101,34 @@ async function session(llama: Llama, name: string, gpuLayers: number) {
       model.free();
     },
   };
+}
+
+/** Greedy decoding of `prompt` then STEPS tokens, one token per decode after the prompt; with `forced`, those tokens
+ * are fed instead of the likeliest (to read another model's log-probabilities along the same path). */
+async function greedy(
+  llama: Llama,
+  name: string,
+  gpuLayers: number,
+  prompt?: number[],
+  forced?: number[],
+): Promise<Run> {
+  const s = await session(llama, name, gpuLayers);
+  try {
+    let tokens = prompt ?? Array.from(s.model.tokenize(PROMPT, true, false));
+    let pos = 0;
+    const run: Run = { tokens: [], logprobs: [] };
+    for (let step = 0; step < STEPS; step++) {
+      const logprobs = await s.feed(tokens, pos);
+      const next = forced?.[step] ?? argmax(logprobs);
+      run.tokens.push(next);
+      run.logprobs.push(logprobs);
+      pos += tokens.length;
+      tokens = [next];
+    }
+    return run;
+  } finally {
+    s.free();
+  }
 }
 
 /** The largest |Δ| over the steps of the log-probabilities of `a`'s top tokens. */
@@ -197,7 +180,7 @@ describe('the WebGPU build', () => {
       const saver = await session(a, name, layers(a));
       const loader = await session(b, name, layers(b));
       try {
-        const prompt = Array.from(saver.model.tokenize('Hello there, how are you?', true, false));
+        const prompt = Array.from(saver.model.tokenize(PROMPT, true, false));
         const head = prompt.slice(0, -1);
         await saver.feed(head, 0);
         const state = await saver.ctx.stateGet(0);

@@ -67,16 +67,17 @@ const webgpuLibrary = {
       const e = WebGPU.entry(h);
       if (--e.refs > 0) return;
       // A buffer's memory is freed with its last reference (webgpu.h), not when JS collects the object.
-      if (e.mapped) {
-        WebGPU.unmap(e);
-        e.object.destroy();
-      }
+      if (e.mapped) WebGPU.destroy(e);
       WebGPU.objects[h] = undefined;
       WebGPU.freeHandles.push(h);
     },
     unmap(e) {
       for (const p of e.mapped ?? []) _free(p);
       e.mapped = [];
+    },
+    destroy(e) {
+      WebGPU.unmap(e);
+      e.object.destroy();
     },
 
     u32(p) {
@@ -348,11 +349,7 @@ const webgpuLibrary = {
 
   wgpuBufferDestroy__deps: ['$WebGPU'],
   wgpuBufferDestroy__sig: 'vp',
-  wgpuBufferDestroy: (buffer) => {
-    const e = WebGPU.entry(buffer);
-    WebGPU.unmap(e);
-    e.object.destroy();
-  },
+  wgpuBufferDestroy: (buffer) => WebGPU.destroy(WebGPU.entry(buffer)),
 
   wgpuBufferMapAsync__deps: ['$WebGPU'],
   wgpuBufferMapAsync__sig: 'jpjppp',
