@@ -5,7 +5,8 @@
 // On Debian or Ubuntu as root, the missing ones are installed with apt; anywhere else this stops before any work with
 // the one command to run.
 //   node scripts/system-packages.mjs build   mmdebstrap, bubblewrap
-//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2
+//   node scripts/system-packages.mjs test    those, chromium, firefox-esr, webkit2gtk-driver, xvfb, python3-jinja2,
+//                                            and the server's and webgpu's
 //   node scripts/system-packages.mjs webgpu  mesa-vulkan-drivers, libvulkan1 (npm run test:webgpu)
 //   node scripts/system-packages.mjs server  cmake, make, g++
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -55,7 +56,22 @@ const PACKAGES = {
 
 const NEEDS = {
   build: ['mmdebstrap', 'bubblewrap'],
-  test: ['mmdebstrap', 'bubblewrap', 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2'],
+  // Everything npm test needs, in one apt-get before its builds run side by side (two apt-gets at once would fight
+  // over dpkg's lock).
+  test: [
+    'mmdebstrap',
+    'bubblewrap',
+    'chromium',
+    'firefox-esr',
+    'webkit2gtk-driver',
+    'xvfb',
+    'python3-jinja2',
+    'cmake',
+    'make',
+    'g++',
+    'mesa-vulkan-drivers',
+    'libvulkan1',
+  ],
   webgpu: ['mesa-vulkan-drivers', 'libvulkan1'],
   server: ['cmake', 'make', 'g++'],
 };
