@@ -144,7 +144,8 @@ export async function sendAndWait(tab: Tab, text: string) {
   await expect
     .poll(async () => (await sendable()) || ((await tab.texts('.msg.assistant')).at(-1)?.length ?? 0) > 0)
     .toBe(true);
-  if (!(await sendable())) await tab.click('#stop');
+  // A DOM click, not a pointer's: the answer may end in between, and a click on the disabled button then is nothing.
+  await tab.evaluate(() => (document.getElementById('stop') as HTMLButtonElement).click());
   await expect.poll(sendable).toBe(true);
   expect(await tab.count('.msg.error')).toBe(0);
 }
