@@ -54,26 +54,16 @@ const PACKAGES = {
   },
 };
 
+const BUILD = ['mmdebstrap', 'bubblewrap'];
+const SERVER = ['cmake', 'make', 'g++'];
+const WEBGPU = ['mesa-vulkan-drivers', 'libvulkan1'];
 const NEEDS = {
-  build: ['mmdebstrap', 'bubblewrap'],
+  build: BUILD,
   // Everything npm test needs, in one apt-get before its builds run side by side (two apt-gets at once would fight
   // over dpkg's lock).
-  test: [
-    'mmdebstrap',
-    'bubblewrap',
-    'chromium',
-    'firefox-esr',
-    'webkit2gtk-driver',
-    'xvfb',
-    'python3-jinja2',
-    'cmake',
-    'make',
-    'g++',
-    'mesa-vulkan-drivers',
-    'libvulkan1',
-  ],
-  webgpu: ['mesa-vulkan-drivers', 'libvulkan1'],
-  server: ['cmake', 'make', 'g++'],
+  test: [...BUILD, 'chromium', 'firefox-esr', 'webkit2gtk-driver', 'xvfb', 'python3-jinja2', ...SERVER, ...WEBGPU],
+  webgpu: WEBGPU,
+  server: SERVER,
 };
 
 function onPath(cmd) {

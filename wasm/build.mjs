@@ -46,7 +46,7 @@ const linkFlags = [
   // -O2, not -O3, at the link: it sets binaryen's wasm-opt level only (the code is compiled at -O3 above). wasm-opt -O3
   // took 91 s of a 113 s link here and -O2 21 s; -O2's wasm came out 30 kB smaller, and prefill and decode in Node
   // (the benchmark model, 1 thread, 4 runs each, alternated) were the same within noise: 35.9/29.5 tok/s at -O2,
-  // 37.2/29.0 at -O3. The four builds link in 5 minutes less.
+  // 37.2/29.0 at -O3. Each build links about 70 s sooner.
   '-O2',
   '-msimd128',
   '-fwasm-exceptions',
