@@ -10,6 +10,12 @@ export interface ScenarioOptions {
   types: string[] | null;
   /** profile: which SIMD build ('auto': relaxed where the browser has it). */
   simd: 'auto' | 'plain' | null;
+  /** webgpu: run in Node (Dawn for Node's adapter) rather than a browser. */
+  node: boolean;
+  /** webgpu: this test model rather than the benchmark model's quantizations. */
+  model: string | null;
+  /** webgpu: count and time the GPU engine's WebGPU calls in one more run. */
+  trace: boolean;
   log: (line: string) => void;
 }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { toolsDir } from '../scripts/llama-source.mjs';
 import type { Llama, LlamaContext, LlamaModel } from '../tools/llama/node_modules/node-llama-cpp/dist/index.js';
-import type { RunResult } from './page.ts';
+import type { RunResult } from './timed-chat.ts';
 
 type NodeLlamaCpp = typeof import('../tools/llama/node_modules/node-llama-cpp/dist/index.js');
 

@@ -1,31 +1,25 @@
-// npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain]
+// npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node]
+// [--model NAME] [--trace]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
 import type { ScenarioOptions } from './common.ts';
-import { batch } from './scenarios/batch.ts';
-import { decode } from './scenarios/decode.ts';
-import { grammar } from './scenarios/grammar.ts';
-import { kernels } from './scenarios/kernels.ts';
-import { kv } from './scenarios/kv.ts';
-import { profile } from './scenarios/profile.ts';
-import { quants } from './scenarios/quants.ts';
-import { resume } from './scenarios/resume.ts';
-import { returnVisit } from './scenarios/return.ts';
-import { swa } from './scenarios/swa.ts';
-import { vision } from './scenarios/vision.ts';
 
-const scenarios: Record<string, (o: ScenarioOptions) => Promise<Array<Record<string, number>>>> = {
-  decode,
-  resume,
-  return: returnVisit,
-  kv,
-  batch,
-  quants,
-  swa,
-  grammar,
-  profile,
-  kernels,
-  vision,
+type Scenario = (o: ScenarioOptions) => Promise<Array<Record<string, number>>>;
+// Loaded when asked for: a scenario's browser or native tooling is imported only by the run that needs it (and the
+// GPU machine's bundle of this file, scripts/device-bench.mjs, carries none of it).
+const scenarios: Record<string, () => Promise<Scenario>> = {
+  decode: async () => (await import('./scenarios/decode.ts')).decode,
+  resume: async () => (await import('./scenarios/resume.ts')).resume,
+  return: async () => (await import('./scenarios/return.ts')).returnVisit,
+  kv: async () => (await import('./scenarios/kv.ts')).kv,
+  batch: async () => (await import('./scenarios/batch.ts')).batch,
+  quants: async () => (await import('./scenarios/quants.ts')).quants,
+  swa: async () => (await import('./scenarios/swa.ts')).swa,
+  grammar: async () => (await import('./scenarios/grammar.ts')).grammar,
+  profile: async () => (await import('./scenarios/profile.ts')).profile,
+  kernels: async () => (await import('./scenarios/kernels.ts')).kernels,
+  vision: async () => (await import('./scenarios/vision.ts')).vision,
+  webgpu: async () => (await import('./scenarios/webgpu.ts')).webgpu,
 };
 
 const args = process.argv.slice(2);
@@ -36,7 +30,7 @@ const flag = (f: string) => {
 };
 if (!name || !scenarios[name]) {
   console.error(
-    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain]`,
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace]`,
   );
   process.exit(2);
 }
@@ -47,8 +41,11 @@ const opts: ScenarioOptions = {
   threads: flag('--threads')?.split(',').map(Number) ?? null,
   types: flag('--types')?.split(',') ?? null,
   simd: flag('--simd') === 'plain' ? 'plain' : null,
+  node: args.includes('--node'),
+  model: flag('--model') ?? null,
+  trace: args.includes('--trace'),
   log: (line) => (json ? console.error(line) : console.log(line)),
 };
-const rows = await scenarios[name]!(opts);
+const rows = await (await scenarios[name]!())(opts);
 if (json) for (const row of rows) console.log(JSON.stringify(row));
 process.exit(0);

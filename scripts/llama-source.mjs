@@ -15,6 +15,13 @@ const packageDir = join(toolsDir, 'node_modules', 'node-llama-cpp', 'llama');
 
 /** @returns {{ dir: string, commit: string, tag: string }} */
 export function llamaSource() {
+  // A machine without the bundle (the GPU machine of scripts/device-bench.mjs) names a folder holding the models/
+  // files the test models are made from, and a file COMMIT with the commit and tag they came from.
+  const given = process.env.HEARTH_LLAMA_DIR;
+  if (given) {
+    const [commit, tag] = readFileSync(join(given, 'COMMIT'), 'utf8').trim().split(' ');
+    return { dir: given, commit, tag };
+  }
   const bundle = join(packageDir, 'gitRelease.bundle');
   if (!existsSync(bundle)) {
     throw new Error(

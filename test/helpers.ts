@@ -43,15 +43,17 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   wrap?: (store: UseStore) => UseStore;
   /** Load this file instead of the named model (a changed copy of it). */
   path?: string;
+  /** The wasm build (default: Node's, the plain single-thread one); 'webgpu' needs Dawn (test/webgpu). */
+  variant?: BuildVariant;
 }
 
 /** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
 export async function testEngine(model: ModelName, opts: TestEngineOptions = {}): Promise<NodeEngine> {
-  const { db, wrap, path, persistent, systemPrompt, conversations, minTokens, budgetBytes, ...load } = opts;
+  const { db, wrap, path, variant, persistent, systemPrompt, conversations, minTokens, budgetBytes, ...load } = opts;
   const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
-  const engine = await createNodeEngine({ cache, kvStore });
+  const engine = await createNodeEngine({ cache, kvStore, variant });
   await engine.load({ path: path ?? modelPath(model) }, load);
   return engine;
 }

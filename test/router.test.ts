@@ -151,6 +151,8 @@ describe('load options, checked once', () => {
     [{ cacheTypeK: 'q5_1' }, 'cacheTypeK'],
     [{ cacheTypeV: 'bf16' }, 'cacheTypeV'],
     [{ swaFull: 'yes' }, 'swaFull'],
+    [{ gpuLayers: -1 }, 'gpuLayers'],
+    [{ gpuLayers: 'all' }, 'gpuLayers'],
     [{ promptState: 42 }, 'promptState'],
   ] as const;
 

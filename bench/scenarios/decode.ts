@@ -6,7 +6,7 @@ import { ChatTemplate } from '../../src/core/chat/template.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { type BenchBrowser, openBenchPage } from '../browser.ts';
 import { NativeRunner } from '../native.ts';
-import type { RunResult } from '../page.ts';
+import type { RunResult } from '../timed-chat.ts';
 import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 
 const N_CTX = 1024;

@@ -8,7 +8,7 @@
 // an engine without cache (cold TTFT, median of --reps).
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { openBenchPage } from '../browser.ts';
-import type { RunResult } from '../page.ts';
+import type { RunResult } from '../timed-chat.ts';
 import { MUSEUM_SYSTEM as SYSTEM, median, museumQuestion as question, round, type ScenarioOptions } from '../common.ts';
 import type { ChatMessage } from '../../src/types.ts';
 

@@ -85,6 +85,7 @@ export function checkLoadOptions(o: Omit<LoadOptions, 'signal' | 'onProgress'>):
   flag('allowUnverified', o.allowUnverified);
   flag('store', o.store);
   flag('swaFull', o.swaFull);
+  integer('gpuLayers', o.gpuLayers, 0, 2 ** 31);
   const state = o.promptState;
   if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
     badOption('promptState', 'expected the URL of a prompt state file, or the file as a Blob');

@@ -96,6 +96,11 @@ export interface EngineInfo {
     kvBytesPerToken: number;
     budgetBytes: number;
   } | null;
+  /** Hearth's WebGPU build with an adapter: the GPU llama.cpp runs layers on, its shader path ('f16': the adapter's
+   * shader-f16), and how many of the loaded model's layers run there (llama.cpp's count, the output layer included;
+   * 0 of 0 before a load). What the GPU backend cannot run stays on the CPU. null for the CPU builds, wllama and a
+   * server. */
+  gpu: { adapter: string; shaderPath: 'f16'; layers: number; totalLayers: number } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings

@@ -124,6 +124,9 @@ export interface LoadOptions {
    * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
    * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
   swaFull?: boolean;
+  /** In the WebGPU build: how many of the model's layers run on the GPU (llama.cpp's n_gpu_layers, `-ngl`); the
+   * rest, and what the GPU backend cannot run, stay on the CPU. Default: all of them. Ignored by CPU builds. */
+  gpuLayers?: number;
   /**
    * A prompt state file for this model (engine.cache.exportPrompt, `npx hearth prompt-state`): the computed state of
    * the prompt every conversation starts with. A URL goes to the model store like the model (downloaded once, with

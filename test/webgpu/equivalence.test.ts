@@ -6,15 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
 import type { Llama } from '../../src/backends/llamacpp/binding/llama.ts';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
+import { GPU_LOGPROB_TOLERANCE } from '../compare.ts';
 import { argmax, openLlama } from '../helpers.ts';
 
-/**
- * Unquantized models: the largest difference allowed between a GPU and a CPU log-probability of one of the CPU's top 5
- * tokens. The GPU backend multiplies in f16 where the CPU build keeps f32, and sums in another order: measured up to
- * 0.0045 on the architecture fixtures and 0.026 on qwen2-hello-256 (256 wide, random weights: the most sensitive). A
- * wrong kernel moves them by whole units and changes the tokens.
- */
-const TOLERANCE = 0.05;
+/** Unquantized models: GPU_LOGPROB_TOLERANCE (test/compare.ts says what it allows for). */
+const TOLERANCE = GPU_LOGPROB_TOLERANCE;
 /**
  * Quantized models: the two backends multiply them differently (the CPU quantizes the activations to 8 bits too, the
  * GPU multiplies dequantized weights with f16/f32 activations), which on qwen2-hello-256 moves its log-probabilities by

@@ -16,6 +16,12 @@
 //   export that waited, where the engine catches it, instead of escaping into the worker's event loop.
 // - Device loss and uncaptured errors are kept until the next wait and reported there; Module.hearthGpuEvent (when
 //   the host set it) hears them as they happen.
+// - Per-dispatch costs are cut where the JS API's calls are dear (tens of microseconds each through Dawn for Node):
+//   ggml-webgpu creates a bind group for every dispatch of every token, the same ones token after token, so bind
+//   groups are kept by what they bind and handed out again; and it writes each dispatch's parameters into its own
+//   slot of a uniform buffer, so writes to small uniform buffers land in a copy here and go to the GPU as one write
+//   per buffer just before the queue is next used (a uniform buffer changes only through writes, so the copy is
+//   exact, gaps included).
 
 // webgpu.h's WGPUFeatureName and WGPUWGSLLanguageFeatureName values, by the names the JavaScript API uses.
 const WGPU_FEATURES = {
@@ -36,6 +42,7 @@ const WGPU_WGSL_FEATURES = {
 const webgpuLibrary = {
   $WGPU_L: WGPU_LAYOUT,
   $WebGPU__deps: ['$WGPU_L', '$stringToNewUTF8', '$UTF8ToString', '$getWasmTableEntry', 'malloc', 'free'],
+  $WebGPU__postset: 'WebGPU.init();',
   $WebGPU: {
     objects: [null],
     freeHandles: [],
@@ -44,12 +51,28 @@ const webgpuLibrary = {
     nextFuture: 1,
     // Uncaptured errors and device losses, reported at the next wait.
     pending: [],
+    // Every object's unique id (handles are reused; ids are not).
+    uids: 0,
+    // Made by init (emscripten writes this object out as source: a Map here would come out as {}): objects' ids
+    // (WeakMap), bind groups by layout and entries (Map), the keys each buffer is part of (Map, forgotten when the
+    // buffer goes), the uniform buffers written since the queue was last used (Set) and that queue.
+    ids: null,
+    groups: null,
+    groupKeys: null,
+    dirty: null,
+    dirtyQueue: null,
+    init() {
+      WebGPU.ids = new WeakMap();
+      WebGPU.groups = new Map();
+      WebGPU.groupKeys = new Map();
+      WebGPU.dirty = new Set();
+    },
     features: WGPU_FEATURES,
     wgslFeatures: WGPU_WGSL_FEATURES,
 
     add(object, extra) {
       const h = WebGPU.freeHandles.length ? WebGPU.freeHandles.pop() : WebGPU.objects.length;
-      WebGPU.objects[h] = { object, refs: 1, ...extra };
+      WebGPU.objects[h] = { object, refs: 1, uid: ++WebGPU.uids, ...extra };
       return h;
     },
     entry(h) {
@@ -68,6 +91,7 @@ const webgpuLibrary = {
       if (--e.refs > 0) return;
       // A buffer's memory is freed with its last reference (webgpu.h), not when JS collects the object.
       if (e.mapped) WebGPU.destroy(e);
+      WebGPU.forget(e);
       WebGPU.objects[h] = undefined;
       WebGPU.freeHandles.push(h);
     },
@@ -77,7 +101,29 @@ const webgpuLibrary = {
     },
     destroy(e) {
       WebGPU.unmap(e);
+      WebGPU.forget(e);
       e.object.destroy();
+    },
+    // A buffer going away: the bind groups that name it, and its unwritten bytes, with it.
+    forget(e) {
+      WebGPU.dirty.delete(e);
+      for (const key of WebGPU.groupKeys.get(e.uid) ?? []) WebGPU.groups.delete(key);
+      WebGPU.groupKeys.delete(e.uid);
+    },
+    idOf(object) {
+      let id = WebGPU.ids.get(object);
+      if (id === undefined) WebGPU.ids.set(object, (id = ++WebGPU.uids));
+      return id;
+    },
+    // The uniform buffers' pending bytes to the GPU, one write each (offsets and sizes on 4-byte bounds).
+    flush() {
+      for (const e of WebGPU.dirty) {
+        const lo = e.dirty[0] & ~3;
+        const hi = Math.min(e.mirror.length, (e.dirty[1] + 3) & ~3);
+        WebGPU.dirtyQueue.writeBuffer(e.object, lo, e.mirror, lo, hi - lo);
+        e.dirty = null;
+      }
+      WebGPU.dirty.clear();
     },
 
     u32(p) {
@@ -186,8 +232,10 @@ const webgpuLibrary = {
     const cb = WGPU_L.WGPURequestAdapterCallbackInfo.callback;
     return WebGPU.future(promise, (adapter, err) => {
       // Success 1, Unavailable 3, Error 4
-      if (adapter) WebGPU.call(info, cb, [1, WebGPU.add(adapter)]);
-      else if (err) WebGPU.call(info, cb, [4, 0], String(err?.message ?? err));
+      if (adapter) {
+        Module.hearthAdapter = adapter; // engine.info() names it (binding/llama.ts)
+        WebGPU.call(info, cb, [1, WebGPU.add(adapter)]);
+      } else if (err) WebGPU.call(info, cb, [4, 0], String(err?.message ?? err));
       else WebGPU.call(info, cb, [3, 0], gpu ? 'no WebGPU adapter' : 'WebGPU is not available here (navigator.gpu)');
     });
   },
@@ -334,13 +382,17 @@ const webgpuLibrary = {
   wgpuDeviceCreateBuffer__sig: 'ppp',
   wgpuDeviceCreateBuffer: (device, desc) => {
     const L = WGPU_L.WGPUBufferDescriptor;
+    const usage = WebGPU.u64(desc + L.usage);
+    const size = WebGPU.u64(desc + L.size);
     const buffer = WebGPU.get(device).createBuffer({
       label: WebGPU.string(desc + L.label),
-      usage: WebGPU.u64(desc + L.usage),
-      size: WebGPU.u64(desc + L.size),
+      usage,
+      size,
       mappedAtCreation: !!WebGPU.u32(desc + L.mappedAtCreation),
     });
-    return WebGPU.add(buffer, { mapped: [] });
+    // Uniform (0x40) and CopyDst (0x08), small, not mapped at creation: written through the copy (see the top).
+    const mirrored = (usage & 0x48) === 0x48 && size <= 1 << 20 && !WebGPU.u32(desc + L.mappedAtCreation);
+    return WebGPU.add(buffer, { mapped: [], mirror: mirrored ? new Uint8Array(size) : null, dirty: null });
   },
 
   wgpuBufferGetSize__deps: ['$WebGPU'],
@@ -354,6 +406,7 @@ const webgpuLibrary = {
   wgpuBufferMapAsync__deps: ['$WebGPU'],
   wgpuBufferMapAsync__sig: 'jpjppp',
   wgpuBufferMapAsync: (buffer, mode, offset, size, info) => {
+    WebGPU.flush();
     const b = WebGPU.get(buffer);
     const cb = WGPU_L.WGPUBufferMapCallbackInfo.callback;
     const promise = b.mapAsync(Number(mode), offset, size === 0xffffffff ? undefined : size);
@@ -431,8 +484,13 @@ const webgpuLibrary = {
 
   wgpuComputePipelineGetBindGroupLayout__deps: ['$WebGPU'],
   wgpuComputePipelineGetBindGroupLayout__sig: 'ppi',
-  wgpuComputePipelineGetBindGroupLayout: (pipeline, index) =>
-    WebGPU.add(WebGPU.get(pipeline).getBindGroupLayout(index)),
+  wgpuComputePipelineGetBindGroupLayout: (pipeline, index) => {
+    // The same layout object each time, so that bind groups made with it can be found again.
+    const p = WebGPU.entry(pipeline);
+    p.layouts ??= [];
+    p.layouts[index] ??= p.object.getBindGroupLayout(index);
+    return WebGPU.add(p.layouts[index]);
+  },
 
   wgpuDeviceCreateBindGroup__deps: ['$WebGPU'],
   wgpuDeviceCreateBindGroup__sig: 'ppp',
@@ -440,26 +498,36 @@ const webgpuLibrary = {
     const L = WGPU_L.WGPUBindGroupDescriptor;
     const E = WGPU_L.WGPUBindGroupEntry;
     const entries = [];
+    const buffers = [];
+    const layout = WebGPU.get(WebGPU.u32(desc + L.layout));
+    let key = String(WebGPU.idOf(layout));
     const n = WebGPU.u32(desc + L.entryCount);
     const list = WebGPU.u32(desc + L.entries);
     for (let i = 0; i < n; i++) {
       const e = list + i * E.$size;
+      const buffer = WebGPU.entry(WebGPU.u32(e + E.buffer));
+      const binding = WebGPU.u32(e + E.binding);
+      const offset = WebGPU.u64(e + E.offset);
+      // WGPU_WHOLE_SIZE (UINT64_MAX) reads back as 2^64: the rest of the buffer.
       const size = WebGPU.u64(e + E.size);
-      entries.push({
-        binding: WebGPU.u32(e + E.binding),
-        resource: {
-          buffer: WebGPU.get(WebGPU.u32(e + E.buffer)),
-          offset: WebGPU.u64(e + E.offset),
-          // WGPU_WHOLE_SIZE (UINT64_MAX) reads back as 2^64: the rest of the buffer.
-          size: size >= 2 ** 64 ? undefined : size,
-        },
-      });
+      key += `,${binding}:${buffer.uid}:${offset}:${size}`;
+      buffers.push(buffer.uid);
+      entries.push({ binding, resource: { buffer: buffer.object, offset, size: size >= 2 ** 64 ? undefined : size } });
     }
-    const group = WebGPU.get(device).createBindGroup({
-      label: WebGPU.string(desc + L.label),
-      layout: WebGPU.get(WebGPU.u32(desc + L.layout)),
-      entries,
-    });
+    let group = WebGPU.groups.get(key);
+    if (!group) {
+      group = WebGPU.get(device).createBindGroup({ label: WebGPU.string(desc + L.label), layout, entries });
+      // Bounded: a model's graphs need a few thousand; past that (a growing context's shifting views), start over.
+      if (WebGPU.groups.size >= 16384) {
+        WebGPU.groups.clear();
+        WebGPU.groupKeys.clear();
+      }
+      WebGPU.groups.set(key, group);
+      for (const uid of buffers) {
+        if (!WebGPU.groupKeys.has(uid)) WebGPU.groupKeys.set(uid, []);
+        WebGPU.groupKeys.get(uid).push(key);
+      }
+    }
     return WebGPU.add(group);
   },
 
@@ -520,6 +588,7 @@ const webgpuLibrary = {
   wgpuQueueSubmit__deps: ['$WebGPU'],
   wgpuQueueSubmit__sig: 'vppp',
   wgpuQueueSubmit: (queue, count, commands) => {
+    WebGPU.flush();
     const list = [];
     for (let i = 0; i < count; i++) list.push(WebGPU.get(HEAPU32[(commands >> 2) + i]));
     WebGPU.get(queue).submit(list);
@@ -528,6 +597,15 @@ const webgpuLibrary = {
   wgpuQueueWriteBuffer__deps: ['$WebGPU'],
   wgpuQueueWriteBuffer__sig: 'vppjpp',
   wgpuQueueWriteBuffer: (queue, buffer, offset, data, size) => {
+    const e = WebGPU.entry(buffer);
+    if (e.mirror) {
+      const at = Number(offset);
+      e.mirror.set(HEAPU8.subarray(data, data + size), at);
+      e.dirty = e.dirty ? [Math.min(e.dirty[0], at), Math.max(e.dirty[1], at + size)] : [at, at + size];
+      WebGPU.dirty.add(e);
+      WebGPU.dirtyQueue = WebGPU.get(queue);
+      return;
+    }
     // A shared heap (the threaded builds) cannot be handed to writeBuffer directly: copy it out.
     const bytes = HEAPU8.subarray(data, data + size);
     const src = bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
@@ -537,6 +615,7 @@ const webgpuLibrary = {
   wgpuQueueOnSubmittedWorkDone__deps: ['$WebGPU'],
   wgpuQueueOnSubmittedWorkDone__sig: 'jpp',
   wgpuQueueOnSubmittedWorkDone: (queue, info) => {
+    WebGPU.flush();
     const cb = WGPU_L.WGPUQueueWorkDoneCallbackInfo.callback;
     return WebGPU.future(WebGPU.get(queue).onSubmittedWorkDone(), (_, err) =>
       err ? WebGPU.call(info, cb, [3], String(err.message ?? err)) : WebGPU.call(info, cb, [1]),

@@ -234,6 +234,14 @@ export class Engine implements ServedCalls {
               budgetBytes: s.plan.budgetBytes,
             }
           : null,
+      gpu: llama.gpu
+        ? {
+            adapter: llama.gpu,
+            shaderPath: 'f16',
+            layers: s?.model.offloaded?.layers ?? 0,
+            totalLayers: s?.model.offloaded?.of ?? 0,
+          }
+        : null,
       kvCache: ctx
         ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 }
         : null,

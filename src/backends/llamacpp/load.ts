@@ -32,6 +32,8 @@ const N_SLOTS = 4;
 const DEFAULT_PARALLEL = 4;
 /** Sliding-window models keep a full-size cache for those layers unless LoadOptions.swaFull is false: see README. */
 const DEFAULT_SWA_FULL = true;
+/** LoadOptions.gpuLayers' default: every layer (llama.cpp caps n_gpu_layers at the model's count). */
+const ALL_LAYERS = 1 << 24;
 
 export interface LoadSettings {
   threads: number;
@@ -159,10 +161,18 @@ async function readModel(llama: Llama, file: ModelFile, options: LoadOptions): P
       options.onProgress?.({ phase: 'load', loaded: Math.round(p * file.size), total: file.size });
       return !options.signal?.aborted;
     };
-    model = await llama.guard(() => LlamaModel.load(llama, mounted.path));
+    const gpuLayers = llama.gpu ? (options.gpuLayers ?? ALL_LAYERS) : 0;
+    model = await llama.guard(() => LlamaModel.load(llama, mounted.path, { gpuLayers }));
   } finally {
     llama.mod.hearthProgress = undefined;
     mounted.unmount(); // llama.cpp has copied the tensors; the file is no longer read
+  }
+  if (model) {
+    const offloaded = llama.log
+      .since(mark)
+      .join('\n')
+      .match(/offloaded (\d+)\/(\d+) layers to GPU/);
+    if (offloaded) model.offloaded = { layers: Number(offloaded[1]), of: Number(offloaded[2]) };
   }
   if (!model) {
     if (options.signal?.aborted) throw new AbortError('model load aborted');

@@ -237,6 +237,7 @@ export class ServerBackend implements Backend {
       model: this.model,
       nCtx: this.model?.nCtxTrain ?? 0,
       context: null,
+      gpu: null,
       kvCache: null,
       capabilities: {
         persistentKv: false,

@@ -296,6 +296,7 @@ export class WllamaBackend implements Backend {
       model: this.model,
       nCtx: this.nCtx,
       context: null,
+      gpu: null,
       kvCache: null,
       capabilities: {
         persistentKv: false,

@@ -20,6 +20,12 @@ const QUANT_FTYPES = {
 } as const;
 export type QuantType = keyof typeof QUANT_FTYPES;
 
+/** The adapter as its info names it ('nvidia hopper NVIDIA H100 80GB HBM3', 'mesa llvmpipe (LLVM 19.1.7, 256 bits)'). */
+function adapterName(mod: HearthModule): string {
+  const i = mod.hearthAdapter?.info ?? {};
+  return [i.vendor, i.architecture, i.device, i.description].filter(Boolean).join(' ');
+}
+
 export class Llama {
   readonly mod: HearthModule;
   readonly log = new LogTail();
@@ -33,7 +39,7 @@ export class Llama {
   static async create(mod: HearthModule): Promise<Llama> {
     const llama = new Llama(mod);
     await llama.guard(() => mod._hearth_init());
-    if (mod._hearth_gpu_devices() > 0) llama.gpu = mod.UTF8ToString(mod._hearth_gpu_name());
+    if (mod._hearth_gpu_devices() > 0) llama.gpu = adapterName(mod) || mod.UTF8ToString(mod._hearth_gpu_name());
     return llama;
   }
 

@@ -6,6 +6,8 @@ export class LlamaModel {
   readonly nVocab: number;
   private ptrValue: number;
   private eog: Set<number> | null = null;
+  /** Layers llama.cpp put on the GPU, of how many (its load log says): null when none went there. */
+  offloaded: { layers: number; of: number } | null = null;
 
   /**
    * The model at `path` in the module's file system; null (llama.cpp's complaint kept in llama.log) when it is not a

@@ -17,6 +17,8 @@ export interface HearthModule extends FileSystemHost {
   UTF8ToString(ptr: Ptr, maxBytes?: number): string;
   hearthLog?: (level: number, text: string) => void;
   hearthProgress?: (progress: number) => boolean;
+  /** The WebGPU build: the adapter llama.cpp asked for (wasm/webgpu/library_webgpu.js), with its info. */
+  hearthAdapter?: { info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>> };
 
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;

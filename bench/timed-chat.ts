@@ -1,0 +1,77 @@
+// One streamed chat request timed from the caller's side, the same way for every Hearth engine (the browser page's,
+// Node's): prefill = prompt tokens / time to the first generated token; decode = (generated tokens - 1) / time from
+// the first to the last.
+import type { CacheOptions, ChatMessage, HearthEngine } from '../src/index.ts';
+
+/** Speed benchmarks measure prompt processing: nothing may come from a cache. */
+export const NO_CACHE: CacheOptions = { persistent: false, conversations: false, systemPrompt: false };
+
+export interface RunResult {
+  promptTokens: number;
+  genTokens: number;
+  ttftMs: number;
+  decodeMs: number;
+  /** Hearth only: prompt tokens taken from the cache, from where, and how long restoring saved state took. */
+  cachedTokens?: number;
+  cacheSource?: string;
+  restoreMs?: number;
+  restoreBytes?: number;
+  text?: string;
+  /** Hearth only: time spent encoding images and audio (timings.media_ms). */
+  mediaMs?: number;
+}
+
+export async function timedChat(
+  engine: Pick<HearthEngine, 'chat'>,
+  messages: ChatMessage[],
+  maxTokens: number,
+  conversationId?: string,
+): Promise<RunResult> {
+  const t0 = performance.now();
+  let tFirst = 0;
+  let tLast = 0;
+  let restoreStart = 0;
+  let restoreEnd = 0;
+  let restoreBytes = 0;
+  let text = '';
+  let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
+  let source = 'none';
+  let mediaMs = 0;
+  const stream = await engine.chat.completions.create({
+    messages,
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+    conversation_id: conversationId,
+    onProgress: (p) => {
+      if (p.phase !== 'restore') return;
+      if (p.loaded === 0) restoreStart = performance.now();
+      else restoreEnd = performance.now();
+      restoreBytes = p.total;
+    },
+  });
+  for await (const c of stream) {
+    const piece = c.choices[0]?.delta.content;
+    if (piece && !tFirst) tFirst = performance.now();
+    text += piece ?? '';
+    if (c.usage) usage = c.usage;
+    if (c.timings) {
+      source = c.timings.cache_source;
+      mediaMs = c.timings.media_ms ?? 0;
+    }
+    tLast = performance.now();
+  }
+  return {
+    promptTokens: usage.prompt_tokens,
+    genTokens: usage.completion_tokens,
+    ttftMs: tFirst - t0,
+    decodeMs: tLast - tFirst,
+    cachedTokens: usage.prompt_tokens_details.cached_tokens,
+    cacheSource: source,
+    restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0,
+    restoreBytes,
+    text,
+    mediaMs,
+  };
+}
