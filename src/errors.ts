@@ -73,6 +73,8 @@ export const ENGINE_CODES = [
   'terminated',
   'csp_blocked',
   'trusted_types_blocked',
+  // the GPU engine
+  'webgpu_unavailable',
   // the shared engine
   'leader_gone',
   'leader_timeout',

@@ -11,7 +11,7 @@ import { engineCalls } from './api/services.ts';
 import { llamacppBackend } from './backends/llamacpp/backend.ts';
 import { checkCacheOptions, checkThreads } from './core/options.ts';
 import { Engine, type EngineConfig } from './backends/llamacpp/engine.ts';
-import type { ModuleFactory, ModuleLoader } from './backends/llamacpp/binding/module.ts';
+import { type ModuleFactory, type ModuleLoader, stderrToLog } from './backends/llamacpp/binding/module.ts';
 import { diskFiles, folderBackend } from './core/models/node-dir.ts';
 import { splitNames } from './core/models/web-source.ts';
 import { ModelStore } from './core/models/store.ts';
@@ -40,7 +40,7 @@ export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; t
       const factory = require(join(dir, `hearth-${variant.replace(/-relaxed$/, '')}.js`)) as ModuleFactory;
       // Handing over the bytes keeps emscripten from fetch()ing a file path, which Node's fetch rejects.
       const wasmBinary = readFileSync(join(dir, `hearth-${variant}.wasm`));
-      return factory({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {}, printErr: () => {} });
+      return factory(stderrToLog({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {} }));
     },
   };
 }

@@ -23,6 +23,17 @@ export const MEDIA_LOGPROB_TOLERANCE = 5e-3;
  */
 export const GPU_LOGPROB_TOLERANCE = 0.05;
 
+/** LOGPROB_TOLERANCE's twin on the GPU engine (cached against cold, a state written on the CPU against cold): in f16,
+ * how tokens are split into batches moves the results more — measured up to 3.6e-3 (gemma3-hello, Firefox over
+ * lavapipe). Still below PROMPT_EFFECT, so a wrong state still shows. */
+export const GPU_BATCH_TOLERANCE = 8e-3;
+
+/** Images and audio on the GPU engine, against the CPU engine or cached against cold: a media chunk's embeddings are
+ * read by the model's layers in f16 there. Measured on the test projectors (Node, Dawn over lavapipe): 0.0042 for an
+ * image (gemma3-vision), 0.081 for an audio clip (qwen2a-audio; 0.045 cached against cold in Firefox). Another image or
+ * clip in their place moves the same log-probabilities by 1.9 and 3.3: a wrong media state still shows. */
+export const GPU_MEDIA_TOLERANCE = 0.15;
+
 /** A different prompt moves the test models' log-probabilities by more than this (seen: 0.019 on mamba-hello, the
  * least sensitive; 0.05–5 on the others). A test shows its models clear it, or its comparisons could not fail. */
 export const PROMPT_EFFECT = 5 * LOGPROB_TOLERANCE;

@@ -68,6 +68,8 @@ EMSCRIPTEN_KEEPALIVE const char * hearth_llama_build() { return HEARTH_LLAMA_BUI
 
 // Bytes currently allocated with malloc: lets tests check that the binding frees what it allocates.
 EMSCRIPTEN_KEEPALIVE double hearth_heap_in_use() { return (double) mallinfo().uordblks; }
+// The most the heap has held from malloc's point of view (dlmalloc's largest footprint): what a model load cost it.
+EMSCRIPTEN_KEEPALIVE double hearth_heap_peak() { return (double) mallinfo().usmblks; }
 
 // 1 when ggml-cpu was compiled with its wasm SIMD kernels (the generic fallback is ~4x slower).
 EMSCRIPTEN_KEEPALIVE int hearth_has_wasm_simd() { return ggml_cpu_has_wasm_simd(); }

@@ -234,6 +234,8 @@ const webgpuLibrary = {
       // Success 1, Unavailable 3, Error 4
       if (adapter) {
         Module.hearthAdapter = adapter; // engine.info() names it (binding/llama.ts)
+        // What a failure to use it is read against (stderr goes to the engine's log: binding/module.ts).
+        Module.printErr?.(`webgpu: adapter with ${[...adapter.features].sort().join(', ') || 'no features'}`);
         WebGPU.call(info, cb, [1, WebGPU.add(adapter)]);
       } else if (err) WebGPU.call(info, cb, [4, 0], String(err?.message ?? err));
       else WebGPU.call(info, cb, [3, 0], gpu ? 'no WebGPU adapter' : 'WebGPU is not available here (navigator.gpu)');
@@ -249,12 +251,14 @@ const webgpuLibrary = {
     for (let i = 0; i < count; i++) ids.push(WebGPU.u64(infos + i * L.$size + L.future));
     const finished = () => ids.some((id) => !WebGPU.futures[id] || WebGPU.futures[id].done);
     if (!finished()) {
-      if (timeoutNS === 0n) return 2; // TimedOut
+      // A uint64 that arrives as a signed BigInt: UINT64_MAX (wait for ever, what ggml asks) is -1n here.
+      const ns = BigInt.asUintN(64, BigInt(timeoutNS));
+      if (ns === 0n) return 2; // TimedOut
       const waits = ids.map((id) => WebGPU.futures[id].promise);
       let timer;
-      if (timeoutNS !== 0xffffffffffffffffn) {
-        waits.push(new Promise((resolve) => (timer = setTimeout(resolve, Number(timeoutNS / 1000000n)))));
-      }
+      const ms = Number(ns / 1000000n);
+      // Past setTimeout's range (about 24.8 days), for ever.
+      if (ms < 2 ** 31) waits.push(new Promise((resolve) => (timer = setTimeout(resolve, ms))));
       await Promise.race(waits);
       clearTimeout(timer);
     }

@@ -12,7 +12,7 @@ import type {
   RankResult,
   ServedCalls,
 } from '../../contract.ts';
-import { InvalidRequestError } from '../../errors.ts';
+import { EngineError, InvalidRequestError } from '../../errors.ts';
 import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
@@ -83,7 +83,20 @@ export class Engine implements ServedCalls {
 
   /** A module to load into: a new one after a crash (a wasm trap leaves a module unusable). */
   private async getLlama(): Promise<Llama> {
-    if (!this.llama || this.llama.crashed) this.llama = await Llama.create(await this.config.loader.load());
+    if (!this.llama || this.llama.crashed) {
+      const mark = this.llama?.log.mark() ?? 0;
+      const llama = await Llama.create(await this.config.loader.load());
+      // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
+      if (this.config.loader.variant === 'webgpu' && !llama.gpu) {
+        const log = llama.log.since(mark);
+        throw new EngineError(
+          `llama.cpp's WebGPU backend could not use this adapter: ${log.slice(-3).join(' | ') || 'no reason logged'}`,
+          'webgpu_unavailable',
+          { log },
+        );
+      }
+      this.llama = llama;
+    }
     return this.llama;
   }
 
@@ -212,7 +225,7 @@ export class Engine implements ServedCalls {
     const s = this.live;
     const ctx = s?.ctx;
     return {
-      backend: 'wasm',
+      backend: llama.gpu ? 'webgpu' : 'wasm',
       remote: null,
       input: s?.info.input ?? ['text'],
       build: this.config.loader.variant,

@@ -46,6 +46,7 @@ export class Llama {
   private constructor(mod: HearthModule) {
     this.mod = mod;
     mod.hearthLog = (level, text) => this.log.push(level, text);
+    for (const text of mod.hearthStderr?.splice(0) ?? []) this.log.push(3, `${text}\n`);
   }
 
   /** Typed views on the wasm heap, rebuilt when it has grown (in the pthreads build another thread may grow it). */
@@ -117,6 +118,11 @@ export class Llama {
   /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
   get heapInUse(): number {
     return this.mod._hearth_heap_in_use();
+  }
+
+  /** The most bytes the heap has held from malloc (its high-water mark, which a wasm heap keeps: it never shrinks). */
+  get heapPeak(): number {
+    return this.mod._hearth_heap_peak();
   }
 
   malloc(size: number): number {

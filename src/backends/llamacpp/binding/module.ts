@@ -17,6 +17,8 @@ export interface HearthModule extends FileSystemHost {
   UTF8ToString(ptr: Ptr, maxBytes?: number): string;
   hearthLog?: (level: number, text: string) => void;
   hearthProgress?: (progress: number) => boolean;
+  /** stderr written before hearthLog was set (stderrToLog). */
+  hearthStderr?: string[];
   /** The WebGPU build: the adapter llama.cpp asked for (wasm/webgpu/library_webgpu.js), with its info. */
   hearthAdapter?: { info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>> };
 
@@ -30,6 +32,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_has_wasm_simd(): number;
   _hearth_simd_dot16(): number;
   _hearth_heap_in_use(): number;
+  _hearth_heap_peak(): number;
 
   _hearth_model_load(path: Ptr, vocabOnly: number, repack: number, gpuLayers: number): Waits<Ptr>;
   _hearth_model_free(model: Ptr): void;
@@ -165,6 +168,24 @@ export interface ModuleOverrides {
 }
 
 export type ModuleFactory = (overrides: ModuleOverrides) => Promise<HearthModule>;
+
+/**
+ * Overrides whose stderr goes into the module's log (binding/log.ts) as warnings, so a failure can say why: ggml's
+ * WebGPU backend and emscripten write there, not through llama.cpp's logger. The module is this same object
+ * (emscripten's MODULARIZE), so the log hook Llama sets on it later is the one called. `echo`: also shown there.
+ */
+export function stderrToLog(
+  o: ModuleOverrides & Pick<HearthModule, 'hearthLog' | 'hearthStderr'>,
+  echo?: (text: string) => void,
+): ModuleOverrides {
+  o.printErr = (text) => {
+    echo?.(text);
+    // Before the log is hooked up (while the module instantiates: static constructors), kept for it.
+    if (o.hearthLog) o.hearthLog(3, `${text}\n`);
+    else (o.hearthStderr ??= []).push(text);
+  };
+  return o;
+}
 
 /** Creates a fresh module instance; the engine calls it again after a fatal wasm error. */
 export interface ModuleLoader {

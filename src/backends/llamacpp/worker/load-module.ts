@@ -1,6 +1,6 @@
 // Loads the emscripten build inside the (classic) engine worker. importScripts is used because emscripten's pthread
 // workers load the same script that way (mainScriptUrlOrBlob); a module worker could not.
-import type { ModuleFactory, ModuleLoader } from '../binding/module.ts';
+import { type ModuleFactory, type ModuleLoader, stderrToLog } from '../binding/module.ts';
 import { scriptUrl } from '../../../core/trusted-types.ts';
 import type { HostInit, StartStage } from './protocol.ts';
 import { base64ToBytes } from '../../../core/bytes.ts';
@@ -9,7 +9,7 @@ declare function importScripts(...urls: string[]): void;
 
 export function browserModuleLoader(opts: HostInit, onStage: (stage: StartStage) => void = () => {}): ModuleLoader {
   // A relaxed-SIMD build runs under its plain twin's glue (wasm/build.mjs checks they differ only by the wasm's name).
-  const glue = opts.assets[opts.variant.startsWith('mt') ? 'hearth-mt.js' : 'hearth-st.js'];
+  const glue = opts.assets[`hearth-${opts.variant.replace(/-relaxed$/, '') as 'st' | 'mt' | 'webgpu'}.js`];
   const wasm = opts.assets[`hearth-${opts.variant}.wasm`];
   return {
     variant: opts.variant,
@@ -19,16 +19,21 @@ export function browserModuleLoader(opts: HostInit, onStage: (stage: StartStage)
       importScripts(scriptUrl(glue)); // a Trusted Types sink where the worker's own policy requires them
       onStage('script');
       const factory = (globalThis as unknown as { createHearthModule: ModuleFactory }).createHearthModule;
-      return factory({
-        // The wasm by the address the page was given (a bundler renames it); the glue asks for nothing else.
-        locateFile: (file) => (file.endsWith('.wasm') ? wasm : new URL(file, glue).href),
-        // The pthread workers start from the glue's own script.
-        mainScriptUrlOrBlob: sameOriginWorker(glue),
-        // Emscripten never finishes instantiating a pthreads build whose pool is empty: keep at least one.
-        hearthPoolSize: Math.max(1, opts.threads - 1),
-        // The glue creates the pthread workers before it asks for the wasm, which adds its first run dependency.
-        monitorRunDependencies: () => onStage('instantiate'),
-      });
+      return factory(
+        stderrToLog(
+          {
+            // The wasm by the address the page was given (a bundler renames it); the glue asks for nothing else.
+            locateFile: (file) => (file.endsWith('.wasm') ? wasm : new URL(file, glue).href),
+            // The pthread workers start from the glue's own script.
+            mainScriptUrlOrBlob: sameOriginWorker(glue),
+            // Emscripten never finishes instantiating a pthreads build whose pool is empty: keep at least one.
+            hearthPoolSize: Math.max(1, opts.threads - 1),
+            // The glue creates the pthread workers before it asks for the wasm, which adds its first run dependency.
+            monitorRunDependencies: () => onStage('instantiate'),
+          },
+          console.warn,
+        ),
+      );
     },
   };
 }

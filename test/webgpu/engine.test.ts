@@ -1,0 +1,175 @@
+// Hearth's engine on the GPU, through the public API (Node: Dawn over lavapipe): the same engine as on the CPU with
+// llama.cpp's WebGPU backend beneath it. It answers as the CPU engine does; its conversations continue from the
+// cache as a cold engine answers them; its state saved in IndexedDB resumes on the CPU engine and the other way
+// round; and a model's weights go to the GPU without passing through the heap whole.
+import 'fake-indexeddb/auto';
+import { statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
+import type { ChatMessage, ContentPart } from '../../src/types.ts';
+import { answerDiff, GPU_LOGPROB_TOLERANCE, GPU_MEDIA_TOLERANCE } from '../compare.ts';
+import { testPng, testWav } from '../fixtures/media.ts';
+import { ensureModel } from '../fixtures/models.ts';
+import { ensureMultimodal, PROJECTORS } from '../fixtures/projectors.ts';
+import {
+  ask,
+  cachedEngine,
+  inspect,
+  NO_CACHE,
+  newDb,
+  next,
+  openLlama,
+  reply,
+  SYSTEM,
+  testEngine,
+  trackEngines,
+} from '../helpers.ts';
+
+const track = trackEngines();
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+const worst: Record<string, number> = {};
+afterAll(() => console.log(`largest |Δ logprob| GPU vs CPU engine: ${JSON.stringify(worst)}`));
+
+const turn1: ChatMessage[] = [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: 'Name a bread.' },
+];
+
+/** The same tokens, and top log-probabilities within `tolerance`; `what` names the largest difference seen. */
+function expectAlike(
+  what: string,
+  a: Parameters<typeof answerDiff>[0],
+  b: Parameters<typeof answerDiff>[1],
+  tolerance = GPU_LOGPROB_TOLERANCE,
+) {
+  const diff = answerDiff(a, b);
+  worst[what] = Number(diff.logprobs.toFixed(4));
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(tolerance);
+}
+
+/** The largest difference of the next-token logits of `cold`'s 5 likeliest tokens (recorded under `what`). */
+function topDiff(what: string, a: Float32Array, cold: Float32Array): number {
+  const top = [...cold.keys()].sort((x, y) => cold[y]! - cold[x]!).slice(0, 5);
+  const d = Math.max(...top.map((t) => Math.abs(a[t]! - cold[t]!)));
+  worst[what] = Number(d.toFixed(4));
+  return d;
+}
+
+describe('the GPU engine', () => {
+  it('runs every layer on the adapter and says so in info()', async () => {
+    const gpu = await track(testEngine('qwen2-hello', { variant: 'webgpu', ...NO_CACHE }));
+    const info = await gpu.info();
+    expect(info.build).toBe('webgpu');
+    expect(info.gpu?.adapter).toMatch(/llvmpipe/);
+    expect(info.gpu?.shaderPath).toBe('f16');
+    expect(info.gpu?.layers).toBeGreaterThan(0);
+    expect(info.gpu?.layers).toBe(info.gpu?.totalLayers);
+    const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
+    expect((await cpu.info()).gpu).toBeNull();
+  });
+
+  it.each(['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello'] as const)(
+    '%s: answers as the CPU engine does (greedy tokens, top-20 log-probabilities)',
+    async (model) => {
+      const gpu = await track(testEngine(model, { variant: 'webgpu', ...NO_CACHE }));
+      const cpu = await track(testEngine(model, NO_CACHE));
+      expectAlike(model, await ask(gpu, turn1), await ask(cpu, turn1));
+    },
+  );
+
+  it('with gpuLayers: 1, one layer on the GPU and the rest on the CPU, the same answer', async () => {
+    const part = await track(testEngine('qwen2-hello', { variant: 'webgpu', gpuLayers: 1, ...NO_CACHE }));
+    const info = await part.info();
+    expect(info.gpu?.layers).toBe(1);
+    expect(info.gpu?.totalLayers).toBeGreaterThan(1);
+    const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
+    expectAlike('qwen2-hello, 1 layer', await ask(part, turn1), await ask(cpu, turn1));
+  });
+
+  it('continues a conversation from its cache as a cold GPU engine answers it', async () => {
+    const gpu = await track(cachedEngine('qwen2-tiny', { variant: 'webgpu' }));
+    const turn2 = next(turn1, reply(await ask(gpu, turn1)), 'And a river?');
+    const cached = await inspect(gpu).promptLogits({ messages: turn2 });
+    expect(cached.source).toBe('memory');
+    const cold = await track(testEngine('qwen2-tiny', { variant: 'webgpu', ...NO_CACHE, nCtx: 2048 }));
+    const fresh = await inspect(cold).promptLogits({ messages: turn2 });
+    expect(fresh.cached).toBe(0);
+    expect(topDiff('qwen2-tiny, cached vs cold', cached.logits, fresh.logits)).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+  });
+
+  it.each([
+    ['GPU', 'CPU'],
+    ['CPU', 'GPU'],
+  ] as const)('a conversation saved in IndexedDB by the %s engine resumes on the %s engine', async (from, to) => {
+    const db = newDb();
+    const variant = (side: 'GPU' | 'CPU') => (side === 'GPU' ? 'webgpu' : undefined);
+    const saver = await track(cachedEngine('qwen2-tiny', { db, variant: variant(from) }));
+    const turn2 = next(turn1, reply(await ask(saver, turn1)), 'And a river?');
+    await saver.cache.flush();
+    const reloaded = await track(cachedEngine('qwen2-tiny', { db, variant: variant(to) }));
+    const restored = await inspect(reloaded).promptLogits({ messages: turn2 });
+    expect(restored.source).toBe('indexeddb');
+    expect(restored.cached).toBeGreaterThan(0);
+    const cold = await track(testEngine('qwen2-tiny', { variant: variant(to), ...NO_CACHE, nCtx: 2048 }));
+    const fresh = await inspect(cold).promptLogits({ messages: turn2 });
+    expect(topDiff(`qwen2-tiny, ${from} to ${to}`, restored.logits, fresh.logits)).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+  });
+});
+
+describe('images and audio on the GPU engine', () => {
+  it.each([
+    ['gemma3-vision', { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(testPng(96, 96, 3))}` } }],
+    ['qwen2a-audio', { type: 'input_audio', input_audio: { data: b64(testWav(1.5, 16000, 3)), format: 'wav' } }],
+  ] as const)('%s: the model and its projector answer as on the CPU engine', async (name, part) => {
+    const { model, mmproj } = await ensureMultimodal(name);
+    const engine = (variant?: 'webgpu') =>
+      track(
+        testEngine(PROJECTORS[name].model, {
+          path: model,
+          projector: { path: mmproj },
+          nCtx: 2048,
+          variant,
+          ...NO_CACHE,
+        }),
+      );
+    const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, part] }];
+    const gpu = await engine('webgpu');
+    const onGpu = await ask(gpu, messages);
+    const again = await ask(gpu, messages);
+    expectAlike(`${name}, GPU twice`, onGpu, again);
+    const other = structuredClone(messages);
+    const p = (other[0]!.content as ContentPart[])[1]!;
+    if (p.type === 'image_url') p.image_url.url = `data:image/png;base64,${b64(testPng(96, 96, 4))}`;
+    if (p.type === 'input_audio') p.input_audio.data = b64(testWav(1.5, 16000, 4));
+    const moved = answerDiff(onGpu, await ask(gpu, other)).logprobs;
+    worst[`${name}, another input`] = Number(moved.toFixed(4));
+    expect(moved).toBeGreaterThan(3 * GPU_MEDIA_TOLERANCE); // so the comparison below could fail
+    expectAlike(name, onGpu, await ask(await engine(), messages), GPU_MEDIA_TOLERANCE);
+  });
+});
+
+describe('weights to the GPU', () => {
+  it('a model loads onto the GPU with a heap peak below half its file: the heap holds only what stays on the CPU', async () => {
+    const path = await ensureModel('llama-wide');
+    const llama = await openLlama({ '/models': dirname(path) }, 'webgpu');
+    const mark = llama.log.mark();
+    const model = await LlamaModel.load(llama, `/models/${basename(path)}`, { gpuLayers: 1 << 24 });
+    expect(model).toBeTruthy();
+    const peak = llama.heapPeak;
+    const size = statSync(path).size;
+    const buffers = llama.log.since(mark).filter((l) => /model buffer size/.test(l));
+    console.log(
+      `[heap] ${basename(path)}: ${(size / 2 ** 20).toFixed(0)} MiB file; heap peak ${(peak / 2 ** 20).toFixed(0)} MiB ` +
+        `(${((100 * peak) / size).toFixed(0)}%); ${buffers.join('; ')}`,
+    );
+    // What stays in the heap: the token embeddings (llama.cpp keeps the input layer on the CPU), one 16 MiB chunk of a
+    // GPU tensor at a time (wasm/patches/0015; without it, the whole 33 MiB output matrix at once) and a few MiB of
+    // the module's own.
+    const cpu = Number(buffers.find((l) => /\bCPU model buffer/.test(l))?.match(/([\d.]+) MiB/)?.[1]) * 2 ** 20;
+    expect(peak).toBeLessThan(cpu + 24 * 2 ** 20);
+    expect(peak).toBeLessThan(size / 2);
+    model!.free();
+  });
+});
