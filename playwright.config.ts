@@ -39,7 +39,7 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
 
 export default defineConfig<
   { isolated: boolean; backend: EngineBackend; simd: EngineSimd },
-  { engineBrowser: EngineBrowser }
+  { engineBrowser: EngineBrowser; firefoxPrefs: Record<string, unknown> }
 >({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
@@ -69,18 +69,37 @@ export default defineConfig<
     },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
     { name: 'package', testMatch: /package\.spec\.ts$/ },
-    // The API tests again on backend 'webgpu' (@wllama/wllama), on a real WebGPU adapter: Chromium's SwiftShader
-    // (Vulkan on the CPU), a fallback adapter without shader-f16, on a secure origin (localhost).
+    // The API tests on Hearth's GPU engine (backend 'webgpu'): Firefox ESR's WebGPU, a real adapter with shader-f16
+    // (Mesa's lavapipe, Vulkan on the CPU, through wgpu), turned on by the two prefs. Its own spec checks the choice,
+    // the self-test and what survives a reload. Every engine start compiles the GPU's pipelines on the CPU (3–4× a
+    // CPU engine's test time): left out are the tests of what the page does before the engine computes (model
+    // sources, { hf }, a model without a projector), qwen2-hello's reload (gpu-engine.spec's does the same) and the
+    // audio clip (on the GPU engine in Node: test/webgpu/engine.test.ts).
     {
-      name: 'chromium-webgpu',
-      testMatch: /(engine|chat-features|webgpu)\.spec\.ts$/,
+      name: 'firefox-webgpu',
+      testMatch: [apiSpecs, /gpu-engine\.spec\.ts$/],
+      grepInvert:
+        /bad model sources|huggingface\.co|without a projector|page reload without reading it again.*\(qwen2-hello\)|audio: read once/,
       use: {
-        // Its wasm engine (the self-test's reference, the fallback) on the plain SIMD128 build: the one project that
+        baseURL: servers.plain,
+        isolated: false,
+        engineBrowser: 'firefox',
+        firefoxPrefs: { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true },
+        backend: 'webgpu',
+      },
+    },
+    // Backend 'wllama' (@wllama/wllama) on a real WebGPU adapter: Chromium's SwiftShader (Vulkan on the CPU), a
+    // fallback adapter without shader-f16, on a secure origin (localhost): its self-test, its answers, its refusals.
+    {
+      name: 'chromium-wllama',
+      testMatch: /wllama\.spec\.ts$/,
+      use: {
+        // Its CPU engine (the self-test's reference, the fallback) on the plain SIMD128 build: the one project that
         // runs the threaded plain build (WebKit runs the single-thread one).
         baseURL: servers.isolated,
         isolated: true,
         engineBrowser: 'chromium',
-        backend: 'webgpu',
+        backend: 'wllama',
         simd: 'plain',
         launchOptions: {
           executablePath: chromium,

@@ -90,7 +90,7 @@ test('tool calls, structured output, logprobs, reasoning, embeddings and rerank 
   expect(result.thought.reasoning_content).toMatch(/^[a-z ]+$/);
   expect(result.thought.content).toMatch(/^[a-z]{2,10}$/);
 
-  if (harness.backend === 'webgpu') {
+  if (harness.backend === 'wllama') {
     // Not offered on this backend: a typed refusal that names the backend to use.
     expect(result.embedded).toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
     expect(result.ranked).toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });

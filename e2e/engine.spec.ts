@@ -17,8 +17,15 @@ test('chooses the build the page and the browser allow and says why, and where m
   // Relaxed SIMD where the browser validates it (Chromium, Firefox; not WebKitGTK), unless the plain build was asked
   // for.
   const relaxed = engineBrowser !== 'webkit' && harness.simd === 'auto';
-  if (harness.backend === 'webgpu') {
+  const gpu = harness.backend === 'webgpu';
+  if (harness.backend === 'wllama') {
     expect(info.build).toBe(isolated ? 'mt' : 'st'); // wllama's own build
+  } else if (gpu) {
+    // The GPU engine: one thread for what stays on the CPU, llama.cpp's WebGPU backend for the layers.
+    expect(info.build).toBe('webgpu');
+    expect(info.buildReason).toMatch(/^the WebGPU build/);
+    expect(info.gpu).toMatchObject({ shaderPath: 'f16', layers: 0, totalLayers: 0 });
+    expect(info.gpu!.adapter).not.toBe('');
   } else {
     expect(info.build).toBe(`${isolated ? 'mt' : 'st'}${relaxed ? '-relaxed' : ''}`);
     expect(info.buildReason).toMatch(
@@ -36,15 +43,15 @@ test('chooses the build the page and the browser allow and says why, and where m
       );
     } else expect(info.buildReason).not.toContain('dot products');
   }
-  expect(info.threads).toBe(isolated ? 2 : 1);
+  expect(info.threads).toBe(isolated && !gpu ? 2 : 1);
   expect(info.wasmSimd).toBe(true);
   // WebKitGTK has no OPFS: its model store is IndexedDB (the API tests' URL loads go through it).
   expect(info.storage).toBe(engineBrowser === 'webkit' ? 'indexeddb' : 'opfs');
-  if (harness.backend === 'webgpu') {
-    expect(info.backend).toBe('webgpu');
+  if (harness.backend === 'wllama') {
+    expect(info.backend).toBe('wllama');
     expect(info.capabilities).toMatchObject({ persistentKv: false, batching: false, embeddings: false });
   } else {
-    expect(info.backend).toBe('wasm');
+    expect(info.backend).toBe(gpu ? 'webgpu' : 'wasm');
     expect(info.llamaBuild).toMatch(/\+[0-9a-f]{12}(-[0-9a-f]{8})?$/); // release+commit, then our patches
   }
 });
@@ -59,7 +66,8 @@ test('an engine whose worker stalls while starting gets a new worker (the stall 
 }) => {
   test.skip(!harness.serve, "the stall is served in the test's place, which WebKit's plain WebDriver cannot do");
   const stalled = await harness.serve!(
-    new URL(`/hearth/hearth-${isolated ? 'mt' : 'st'}.js`, baseURL).href,
+    // The glue of the build this engine starts: the GPU engine's on backend 'webgpu'.
+    new URL(`/hearth/hearth-${harness.backend === 'webgpu' ? 'webgpu' : isolated ? 'mt' : 'st'}.js`, baseURL).href,
     'self.createHearthModule = () => { for (;;); };',
     { 'Content-Type': 'text/javascript' },
     { once: true },
@@ -154,14 +162,14 @@ test('streams OpenAI chunks and stops at the end-of-turn token; include_usage ad
   expect(out.slice(0, -1).every((c) => c.usage === null)).toBe(true); // OpenAI's shape: null before the usage chunk
   expect(usage!.choices).toEqual([]);
   // llama-server's code (wllama) counts the end-of-turn token too.
-  expect(usage!.usage!.completion_tokens).toBe(harness.backend === 'webgpu' ? 5 : 4);
+  expect(usage!.usage!.completion_tokens).toBe(harness.backend === 'wllama' ? 5 : 4);
   expect(finish!.timings!.prompt_n).toBe(usage!.usage!.prompt_tokens);
 });
 
 test('streams several requests at once through the worker, each with its own answer; the context grows with demand', async ({
   harness,
 }) => {
-  test.skip(harness.backend === 'webgpu', "batching and a context sized from demand are the wasm engine's");
+  test.skip(harness.backend === 'wllama', "batching and a context sized from demand are the wasm engine's");
   await openEngine(harness);
   const out = await harness.evaluate(async () => {
     const info = await window.engine.load('/test-models/qwen2-hello.gguf');
@@ -198,7 +206,7 @@ test('bad model sources give a typed ModelLoadError, and a good model loads afte
   const results = await harness.evaluate(async () => {
     const small = await window.hearth.createEngine({
       maxModelBytes: 20e6,
-      backend: (await window.engine.info()).selection.requested as 'wasm' | 'webgpu' | 'auto',
+      backend: (await window.engine.info()).selection.requested as 'wasm' | 'webgpu' | 'wllama' | 'auto',
     });
     const good = await (await fetch('/test-models/qwen2-hello.gguf')).blob();
     const attempts: Array<[string, () => Promise<unknown>]> = [

@@ -46,14 +46,21 @@ export interface HarnessPage {
     | null;
 }
 
-export type EngineBackend = 'auto' | 'wasm' | 'webgpu';
+export type EngineBackend = 'auto' | 'wasm' | 'webgpu' | 'wllama';
 export type EngineSimd = 'auto' | 'plain';
 
 export const test = base.extend<
   { harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend; simd: EngineSimd },
-  { engineBrowser: EngineBrowser; firefox: FirefoxBrowser | null; webkit: WebKitDriver | null }
+  {
+    engineBrowser: EngineBrowser;
+    firefoxPrefs: Record<string, unknown>;
+    firefox: FirefoxBrowser | null;
+    webkit: WebKitDriver | null;
+  }
 >({
   engineBrowser: ['chromium', { option: true, scope: 'worker' }],
+  /** Preferences of the project's Firefox profile (WebGPU's, for the GPU engine). */
+  firefoxPrefs: [{}, { option: true, scope: 'worker' }],
   /** Whether the project's server sends COOP/COEP (threads). */
   isolated: [true, { option: true }],
   /** The backend the API tests ask createEngine for ('auto', the default, is wasm on machines without a GPU). */
@@ -62,7 +69,7 @@ export const test = base.extend<
   simd: ['auto', { option: true }],
 
   firefox: [
-    async ({ engineBrowser }, use) => {
+    async ({ engineBrowser, firefoxPrefs }, use) => {
       if (engineBrowser !== 'firefox') return use(null);
       const profile = mkdtempSync(join(tmpdir(), 'hearth-firefox-'));
       const browser = await puppeteer.launch({
@@ -70,6 +77,7 @@ export const test = base.extend<
         executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
         headless: true,
         userDataDir: profile,
+        extraPrefsFirefox: firefoxPrefs,
       });
       await use(browser);
       await browser.close();

@@ -161,7 +161,7 @@ function simulateGpu(site: Site) {
   });
 }
 
-test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a site that opts into WebGPU under a strict CSP falls back to wasm, saying which directive blocked it', async ({
+test('with a WebGPU adapter on the page (simulated), the widget tries the GPU engine, whose worker finds none, and answers on the CPU saying why; a site that names wllama under a strict CSP falls back too, saying which directive blocked it', async ({
   site,
   baseURL,
 }) => {
@@ -169,14 +169,22 @@ test('on a machine with a WebGPU adapter (simulated), the widget runs on wasm; a
   simulateGpu(site);
   const since = (await served(baseURL!)).length;
   const plain = await openWidget(site);
-  const [first] = (await events(plain, 'hearth-ready')) as Array<{ info: { backend: string } }>;
+  const [first] = (await events(plain, 'hearth-ready')) as Array<{
+    info: { backend: string; selection: { reason: string } };
+  }>;
   expect(first!.info.backend).toBe('wasm');
-  expect((await served(baseURL!, since)).filter((p) => /wllama|select-/.test(p))).toEqual([]); // no WebGPU code loaded
+  // The simulated adapter is the page's alone: llama.cpp's WebGPU backend, in the engine's worker, finds none.
+  expect(first!.info.selection.reason).toMatch(
+    /^the GPU engine could not start: llama\.cpp's WebGPU backend could not use this adapter: .+; the engine runs on the CPU$/,
+  );
+  const fetched = await served(baseURL!, since);
+  expect(fetched.filter((p) => /hearth-webgpu\.wasm/.test(p))).toHaveLength(1); // tried once
+  expect(fetched.filter((p) => /wllama/.test(p))).toEqual([]); // wllama is never loaded unless named
   expect(await send(plain, 'Hi')).toBe('Hello, world!');
   await plain.close();
 
-  // backend="auto": wllama's worker comes from a blob: URL, which script-src 'self' forbids. Before, this hung forever.
-  const optedIn = await openWidget(site, '/e2e/widget-host.html', { backend: 'auto' });
+  // backend="wllama": wllama's worker comes from a blob: URL, which script-src 'self' forbids. Before, this hung forever.
+  const optedIn = await openWidget(site, '/e2e/widget-host.html', { backend: 'wllama' });
   const [second] = (await events(optedIn, 'hearth-ready')) as Array<{
     info: { backend: string; selection: { reason: string } };
   }>;

@@ -31,6 +31,8 @@ const ENGINE_FILES = [
   'hearth-mt.js',
   'hearth-mt.wasm',
   'hearth-mt-relaxed.wasm',
+  'hearth-webgpu.js',
+  'hearth-webgpu.wasm',
   'wllama.wasm',
   'build-info.json',
 ];

@@ -1,13 +1,13 @@
-// createEngine: the page's engine. It checks the options, starts what they ask for — the llama.cpp engine's worker and
-// the backends beside it (api/select.ts), or only a server — behind the router (api/router.ts), shares it between
+// createEngine: the page's engine. It checks the options, starts what they ask for — the llama.cpp engine's worker (on
+// the GPU or the CPU) and the backends beside it (api/select.ts), or only a server — behind the router (api/router.ts), shares it between
 // tabs when asked (api/shared/tab.ts), and returns the public API (HearthClient) over it.
 import type { LocalEngine } from './contract.ts';
 import { EngineApi } from './api/engine-api.ts';
 import { BackendRouter } from './api/router.ts';
-import { selectBackends } from './api/select.ts';
+import { selectBackends, startEngine } from './api/select.ts';
 import { engineCalls, NO_SERVICES } from './api/services.ts';
 import { joinShared } from './api/shared/tab.ts';
-import { startEngineWorker, workerInit } from './backends/llamacpp/worker/client.ts';
+import { workerInit } from './backends/llamacpp/worker/client.ts';
 import { checkRemote } from './backends/server/options.ts';
 import { checkEngineOptions } from './core/options.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from './core/limits.ts';
@@ -56,9 +56,9 @@ function starter(options: EngineOptions, backend: BackendName): () => Promise<Lo
     cache: options.cache,
   });
   return async () => {
-    const worker = await startEngineWorker(init);
-    const router = await selectBackends(worker.calls, {
-      requested: backend,
+    const started = await startEngine(init, backend);
+    const { worker } = started;
+    const router = await selectBackends(started, {
       fallback,
       wasmUrl: init.assets['wllama.wasm'],
       threads: init.threads,
@@ -69,8 +69,8 @@ function starter(options: EngineOptions, backend: BackendName): () => Promise<Lo
       calls: engineCalls(router, worker.calls),
       terminate: () => {
         worker.terminate();
-        // A WebGPU backend's own worker (wllama), a server's requests in flight.
-        if (backend !== 'wasm' || fallback) void router.unload().catch(() => {});
+        // wllama's own worker, a server's requests in flight.
+        if (backend === 'wllama' || fallback) void router.unload().catch(() => {});
       },
     };
   };

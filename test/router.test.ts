@@ -21,11 +21,11 @@ beforeAll(async () => {
 });
 afterAll(() => home?.unload());
 
-/** A simulated GPU backend: supports only nCtx, stops at a full context, no embeddings; `refuse` makes fit() refuse. */
+/** A simulated wllama (a GPU backend of its own): supports only nCtx, stops at a full context, no embeddings; `refuse` makes fit() refuse. */
 function simulatedGpu(refuse: string | null = null) {
   const calls: string[] = [];
   const backend: Backend = {
-    kind: 'webgpu',
+    kind: 'wllama',
     supports: {
       loadOptions: { nCtx: true },
       contextOverflow: ['stop'],
@@ -52,7 +52,7 @@ function simulatedGpu(refuse: string | null = null) {
     rank: async () => {
       throw new Error('rank reached the backend');
     },
-    info: async () => ({ ...(await home.engine.info()), backend: 'webgpu' }),
+    info: async () => ({ ...(await home.engine.info()), backend: 'wllama' }),
     unload: async () => void calls.push('unload'),
   };
   return { backend, calls };
@@ -81,7 +81,7 @@ describe('the backend router', () => {
     const info = await api.info();
     expect(info.backend).toBe('wasm');
     expect(info.selection.reason).toBe(
-      "the 'webgpu' backend does not support the load option nParallel: this model runs on wasm",
+      "the 'wllama' backend does not support the load option nParallel: this model runs on wasm",
     );
     const reply = await api.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0 });
     expect(reply.choices[0]!.message.content).toBe('Hello, world!');
@@ -134,7 +134,7 @@ describe('the backend router', () => {
     const gpu = simulatedGpu();
     const api = over([gpu.backend, llamacppBackend(home.engine)]);
     await api.load({ path: model }, { nCtx: 512 });
-    expect((await api.info()).backend).toBe('webgpu');
+    expect((await api.info()).backend).toBe('wllama');
     await api.load({ path: model }, { nParallel: 2 });
     expect(gpu.calls).toEqual(['fit', 'load', 'unload']);
     expect((await api.info()).backend).toBe('wasm');

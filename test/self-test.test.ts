@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import { modelsDir } from './fixtures/models.ts';
-import { probeModel, PROBE_PROMPT } from '../src/backends/wllama/probe-model.ts';
-import { selfTest, type TopLogprobs } from '../src/backends/wllama/self-test.ts';
+import { probeModel, PROBE_PROMPT } from '../src/api/probe-model.ts';
+import { selfTest, type TopLogprobs } from '../src/api/self-test.ts';
 
 let engine: NodeEngine;
 let reference: TopLogprobs;

@@ -1,22 +1,20 @@
-// Which backends a page's engine uses beside the llama.cpp engine's worker (createEngine's `backend`), in order:
-// wllama (WebGPU) goes first when the adapter qualifies ('auto': shader-f16) and it passed its self-test against the
-// llama.cpp engine, which answers whenever WebGPU is not used; a server (EngineOptions.fallback) last, for models this
-// device cannot run. The result is a router over them (router.ts); engine.info().selection says what was chosen and
-// why. A page that asked for a server alone starts no worker and does not come here (create-engine.ts).
-import type { Backend, ServedCalls } from '../contract.ts';
-import { EngineError } from '../errors.ts';
-import { cspError, watchCsp } from '../core/csp.ts';
+// Which engine a page runs and what stands beside it (createEngine's `backend`). Hearth's engine runs in its worker:
+// on the GPU (the 'webgpu' build, gpu-engine.ts) when the browser has an adapter with shader-f16 and JSPI and the
+// engine passes its self-test there, else on the CPU. wllama (WebGPU) goes in front of it only when the page names
+// it and it passed its self-test against the CPU engine; a server (EngineOptions.fallback) comes last, for models
+// this device cannot run. The result is a router over them (router.ts); engine.info().selection says what was chosen
+// and why. A page that asked for a server alone starts no worker and does not come here (create-engine.ts).
+import type { Backend } from '../contract.ts';
 import type { BackendName, BackendSelection, ModelStorage, RemoteOptions } from '../types.ts';
 import { llamacppBackend } from '../backends/llamacpp/backend.ts';
+import { type EngineWorker, startEngineWorker } from '../backends/llamacpp/worker/client.ts';
+import type { HostInit } from '../backends/llamacpp/worker/protocol.ts';
+import { bounded } from './bounded.ts';
 import { BackendRouter } from './router.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
 
-/** The self-test loads wllama (its worker and wasm) and a probe model: seconds. One that has not ended by then never
- * will (a worker the page's policy blocked, a wedged GPU), and the engine falls back to wasm. */
-const SELF_TEST_TIMEOUT_MS = 60_000;
-
-interface GpuAdapterLike {
+export interface GpuAdapterLike {
   features: { has(name: string): boolean };
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number };
   info?: { vendor?: string; architecture?: string; device?: string; description?: string };
@@ -33,8 +31,56 @@ async function requestAdapter(): Promise<GpuAdapterLike | null> {
   }
 }
 
+function adapterOf(found: GpuAdapterLike): Adapter {
+  return {
+    vendor: found.info?.vendor ?? '',
+    architecture: found.info?.architecture ?? '',
+    device: found.info?.device ?? '',
+    description: found.info?.description ?? '',
+    shaderF16: found.features.has('shader-f16'),
+  };
+}
+
+/** Hearth's engine in its worker: on the GPU or the CPU (`kind`), and why. */
+export interface StartedEngine {
+  worker: EngineWorker;
+  kind: 'wasm' | 'webgpu';
+  selection: BackendSelection;
+  /** The adapter as the page sees it (wllama reads its buffer limits). */
+  adapter: GpuAdapterLike | null;
+}
+
+/**
+ * Starts Hearth's engine: for 'webgpu' and 'auto' in its GPU build when the adapter qualifies and the engine passes
+ * its self-test there (gpu-engine.ts), else — and for 'wasm' and 'wllama' — in the CPU build `init` names. It never
+ * fails for want of a GPU: it runs on the CPU and says why in engine.info().selection.
+ */
+export async function startEngine(init: HostInit, requested: BackendName): Promise<StartedEngine> {
+  const selection: BackendSelection = { requested, reason: '', adapter: null, selfTest: null };
+  const found = requested === 'wasm' ? null : await requestAdapter();
+  selection.adapter = found && adapterOf(found);
+  if (requested === 'webgpu' || requested === 'auto') {
+    const why = !found
+      ? 'the browser offers no WebGPU adapter'
+      : !selection.adapter!.shaderF16
+        ? "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs"
+        : typeof (WebAssembly as { Suspending?: unknown }).Suspending !== 'function'
+          ? 'this browser lacks JSPI (WebAssembly.Suspending), which the GPU build needs to wait for the GPU'
+          : null;
+    if (!why) {
+      const { startGpuEngine } = await import('./gpu-engine.ts');
+      const worker = await startGpuEngine(init, selection);
+      if (worker) return { worker, kind: 'webgpu', selection, adapter: found };
+    } else {
+      selection.reason = `${why}: the engine runs on the CPU`;
+    }
+  } else if (requested === 'wasm') {
+    selection.reason = 'the CPU engine (WebAssembly) was asked for';
+  }
+  return { worker: await startEngineWorker(init), kind: 'wasm', selection, adapter: found };
+}
+
 export interface SelectOptions {
-  requested: BackendName;
   /** A server for the models this device cannot run (EngineOptions.fallback). */
   fallback?: RemoteOptions | null;
   wasmUrl: string;
@@ -45,87 +91,48 @@ export interface SelectOptions {
 }
 
 /**
- * The router for `requested`: 'wasm' alone; for 'webgpu' and 'auto', wllama first when it may run (an adapter with
- * shader-f16 for 'auto'; for both, a passed self-test), with wasm after it under 'auto' for models wllama cannot take.
- * It never fails for want of WebGPU: it falls back to wasm and says why in engine.info().selection. `home`: the
- * llama.cpp engine's worker, whose model store wllama reads too.
+ * The router over the started engine: alone (and the fallback server), or for 'wllama', wllama in front of it once
+ * it passed its self-test against the engine — then what wllama cannot take is an error, not a quiet switch to the
+ * engine. A failed self-test leaves the engine alone, with the reason in engine.info().selection.
  */
-export async function selectBackends(home: ServedCalls, opts: SelectOptions): Promise<BackendRouter> {
-  const wasm = llamacppBackend(home);
+export async function selectBackends(started: StartedEngine, opts: SelectOptions): Promise<BackendRouter> {
+  const home = started.worker.calls;
+  const engine = llamacppBackend(home, started.kind);
+  const { selection } = started;
   // The server backend is loaded only by a page that names a server: nothing goes to one unless the page configured it.
   const fallback = opts.fallback
     ? [new (await import('../backends/server/server.ts')).ServerBackend(opts.fallback, true)]
     : [];
-  const router = (selection: BackendSelection, backends: Backend[]) =>
-    new BackendRouter(backends, selection, opts.storage);
-  const only = (selection: BackendSelection, ...backends: Backend[]) =>
-    router(selection, [...backends, wasm, ...fallback]);
-  if (opts.requested === 'wasm') {
-    return only({ requested: 'wasm', reason: 'the WebAssembly engine was asked for', adapter: null, selfTest: null });
-  }
-  const found = await requestAdapter();
-  const adapter: Adapter | null = found
-    ? {
-        vendor: found.info?.vendor ?? '',
-        architecture: found.info?.architecture ?? '',
-        device: found.info?.device ?? '',
-        description: found.info?.description ?? '',
-        shaderF16: found.features.has('shader-f16'),
-      }
-    : null;
-  const selection: BackendSelection = { requested: opts.requested, reason: '', adapter, selfTest: null };
-  if (opts.requested === 'auto' && !adapter?.shaderF16) {
-    selection.reason = adapter
-      ? "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs"
-      : 'the browser offers no WebGPU adapter';
-    return only(selection);
-  }
-  // Only pages that may use WebGPU load wllama's side (and wllama itself, once the adapter qualifies).
+  const router = (backends: Backend[]) => new BackendRouter(backends, selection, opts.storage);
+  if (selection.requested !== 'wllama') return router([engine, ...fallback]);
+  // Only pages that name wllama load it.
   const [{ WllamaBackend }, { selfTest }, { pageFiles }] = await Promise.all([
     import('../backends/wllama/wllama.ts'),
-    import('../backends/wllama/self-test.ts'),
+    import('./self-test.ts'),
     import('../core/models/page-files.ts'),
   ]);
   const gpu = new WllamaBackend({
     wasmUrl: opts.wasmUrl,
     threads: opts.threads,
     maxModelBytes: opts.maxModelBytes,
-    bufferLimit: found?.limits.maxStorageBufferBindingSize ?? null,
+    bufferLimit: started.adapter?.limits.maxStorageBufferBindingSize ?? null,
     files: (request, control) => pageFiles(request, control, (r, c) => home.modelsFetch(r, c)),
   });
   try {
-    selection.selfTest = await bounded(selfTest(home, gpu));
+    selection.selfTest = await bounded(selfTest(home, gpu), "wllama's worker (WebGPU backend)");
   } catch (err) {
     void gpu.unload(); // whatever wllama started; not awaited, it may be the part that hangs
-    selection.reason = `the WebGPU backend failed its self-test: ${(err as Error).message}`;
-    return only(selection);
+    selection.reason = `wllama failed its self-test: ${(err as Error).message}`;
+    return router([engine, ...fallback]);
   }
   if (!selection.selfTest.passed) {
     selection.reason =
-      `the WebGPU backend computed different values than the wasm engine on the probe model ` +
-      `(log-probabilities ${selection.selfTest.maxLogprobDiff.toFixed(3)} apart${selection.selfTest.sameTopTokens ? '' : ', another likeliest token'}): using wasm`;
-    return only(selection);
+      `wllama computed different values than the CPU engine on the probe model ` +
+      `(log-probabilities ${selection.selfTest.maxLogprobDiff.toFixed(3)} apart${selection.selfTest.sameTopTokens ? '' : ', another likeliest token'}): using the CPU engine`;
+    return router([engine, ...fallback]);
   }
   selection.reason =
-    `the WebGPU backend passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
-    (adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
-  // A forced 'webgpu' has no fallback: what wllama cannot take is an error, not a quiet switch to wasm.
-  return opts.requested === 'webgpu' ? router(selection, [gpu, ...fallback]) : only(selection, gpu);
-}
-
-/** The self-test, or an EngineError as soon as the page's CSP blocks part of it, or when it takes too long. */
-function bounded<T>(test: Promise<T>): Promise<T> {
-  let stop = () => {};
-  const failed = new Promise<never>((_, reject) => {
-    const csp = watchCsp(undefined, (v) => reject(cspError("wllama's worker (WebGPU backend)", v)));
-    const timer = setTimeout(
-      () => reject(new EngineError(`it did not end within ${SELF_TEST_TIMEOUT_MS / 1000} s`, 'start_timeout')),
-      SELF_TEST_TIMEOUT_MS,
-    );
-    stop = () => {
-      csp.stop();
-      clearTimeout(timer);
-    };
-  });
-  return Promise.race([test, failed]).finally(stop);
+    `wllama passed its self-test (log-probabilities within ${selection.selfTest.maxLogprobDiff.toFixed(4)})` +
+    (selection.adapter ? '' : '; the browser offers no WebGPU adapter, so wllama runs on its CPU build');
+  return router([gpu, ...fallback]);
 }

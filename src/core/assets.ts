@@ -12,6 +12,8 @@ export const ASSET_FILES = [
   'hearth-mt.js',
   'hearth-mt.wasm',
   'hearth-mt-relaxed.wasm',
+  'hearth-webgpu.js',
+  'hearth-webgpu.wasm',
   'wllama.wasm',
 ] as const;
 export type AssetFile = (typeof ASSET_FILES)[number];

@@ -46,8 +46,11 @@ export function checkEngineOptions(o: EngineOptions): {
 } {
   if (!o || typeof o !== 'object') badOption('options', 'expected an object');
   const backend = o.backend ?? 'auto';
-  if ((typeof backend !== 'object' || backend === null) && !['auto', 'wasm', 'webgpu'].includes(backend)) {
-    badOption('backend', `expected "auto", "wasm", "webgpu" or { remote: { baseURL, model } }, got ${show(backend)}`);
+  if ((typeof backend !== 'object' || backend === null) && !['auto', 'wasm', 'webgpu', 'wllama'].includes(backend)) {
+    badOption(
+      'backend',
+      `expected "auto", "wasm", "webgpu", "wllama" or { remote: { baseURL, model } }, got ${show(backend)}`,
+    );
   }
   checkThreads(o.threads);
   oneOf('simd', o.simd, ['auto', 'plain']);

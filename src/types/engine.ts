@@ -59,15 +59,17 @@ export interface BackendSelection {
   reason: string;
   /** The WebGPU adapter the browser offered, if any. */
   adapter: { vendor: string; architecture: string; device: string; description: string; shaderF16: boolean } | null;
-  /** The probe comparison with the wasm engine, when it ran: the largest difference of the top next-token
+  /** The probe comparison with the CPU engine, when it ran (the GPU engine: the probe model on the GPU against the
+   * same engine's CPU; wllama: against the CPU engine): the largest difference of the top next-token
    * log-probabilities, and whether the likeliest tokens agreed. */
   selfTest: { passed: boolean; maxLogprobDiff: number; sameTopTokens: boolean } | null;
 }
 
 export interface EngineInfo {
-  /** The backend answering now: 'webgpu' is @wllama/wllama (WebGPU, or its CPU build when the GPU is missing);
-   * 'remote' an OpenAI-compatible server (EngineOptions.backend or .fallback), named in `remote`. */
-  backend: 'wasm' | 'webgpu' | 'remote';
+  /** The backend answering now: 'wasm' Hearth's engine on the CPU, 'webgpu' the same engine on the GPU (`gpu` says
+   * which adapter and layers), 'wllama' @wllama/wllama (WebGPU, or its CPU build when the GPU is missing), 'remote'
+   * an OpenAI-compatible server (EngineOptions.backend or .fallback), named in `remote`. */
+  backend: 'wasm' | 'webgpu' | 'wllama' | 'remote';
   /** The server answering when `backend` is 'remote', else null. */
   remote: { baseURL: string; model: string } | null;
   /** What the loaded model reads: ['text'], plus 'image' and 'audio' as its projector allows (a server: as it says
@@ -103,8 +105,8 @@ export interface EngineInfo {
   gpu: { adapter: string; shaderPath: 'f16'; layers: number; totalLayers: number } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
-  /** What this backend can do: the wasm engine all of it; 'webgpu' (wllama) no KV persistence, batching, embeddings
-   * or context shift. `webgpu`: the browser has navigator.gpu. */
+  /** What this backend can do: Hearth's engine (CPU or GPU) all of it; wllama no KV persistence, batching,
+   * embeddings or context shift. `webgpu`: the browser has navigator.gpu. */
   capabilities: {
     persistentKv: boolean;
     batching: boolean;

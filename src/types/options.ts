@@ -1,7 +1,7 @@
 // What creating an engine and loading a model take, and what a load gives: options, sources, progress, model info.
 
 /** Which engine answers (EngineOptions.backend): see there. */
-export type BackendName = 'auto' | 'wasm' | 'webgpu';
+export type BackendName = 'auto' | 'wasm' | 'webgpu' | 'wllama';
 
 /**
  * An OpenAI-compatible server (llama-server, vLLM, Ollama, SGLang, OpenAI itself) that answers in place of this
@@ -30,10 +30,12 @@ export type CpuBuild = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
 export type SimdChoice = 'auto' | 'plain';
 
 export interface EngineOptions {
-  /** 'wasm': Hearth's llama.cpp in WebAssembly (all features). 'webgpu': @wllama/wllama with WebGPU (no KV
-   * persistence or batching; see the README), after a self-test against the wasm engine, falling back to wasm when
-   * it fails. 'auto' (default): 'webgpu' when an adapter with shader-f16 exists, the self-test passes and the model
-   * fits the adapter's buffers, else 'wasm'. engine.info().selection says which and why. */
+  /** 'wasm': Hearth's llama.cpp engine on the CPU (WebAssembly). 'webgpu': the same engine with llama.cpp's WebGPU
+   * backend beneath it (the 'webgpu' build: every feature, KV state kept as on the CPU), when the browser has an
+   * adapter with shader-f16 and JSPI and the engine passes its self-test on it (the probe model on the GPU against
+   * the CPU); else the CPU engine. 'auto' (default): the same choice. 'wllama': @wllama/wllama's WebGPU build (no KV
+   * persistence or batching; see the README), after a self-test against the CPU engine. engine.info().selection says
+   * which ran and why. */
   backend?: BackendName | { remote: RemoteOptions };
   /** Where answers come from when a model cannot run on this device: its load failed with ModelLoadError
    * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server

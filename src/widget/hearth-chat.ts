@@ -306,8 +306,9 @@ export class HearthChatElement extends HTMLElement {
     const { createEngine } = await import('../create-engine.ts');
     const assetsUrl =
       this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
-    // The wasm engine unless the site opts into WebGPU: only it keeps conversations across reloads.
-    const backend = (this.getAttribute('backend') ?? 'wasm') as BackendName;
+    // 'auto': the GPU engine where the visitor's adapter passes its self-test, else the CPU engine. Both keep the
+    // conversations across reloads (the same KV state); the GPU build is fetched only when the adapter qualifies.
+    const backend = (this.getAttribute('backend') ?? 'auto') as BackendName;
     // A server for visitors whose device cannot run the model; off unless the site names one.
     const fallbackUrl = this.getAttribute('fallback-url')?.trim();
     const fallback = fallbackUrl

@@ -3,9 +3,10 @@
 import type { Backend, BackendCalls } from '../../contract.ts';
 import { EVERYTHING } from '../supports.ts';
 
-export function llamacppBackend(engine: BackendCalls): Backend {
+/** `kind`: 'webgpu' for the engine in its GPU build (worker/client.ts started it with a usable adapter). */
+export function llamacppBackend(engine: BackendCalls, kind: 'wasm' | 'webgpu' = 'wasm'): Backend {
   return {
-    kind: 'wasm',
+    kind,
     supports: EVERYTHING,
     load: (r, c) => engine.load(r, c),
     complete: (r, c) => engine.complete(r, c),

@@ -1,4 +1,4 @@
-// The 'webgpu' backend: @wllama/wllama 3.8.1 (llama.cpp's server code compiled with its WebGPU backend) behind Hearth's
+// The 'wllama' backend: @wllama/wllama 3.8.1 (llama.cpp's server code compiled with its WebGPU backend) behind Hearth's
 // Backend interface, so the public API, its validation and its streams are the same as with the wasm engine. Hearth
 // renders the chat template and reads the reply itself (chat/template.ts, chat/plan.ts), exactly as for the wasm
 // engine: wllama's own chat path ignores a required tool_choice, and its Jinja differs from jinja2. wllama generates
@@ -54,7 +54,7 @@ export interface WllamaOptions {
 const DEFAULT_CTX = 4096;
 
 export class WllamaBackend implements Backend {
-  readonly kind = 'webgpu';
+  readonly kind = 'wllama';
   readonly supports: Supports = {
     // allowUnverified and store are the model store's (the files come from it); allowScalarKernels is a permission
     // wllama needs no permission for (its kernels cover every type).
@@ -151,7 +151,7 @@ export class WllamaBackend implements Backend {
     } catch (err) {
       await this.unload();
       throw new ModelLoadError(`wllama could not load ${parts[0]!.name}: ${(err as Error).message}`, 'unsupported', {
-        backend: 'webgpu',
+        backend: 'wllama',
       });
     }
     if (control.signal?.aborted) {
@@ -283,7 +283,7 @@ export class WllamaBackend implements Backend {
   /** What engine.info() reports while this backend holds the model (the router adds the selection and the store). */
   async info(): Promise<BackendInfo> {
     return {
-      backend: 'webgpu',
+      backend: 'wllama',
       remote: null,
       input: ['text'],
       // wllama's one wasm build runs threads (shared memory) where the page may: createEngine gave 1 where not.
@@ -369,7 +369,7 @@ function hearthError(err: unknown, signal: AbortSignal | undefined, nCtx: number
       nCtx,
     });
   }
-  return new EngineError(`wllama failed: ${e.message ?? String(err)}`, 'backend_error', { backend: 'webgpu' });
+  return new EngineError(`wllama failed: ${e.message ?? String(err)}`, 'backend_error', { backend: 'wllama' });
 }
 
 function wllamaVersion(w: Wllama): string {

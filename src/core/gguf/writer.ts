@@ -1,5 +1,5 @@
 // Writes GGUF v3: key-values, tensor infos, then the tensor data, aligned. The engine builds its WebGPU probe model
-// with it (backends/wllama/probe-model.ts); the test-model generator writes files with it
+// with it (api/probe-model.ts); the test-model generator writes files with it
 // (test/fixtures/gguf-writer.ts).
 import { GGUF_MAGIC, GgufValueType, tensorBytes, type GgufKv, type GgufScalar } from './reader.ts';
 

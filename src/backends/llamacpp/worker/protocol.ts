@@ -4,10 +4,10 @@
 import type { Result } from '../../../core/rpc/rpc.ts';
 import type { Assets } from '../../../core/assets.ts';
 import type { BackendInfo } from '../../../contract.ts';
-import type { CacheOptions, CpuBuild } from '../../../types.ts';
+import type { BuildVariant, CacheOptions } from '../../../types.ts';
 
 export interface HostInit {
-  variant: CpuBuild;
+  variant: BuildVariant;
   /** Why this build (engine.info().buildReason). */
   buildReason: string;
   threads: number;

@@ -1,12 +1,12 @@
-// Backend choice in Chromium ('chromium-webgpu' project) on a real WebGPU adapter: SwiftShader, Chromium's Vulkan on
+// Backend choice in Chromium ('chromium-wllama' project) on a real WebGPU adapter: SwiftShader, Chromium's Vulkan on
 // the CPU (playwright.config.ts turns it on). It is a fallback adapter without shader-f16, which decides both cases
-// here: 'auto' stays on wasm and says so; a forced 'webgpu' runs wllama after proving itself against the wasm engine.
+// here: 'auto' stays on the CPU engine and says so; 'wllama' runs wllama after proving itself against the CPU engine.
 import { expect, openEngine, test } from './fixtures.ts';
 
-test('backend "webgpu" on SwiftShader proves itself against the wasm engine on the probe model, then answers; info() says why', async ({
+test('backend "wllama" on SwiftShader proves itself against the wasm engine on the probe model, then answers; info() says why', async ({
   harness,
 }) => {
-  await openEngine(harness, { backend: 'webgpu' });
+  await openEngine(harness, { backend: 'wllama' });
   const out = await harness.evaluate(async () => {
     const before = await window.engine.info();
     await window.engine.load('/test-models/qwen2-hello.gguf', { nCtx: 1024 });
@@ -23,15 +23,13 @@ test('backend "webgpu" on SwiftShader proves itself against the wasm engine on t
   });
   // The adapter is real: the self-test ran wllama on it, and its values agreed with the wasm engine's.
   expect(out.before.selection).toMatchObject({
-    requested: 'webgpu',
+    requested: 'wllama',
     adapter: { shaderF16: false },
     selfTest: { passed: true, sameTopTokens: true },
   });
   expect(out.before.selection.selfTest!.maxLogprobDiff).toBeLessThan(0.1);
-  expect(out.before.selection.reason).toMatch(
-    /^the WebGPU backend passed its self-test \(log-probabilities within [\d.]+\)$/,
-  );
-  expect(out.after).toMatchObject({ backend: 'webgpu', model: { name: 'hearth-test-qwen2-qwen2' }, storage: 'opfs' });
+  expect(out.before.selection.reason).toMatch(/^wllama passed its self-test \(log-probabilities within [\d.]+\)$/);
+  expect(out.after).toMatchObject({ backend: 'wllama', model: { name: 'hearth-test-qwen2-qwen2' }, storage: 'opfs' });
   expect(out.after.capabilities).toMatchObject({
     persistentKv: false,
     batching: false,
@@ -42,10 +40,10 @@ test('backend "webgpu" on SwiftShader proves itself against the wasm engine on t
   expect(out.timings.predicted_n).toBeGreaterThan(0);
 });
 
-test('backend "webgpu" refuses, before running anything, the load options and requests wllama cannot honour', async ({
+test('backend "wllama" refuses, before running anything, the load options and requests wllama cannot honour', async ({
   harness,
 }) => {
-  await openEngine(harness, { backend: 'webgpu' });
+  await openEngine(harness, { backend: 'wllama' });
   const out = await harness.evaluate(async () => {
     const refusal = (e: { name: string; code: string; details?: { param?: string }; message: string }) => ({
       name: e.name,
@@ -74,7 +72,7 @@ test('backend "webgpu" refuses, before running anything, the load options and re
     ['InvalidRequestError', 'unsupported_by_backend', 'swaFull'],
   ]);
   expect(out.options[0]!.message).toMatch(
-    /'webgpu' backend does not support the load option nParallel = 2: leave it out, or use backend 'wasm'/,
+    /'wllama' backend does not support the load option nParallel = 2: leave it out, or use backend 'wasm'/,
   );
   expect(out.unloaded).toBeNull();
   expect(out.shift).toMatchObject({
@@ -86,7 +84,7 @@ test('backend "webgpu" refuses, before running anything, the load options and re
   expect(out.still).toBe('Hello, world!');
 });
 
-test('backend "auto" on an adapter without shader-f16 runs on wasm, with every feature, and says why', async ({
+test('backend "auto" on an adapter without shader-f16 runs the engine on the CPU, with every feature, and says why', async ({
   harness,
 }) => {
   await openEngine(harness, { backend: 'auto' });
@@ -101,6 +99,8 @@ test('backend "auto" on an adapter without shader-f16 runs on wasm, with every f
   expect(out.adapter).toEqual({ shaderF16: false });
   expect(out.info.backend).toBe('wasm');
   expect(out.info.selection).toMatchObject({ requested: 'auto', adapter: { shaderF16: false }, selfTest: null });
-  expect(out.info.selection.reason).toBe("the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs");
+  expect(out.info.selection.reason).toBe(
+    "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs: the engine runs on the CPU",
+  );
   expect(out.info.capabilities).toMatchObject({ persistentKv: true, batching: true, embeddings: true });
 });

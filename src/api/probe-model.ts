@@ -2,8 +2,8 @@
 // fixed random weights, built here in memory (no download, no asset), whose next-token log-probabilities both the
 // WebAssembly engine and the candidate backend compute. Its vocabulary is a few dozen whole words, so the two engines'
 // top tokens can be matched by text. Matrices are f16: the type whose GPU arithmetic (shader-f16) has gone wrong.
-import { GgufValueType, type GgufKv } from '../../core/gguf/reader.ts';
-import { encodedRowBytes, encodeRow, ggufBytes, rng, type TensorType } from '../../core/gguf/writer.ts';
+import { GgufValueType, type GgufKv } from '../core/gguf/reader.ts';
+import { encodedRowBytes, encodeRow, ggufBytes, rng, type TensorType } from '../core/gguf/writer.ts';
 
 const WORDS = (
   'the a of and to in is it that was for on are with as his they be at one have this from or had by hot ' +

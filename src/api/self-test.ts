@@ -1,11 +1,12 @@
-// A backend proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
-// results, and Firefox's WebGPU has returned wrong values for llama.cpp. Both engines read the probe model's prompt
-// (probe-model.ts); their next-token log-probabilities must agree.
-import type { BackendCalls } from '../../contract.ts';
-import { resolveRequest } from '../../core/chat/request.ts';
-import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../../types.ts';
+// A GPU proves itself before Hearth trusts it: Linux Chrome on ANGLE advertises shader-f16 and computes wrong
+// results, and Firefox's WebGPU has returned wrong values for llama.cpp. The probe model's prompt (probe-model.ts) is
+// read on the CPU and on the GPU; their next-token log-probabilities must agree. Hearth's GPU engine is checked
+// against itself with no layer on the GPU (gpuSelfTest), wllama against the CPU engine (selfTest).
+import type { BackendCalls } from '../contract.ts';
+import { resolveRequest } from '../core/chat/request.ts';
+import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../types.ts';
 import { probeModel, PROBE_PROMPT } from './probe-model.ts';
-import type { WllamaBackend } from './wllama.ts';
+import type { WllamaBackend } from '../backends/wllama/wllama.ts';
 
 export type SelfTest = NonNullable<BackendSelection['selfTest']>;
 export type TopLogprobs = Array<{ token: string; logprob: number }>;
@@ -24,7 +25,7 @@ export async function selfTest(
   await wasm.load({ source: wasmSource ?? blob, options: { nCtx: 256, store: false } });
   let expected: TopLogprobs;
   try {
-    expected = await wasmLogprobs(wasm);
+    expected = await probeLogprobs(wasm);
   } finally {
     await wasm.unload();
   }
@@ -36,7 +37,25 @@ export async function selfTest(
   }
 }
 
-async function wasmLogprobs(wasm: BackendCalls): Promise<TopLogprobs> {
+/**
+ * Hearth's engine in its GPU build: the probe with no layer on the GPU, then with every layer there, in the same
+ * engine, so that only the GPU's arithmetic differs. `source`: where it reads the probe (default: the in-memory Blob;
+ * in Node, a file).
+ */
+export async function gpuSelfTest(engine: BackendCalls, source?: ModelSource): Promise<SelfTest> {
+  const blob = new Blob([probeModel() as BlobPart]);
+  const run = async (gpuLayers?: number) => {
+    await engine.load({ source: source ?? blob, options: { nCtx: 256, store: false, gpuLayers } });
+    try {
+      return await probeLogprobs(engine);
+    } finally {
+      await engine.unload();
+    }
+  };
+  return compareProbe(await run(0), await run());
+}
+
+async function probeLogprobs(wasm: BackendCalls): Promise<TopLogprobs> {
   const { onProgress: _, ...request } = resolveRequest({
     messages: [{ role: 'user', content: PROBE_PROMPT }],
     max_tokens: 1,

@@ -1,0 +1,97 @@
+// Hearth's engine on the GPU in a browser ('firefox-webgpu' project: Firefox ESR's WebGPU over Mesa's lavapipe, an
+// adapter with shader-f16): chosen after its self-test, every layer on the adapter, answering as the CPU engine does,
+// and its conversation saved in IndexedDB resuming after a reload — on the GPU engine, and on the CPU engine.
+import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../test/compare.ts';
+import { SYSTEM } from '../test/helpers.ts';
+import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
+
+type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
+
+const turn1: Msg[] = [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: 'Name a bread.' },
+];
+
+/** A new engine on this page (`backend`), the model loaded; its info() after the load. */
+async function start(harness: HarnessPage, backend: string, cache: Record<string, unknown> = {}) {
+  await openEngine(harness, { backend, cache });
+  await harness.evaluate(() => window.engine.load('/test-models/qwen2-hello.gguf', { nCtx: 2048 }));
+  return harness.evaluate(() => window.engine.info());
+}
+
+const ask = (harness: HarnessPage, messages: Msg[]) =>
+  harness.evaluate(
+    ({ messages, comparable }) =>
+      window.engine.chat.completions.create({
+        messages,
+        temperature: 0,
+        max_tokens: 8,
+        conversation_id: 'gpu',
+        ...comparable,
+      }),
+    { messages, comparable: COMPARABLE },
+  );
+
+test('backend "webgpu": the GPU engine proves itself on the probe model, runs every layer on the adapter, and answers as the CPU engine does', async ({
+  harness,
+}) => {
+  const info = await start(harness, 'webgpu', { persistent: false });
+  expect(info.selection).toMatchObject({
+    requested: 'webgpu',
+    adapter: { shaderF16: true },
+    selfTest: { passed: true, sameTopTokens: true },
+  });
+  expect(info.selection.reason).toMatch(/^the GPU engine passed its self-test on .+ \(log-probabilities within [\d.]+/);
+  expect(info.backend).toBe('webgpu');
+  expect(info.build).toBe('webgpu');
+  expect(info.gpu!.layers).toBeGreaterThan(0);
+  expect(info.gpu!.layers).toBe(info.gpu!.totalLayers);
+  // Everything the CPU engine has.
+  expect(info.capabilities).toMatchObject({ persistentKv: false, batching: true, embeddings: true });
+  const onGpu = await ask(harness, turn1);
+  expect(onGpu.choices[0]!.message.content).toBe('Hello, world!');
+
+  const cpu = await start(harness, 'wasm', { persistent: false });
+  expect(cpu.backend).toBe('wasm');
+  expect(cpu.gpu).toBeNull();
+  const diff = answerDiff(onGpu, await ask(harness, turn1));
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+});
+
+test("a conversation saved in IndexedDB by the GPU engine resumes after a reload on the CPU engine, and the CPU engine's on the GPU engine", async ({
+  harness,
+}) => {
+  await start(harness, 'webgpu');
+  const r1 = await ask(harness, turn1);
+  const messages: Msg[] = [
+    ...turn1,
+    { role: 'assistant', content: r1.choices[0]!.message.content! },
+    { role: 'user', content: 'And a river?' },
+  ];
+  await harness.evaluate(() => window.engine.cache.flush());
+
+  // The CPU engine resumes the GPU engine's record and saves its own turn; the GPU engine then resumes that one.
+  const results = [];
+  for (const backend of ['wasm', 'webgpu']) {
+    await harness.reload();
+    const info = await start(harness, backend);
+    expect(info.backend).toBe(backend);
+    // The self-test passed on this adapter a moment ago: kept, not run again.
+    if (backend === 'webgpu') expect(info.selection.reason).toMatch(/; kept from an earlier start\)$/);
+    const resumed = await ask(harness, messages);
+    expect(resumed.timings.cache_source).toBe('indexeddb');
+    expect(resumed.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0.8 * resumed.usage.prompt_tokens);
+    results.push(resumed);
+    await harness.evaluate(() => window.engine.cache.flush());
+  }
+  // The CPU engine cold, for comparison: both resumed answers read as it does.
+  await harness.reload();
+  await start(harness, 'wasm', { persistent: false, conversations: false, systemPrompt: false });
+  const cold = await ask(harness, messages);
+  for (const resumed of results) {
+    const diff = answerDiff(resumed, cold);
+    expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+    expect(diff.logprobs).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+  }
+});
