@@ -148,13 +148,21 @@ test.afterAll(() => {
 
 test("a Vite app bundles the package: its build holds the engine's files under hashed names, no copy step", () => {
   const assets = readdirSync(join(viteDist, 'assets'));
-  for (const file of ['engine.worker', 'hearth-st', 'hearth-st-relaxed', 'hearth-mt', 'hearth-mt-relaxed', 'wllama']) {
+  for (const file of [
+    'engine.worker',
+    'hearth-st',
+    'hearth-st-relaxed',
+    'hearth-mt',
+    'hearth-mt-relaxed',
+    'hearth-webgpu',
+    'wllama',
+  ]) {
     expect(
       assets.some((a) => a.startsWith(`${file}-`)),
       `${file} in dist/assets: ${assets.join(', ')}`,
     ).toBe(true);
   }
-  expect(assets.filter((a) => a.endsWith('.wasm')).length).toBe(5);
+  expect(assets.filter((a) => a.endsWith('.wasm')).length).toBe(6);
 });
 
 // Each app chats; threads where the page is cross-origin isolated (two asked for: a plain page gets one whatever it

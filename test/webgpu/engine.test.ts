@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
+import { createNodeEngine } from '../../src/node.ts';
 import type { ChatMessage, ContentPart } from '../../src/types.ts';
 import { answerDiff, GPU_LOGPROB_TOLERANCE, GPU_MEDIA_TOLERANCE } from '../compare.ts';
 import { testPng, testWav } from '../fixtures/media.ts';
@@ -68,6 +69,18 @@ describe('the GPU engine', () => {
     expect(info.gpu?.layers).toBe(info.gpu?.totalLayers);
     const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
     expect((await cpu.info()).gpu).toBeNull();
+  });
+
+  it('without an adapter, the GPU build refuses to start with a typed error that says why (not a slower CPU engine)', async () => {
+    const gpu = Object.getOwnPropertyDescriptor(globalThis.navigator, 'gpu')!;
+    Object.defineProperty(globalThis.navigator, 'gpu', { value: undefined, configurable: true });
+    try {
+      const refused = await createNodeEngine({ variant: 'webgpu', modelsDir: null }).catch((e) => e);
+      expect(refused).toMatchObject({ name: 'EngineError', code: 'webgpu_unavailable' });
+      expect(refused.message).toMatch(/^llama\.cpp's WebGPU backend could not use this adapter: .*navigator\.gpu/);
+    } finally {
+      Object.defineProperty(globalThis.navigator, 'gpu', gpu);
+    }
   });
 
   it.each(['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello'] as const)(

@@ -89,11 +89,16 @@ export class Engine implements ServedCalls {
       // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
       if (this.config.loader.variant === 'webgpu' && !llama.gpu) {
         const log = llama.log.since(mark);
-        throw new EngineError(
-          `llama.cpp's WebGPU backend could not use this adapter: ${log.slice(-3).join(' | ') || 'no reason logged'}`,
-          'webgpu_unavailable',
-          { log },
-        );
+        // library_webgpu.js logs the adapter's features: the usual reason is one missing.
+        const adapter = log.find((l) => l.includes('webgpu: adapter with'));
+        const why =
+          adapter && !adapter.includes('shader-f16')
+            ? "the adapter lacks shader-f16, which it needs (NVIDIA on Linux offers it only with Dawn's " +
+              'vulkan_enable_f16_on_nvidia)'
+            : log.slice(-3).join(' | ') || 'no reason logged';
+        throw new EngineError(`llama.cpp's WebGPU backend could not use this adapter: ${why}`, 'webgpu_unavailable', {
+          log,
+        });
       }
       this.llama = llama;
     }
