@@ -17,7 +17,7 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 
 // The API specs run on both pages. The model store, the app (service worker, offline) and the engine shared by tabs
 // do not depend on threads: their specs run on the isolated page. The widget is for ordinary sites: the plain page.
-const apiSpecs = /(engine|cache|chat-features|media)\.spec\.ts$/;
+const apiSpecs = /\/(engine|cache|chat-features|media)\.spec\.ts$/;
 const storeSpecs = /(models|app|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
