@@ -75,7 +75,7 @@ export default defineConfig<
     // CPU engine's test time, and CI has 90 minutes): left out are the tests of what the page does before the engine
     // computes (model sources, { hf }, a start that stalls, a model without a projector), two reloads (qwen2-hello:
     // gpu-engine.spec's does the same; gemma3-hello, 66 s), mamba's shipped state (qwen2-hello's runs) and the audio
-    // clip (on the GPU engine in Node: test/webgpu/engine.test.ts). All 23 passed here once.
+    // clip (on the GPU engine in Node: test/webgpu/engine.test.ts). All 20 passed here once.
     {
       name: 'firefox-webgpu',
       testMatch: [apiSpecs, /gpu-engine\.spec\.ts$/],
