@@ -14,7 +14,7 @@ import { BackendRouter } from './router.ts';
 
 type Adapter = NonNullable<BackendSelection['adapter']>;
 
-export interface GpuAdapterLike {
+interface GpuAdapterLike {
   features: { has(name: string): boolean };
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number };
   info?: { vendor?: string; architecture?: string; device?: string; description?: string };
