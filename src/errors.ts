@@ -75,6 +75,8 @@ export const ENGINE_CODES = [
   'trusted_types_blocked',
   // the GPU engine
   'webgpu_unavailable',
+  'gpu_lost',
+  'gpu_allocation_failed',
   // the shared engine
   'leader_gone',
   'leader_timeout',

@@ -462,12 +462,14 @@ EMSCRIPTEN_KEEPALIVE int hearth_model_n_cls_out(const llama_model * m) { return 
 
 // A model's projector (mmproj GGUF): the image/audio encoder whose outputs the model reads as embeddings.
 // `marker` is the text that stands for a media input in a prompt (the caller picks one no user text can hold).
+// `use_gpu`: the encoder on the GPU (the WebGPU build, when the model's layers are there too; llama.cpp's default, and
+// what its server's --no-mmproj-offload turns off); the CPU builds have no GPU backend.
 // Returns null when the file is not a projector for this model (the reason is in the log).
 EMSCRIPTEN_KEEPALIVE mtmd_context * hearth_mtmd_init(const llama_model * m, const char * path, int n_threads,
-                                                     const char * marker) {
+                                                     const char * marker, int use_gpu) {
   mtmd_context_params params = mtmd_context_params_default();
   params.media_marker = marker;
-  params.use_gpu = false;
+  params.use_gpu = use_gpu != 0;
   params.n_threads = n_threads;
   params.print_timings = false;
   params.warmup = false;  // a warm-up encode costs as much as a real one: the first image pays for the buffers instead

@@ -18,6 +18,7 @@ Comlink.expose(
       maxModelBytes: init.maxModelBytes,
       cache: init.cache,
       hfEndpoint: init.hfEndpoint,
+      gpuFallback: init.gpuFallback,
       models: models && new ModelStore(models),
     });
   }),

@@ -69,7 +69,7 @@ export async function startEngine(init: HostInit, requested: BackendName): Promi
           : null;
     if (!why) {
       const { startGpuEngine } = await import('./gpu-engine.ts');
-      const worker = await startGpuEngine(init, selection);
+      const worker = await startGpuEngine({ ...init, gpuFallback: requested === 'auto' }, selection);
       if (worker) return { worker, kind: 'webgpu', selection, adapter: found };
     } else {
       selection.reason = `${why}: the engine runs on the CPU`;

@@ -100,9 +100,15 @@ export interface EngineInfo {
   } | null;
   /** Hearth's WebGPU build with an adapter: the GPU llama.cpp runs layers on, its shader path ('f16': the adapter's
    * shader-f16), and how many of the loaded model's layers run there (llama.cpp's count, the output layer included;
-   * 0 of 0 before a load). What the GPU backend cannot run stays on the CPU. null for the CPU builds, wllama and a
-   * server. */
-  gpu: { adapter: string; shaderPath: 'f16'; layers: number; totalLayers: number } | null;
+   * 0 of 0 before a load), and where the projector's encoder runs (null without one: images and audio). What the GPU
+   * backend cannot run stays on the CPU. null for the CPU builds, wllama and a server. */
+  gpu: {
+    adapter: string;
+    shaderPath: 'f16';
+    layers: number;
+    totalLayers: number;
+    projector: 'gpu' | 'cpu' | null;
+  } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   /** What this backend can do: Hearth's engine (CPU or GPU) all of it; wllama no KV persistence, batching,

@@ -135,7 +135,7 @@ describe('images and audio on the GPU engine', () => {
   it.each([
     ['gemma3-vision', { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(testPng(96, 96, 3))}` } }],
     ['qwen2a-audio', { type: 'input_audio', input_audio: { data: b64(testWav(1.5, 16000, 3)), format: 'wav' } }],
-  ] as const)('%s: the model and its projector answer as on the CPU engine', async (name, part) => {
+  ] as const)('%s: the model and its projector, both on the GPU, answer as on the CPU engine', async (name, part) => {
     const { model, mmproj } = await ensureMultimodal(name);
     const engine = (variant?: 'webgpu') =>
       track(
@@ -149,6 +149,7 @@ describe('images and audio on the GPU engine', () => {
       );
     const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, part] }];
     const gpu = await engine('webgpu');
+    expect((await gpu.info()).gpu?.projector).toBe('gpu'); // llama.cpp's default: the encoder beside the layers
     const onGpu = await ask(gpu, messages);
     const again = await ask(gpu, messages);
     expectAlike(`${name}, GPU twice`, onGpu, again);

@@ -15,7 +15,8 @@
 //   stack, never from a browser task: a callback that aborts (ggml aborts on a device error) then unwinds through the
 //   export that waited, where the engine catches it, instead of escaping into the worker's event loop.
 // - Device loss and uncaptured errors are kept until the next wait and reported there; Module.hearthGpuEvent (when
-//   the host set it) hears them as they happen.
+//   the host set it) hears them as they happen ('lost', 'error', and 'allocation' for a buffer that could not be
+//   allocated, with its size and the bytes the other buffers hold).
 // - Per-dispatch costs are cut where the JS API's calls are dear (tens of microseconds each through Dawn for Node):
 //   ggml-webgpu creates a bind group for every dispatch of every token, the same ones token after token, so bind
 //   groups are kept by what they bind and handed out again; and it writes each dispatch's parameters into its own
@@ -53,6 +54,8 @@ const webgpuLibrary = {
     pending: [],
     // Every object's unique id (handles are reused; ids are not).
     uids: 0,
+    // Bytes in live GPU buffers (what an allocation that fails is reported against).
+    bytes: 0,
     // Made by init (emscripten writes this object out as source: a Map here would come out as {}): objects' ids
     // (WeakMap), bind groups by layout and entries (Map), the keys each buffer is part of (Map, forgotten when the
     // buffer goes), the uniform buffers written since the queue was last used (Set) and that queue.
@@ -100,6 +103,8 @@ const webgpuLibrary = {
       e.mapped = [];
     },
     destroy(e) {
+      WebGPU.bytes -= e.size ?? 0;
+      e.size = 0;
       WebGPU.unmap(e);
       WebGPU.forget(e);
       e.object.destroy();
@@ -370,9 +375,12 @@ const webgpuLibrary = {
         // Destroyed 2, Unknown 1
         WebGPU.pending.push(() => fire(lost, [self, e.reason === 'destroyed' ? 2 : 1], e.message));
       });
+      // ggml's callback for GPU errors (it aborts): uncaptured ones, and the allocations' (wgpuDeviceCreateBuffer).
+      const entry = WebGPU.entry(h);
+      entry.onError = (type, message) => WebGPU.pending.push(() => fire(uncaptured, [self, type], message));
       device.onuncapturederror = (ev) => {
         WebGPU.notify('error', ev.error.message);
-        WebGPU.pending.push(() => fire(uncaptured, [self, WebGPU.errorType(ev.error)], ev.error.message));
+        entry.onError(WebGPU.errorType(ev.error), ev.error.message);
       };
       WebGPU.call(info, cb, [1, h]);
     });
@@ -388,15 +396,39 @@ const webgpuLibrary = {
     const L = WGPU_L.WGPUBufferDescriptor;
     const usage = WebGPU.u64(desc + L.usage);
     const size = WebGPU.u64(desc + L.size);
-    const buffer = WebGPU.get(device).createBuffer({
-      label: WebGPU.string(desc + L.label),
-      usage,
-      size,
-      mappedAtCreation: !!WebGPU.u32(desc + L.mappedAtCreation),
-    });
+    const d = WebGPU.entry(device);
+    const label = WebGPU.string(desc + L.label);
+    // A buffer the GPU cannot hold (out of memory, or past a limit of the device) is told apart from other GPU
+    // errors: its size and what the buffers already hold go with the error, so the engine can name them.
+    d.object.pushErrorScope('out-of-memory');
+    d.object.pushErrorScope('validation');
+    let buffer;
+    try {
+      buffer = d.object.createBuffer({
+        label,
+        usage,
+        size,
+        mappedAtCreation: !!WebGPU.u32(desc + L.mappedAtCreation),
+      });
+    } finally {
+      const held = WebGPU.bytes;
+      Promise.all([d.object.popErrorScope(), d.object.popErrorScope()]).then(
+        (errors) => {
+          const error = errors.find(Boolean);
+          if (!error) return;
+          const message =
+            `a GPU buffer of ${size} bytes${label ? ` (${label})` : ''} could not be allocated, with ${held} ` +
+            `bytes in buffers already: ${error.message}`;
+          WebGPU.notify('allocation', message);
+          d.onError?.(WebGPU.errorType(error), message);
+        },
+        () => {},
+      ); // a lost device's scopes: the loss is reported already
+    }
+    WebGPU.bytes += size;
     // Uniform (0x40) and CopyDst (0x08), small, not mapped at creation: written through the copy (see the top).
     const mirrored = (usage & 0x48) === 0x48 && size <= 1 << 20 && !WebGPU.u32(desc + L.mappedAtCreation);
-    return WebGPU.add(buffer, { mapped: [], mirror: mirrored ? new Uint8Array(size) : null, dirty: null });
+    return WebGPU.add(buffer, { mapped: [], mirror: mirrored ? new Uint8Array(size) : null, dirty: null, size });
   },
 
   wgpuBufferGetSize__deps: ['$WebGPU'],

@@ -46,6 +46,11 @@ export interface EngineConfig {
   /** Where { hf } sources are fetched from. Default https://huggingface.co. */
   hfEndpoint?: string;
   cache?: CacheOptions;
+  /**
+   * The WebGPU build: a model whose GPU buffers cannot be allocated loads with every layer on the CPU instead of
+   * failing with `gpu_allocation_failed` (what backend 'auto' asks for; 'webgpu' wants the error).
+   */
+  gpuFallback?: boolean;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.
    */
   kvStore?: KvStore | null;
@@ -64,6 +69,9 @@ export class Engine implements ServedCalls {
   /** Runs every request on the loaded model (inspect.ts reaches it in Node, for tests and benchmarks). */
   readonly scheduler = new Scheduler(() => this.requireSession());
   private store: Promise<KvStore | null> | null = null;
+  /** The model loaded last, what a crashed module is reloaded with; null when none is (or it was unloaded). */
+  private loaded: LoadRequest | null = null;
+  private reviving: Promise<void> | null = null;
   private readonly cacheConfig: CacheConfig & { persistent: boolean };
 
   constructor(private readonly config: EngineConfig) {
@@ -81,13 +89,16 @@ export class Engine implements ServedCalls {
     await this.getLlama();
   }
 
-  /** A module to load into: a new one after a crash (a wasm trap leaves a module unusable). */
-  private async getLlama(): Promise<Llama> {
+  /**
+   * A module to load into: a new one after a crash (a wasm trap leaves a module unusable). `orCpu`: the WebGPU build
+   * may come up without its GPU (a reload after the GPU was lost) and run on the CPU.
+   */
+  private async getLlama(orCpu = false): Promise<Llama> {
     if (!this.llama || this.llama.crashed) {
       const mark = this.llama?.log.mark() ?? 0;
       const llama = await Llama.create(await this.config.loader.load());
       // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
-      if (this.config.loader.variant === 'webgpu' && !llama.gpu) {
+      if (this.config.loader.variant === 'webgpu' && !llama.gpu && !orCpu) {
         const log = llama.log.since(mark);
         // library_webgpu.js logs the adapter's features: the usual reason is one missing.
         const adapter = log.find((l) => l.includes('webgpu: adapter with'));
@@ -132,7 +143,8 @@ export class Engine implements ServedCalls {
   }
 
   /** `options` checked by the router (core/options.ts checkLoadOptions); nCtx against the model by kv-layout.ts. */
-  load({ source, options }: LoadRequest, control: CallControl = {}): Promise<ModelInfo> {
+  load(request: LoadRequest, control: CallControl = {}, revive = false): Promise<ModelInfo> {
+    const { source, options } = request;
     const state = options.promptState;
     const { signal, onProgress } = control;
     return this.scheduler.exclusive(signal, async () => {
@@ -158,20 +170,39 @@ export class Engine implements ServedCalls {
           : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
       const promptState =
         state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
-      this.session = await loadSession(
-        await this.getLlama(),
-        file,
-        { ...options, signal, onProgress },
-        {
-          threads: this.config.loader.threads,
-          cache: this.cacheConfig,
-          store: await this.getStore(),
-          promptState,
-          projector,
-        },
-      );
+      const settings = {
+        threads: this.config.loader.threads,
+        cache: this.cacheConfig,
+        store: await this.getStore(),
+        promptState,
+        projector,
+      };
+      const into = { ...options, signal, onProgress };
+      try {
+        this.session = await loadSession(await this.getLlama(revive), file, into, settings);
+      } catch (err) {
+        if (!(this.config.gpuFallback && (err as EngineError).code === 'gpu_allocation_failed')) throw err;
+        // The GPU could not hold it: a fresh module (the failed one trapped), every layer on the CPU.
+        this.session = await loadSession(await this.getLlama(true), file, { ...into, gpuLayers: 0 }, settings);
+      }
+      this.loaded = request;
       return this.session.info;
     });
+  }
+
+  /**
+   * After a crash (a trap, the GPU lost mid-answer) the model is loaded again into a fresh module before the next
+   * request — on the CPU if the GPU does not come back — and its conversations continue from their saved state.
+   */
+  private revive(): Promise<void> {
+    if (this.live || !this.session || !this.loaded) return Promise.resolve();
+    const request = this.loaded;
+    this.reviving ??= this.load(request, {}, true)
+      .then(() => {})
+      .finally(() => {
+        this.reviving = null;
+      });
+    return this.reviving;
   }
 
   /**
@@ -180,6 +211,7 @@ export class Engine implements ServedCalls {
    * HearthError.
    */
   async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
+    await this.revive();
     const s = this.live;
     // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
     const p = s?.projector;
@@ -194,7 +226,8 @@ export class Engine implements ServedCalls {
   }
 
   /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
-  embed({ inputs }: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
+  async embed({ inputs }: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
+    await this.revive();
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
       const texts = inputs.map((t) => s.llama.guard(() => s.model.tokenize(t, true, false)));
@@ -204,7 +237,11 @@ export class Engine implements ServedCalls {
   }
 
   /** A reranker's score of each document against the query (the first classifier output). */
-  rank({ query, documents }: { query: string; documents: string[] }, control: CallControl = {}): Promise<RankResult> {
+  async rank(
+    { query, documents }: { query: string; documents: string[] },
+    control: CallControl = {},
+  ): Promise<RankResult> {
+    await this.revive();
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
       const { vectors, tokens } = await pooledOutputs(
@@ -223,10 +260,13 @@ export class Engine implements ServedCalls {
   private unloadNow() {
     this.session?.free();
     this.session = null;
+    this.loaded = null;
   }
 
   async info(): Promise<BackendInfo> {
-    const llama = await this.getLlama();
+    // After a crash: the model back first (a failed reload is the next request's error, not this one's).
+    await this.revive().catch(() => {});
+    const llama = await this.getLlama(true);
     const s = this.live;
     const ctx = s?.ctx;
     return {
@@ -258,6 +298,7 @@ export class Engine implements ServedCalls {
             shaderPath: 'f16',
             layers: s?.model.offloaded?.layers ?? 0,
             totalLayers: s?.model.offloaded?.of ?? 0,
+            projector: s?.projector ? (s.projector.onGpu ? 'gpu' : 'cpu') : null,
           }
         : null,
       kvCache: ctx
@@ -300,16 +341,15 @@ export class Engine implements ServedCalls {
 
   /** A prompt state file of the loaded model: the state of the prompt every conversation starting with `messages`
    * shares. */
-  cacheExport(request: ExportPromptRequest, control: CallControl = {}): Promise<Blob> {
+  async cacheExport(request: ExportPromptRequest, control: CallControl = {}): Promise<Blob> {
     if (!Array.isArray(request?.messages) || !request.messages.length) {
-      return Promise.reject(
-        new InvalidRequestError(
-          'exportPrompt: messages must hold the messages every conversation starts with (a system message)',
-          'invalid_parameter',
-          { param: 'messages' },
-        ),
+      throw new InvalidRequestError(
+        'exportPrompt: messages must hold the messages every conversation starts with (a system message)',
+        'invalid_parameter',
+        { param: 'messages' },
       );
     }
+    await this.revive();
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
       const { messages, tools, templateKwargs } = resolveRequest({

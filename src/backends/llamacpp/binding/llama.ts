@@ -33,6 +33,8 @@ export class Llama {
   crashed = false;
   /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
   gpu: string | null = null;
+  /** What went wrong on the GPU first (its device lost, a buffer it could not allocate): why a trap happened. */
+  gpuFault: { kind: 'lost' | 'allocation'; message: string } | null = null;
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
   /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for). */
@@ -46,6 +48,10 @@ export class Llama {
   private constructor(mod: HearthModule) {
     this.mod = mod;
     mod.hearthLog = (level, text) => this.log.push(level, text);
+    mod.hearthGpuEvent = (kind, message) => {
+      this.log.push(3, `webgpu: ${kind}: ${message}\n`);
+      if (kind !== 'error') this.gpuFault ??= { kind, message };
+    };
     for (const text of mod.hearthStderr?.splice(0) ?? []) this.log.push(3, `${text}\n`);
   }
 
@@ -90,10 +96,29 @@ export class Llama {
       .split('\n')
       .slice(0, 12)
       .join('\n');
+    const details = { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) };
+    // ggml aborts on any GPU failure; what the GPU reported says which it was.
+    if (this.gpuFault?.kind === 'lost') {
+      return new EngineError(
+        `the GPU was lost (${this.gpuFault.message}); the engine loads the model again for the next request, on ` +
+          'the CPU if the GPU does not come back',
+        'gpu_lost',
+        { ...details, retryable: true },
+      );
+    }
+    if (this.gpuFault?.kind === 'allocation') {
+      return new EngineError(
+        `${this.gpuFault.message}. Load the model with fewer layers on the GPU (gpuLayers), a smaller context ` +
+          "(nCtx), or on the CPU (backend 'wasm')",
+        'gpu_allocation_failed',
+        details,
+      );
+    }
     return new EngineError(
-      `llama.cpp stopped with a fatal error (${(err as Error).message}); load the model again.`,
+      `llama.cpp stopped with a fatal error (${(err as Error).message}); the engine loads the model again for ` +
+        'the next request',
       'wasm_crash',
-      { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) },
+      details,
     );
   }
 

@@ -44,6 +44,8 @@ export class LlamaProjector {
   /** M-RoPE models place a chunk on fewer positions than it has tokens, which the token list cannot express. */
   readonly mrope: boolean;
   readonly marker: string;
+  /** Where its encoder runs: on the GPU (the WebGPU build, with the model's layers there), else the CPU. */
+  onGpu = false;
   private ptrValue: number;
 
   /**
@@ -59,10 +61,16 @@ export class LlamaProjector {
   ): Promise<LlamaProjector | null> {
     // A marker of this load's own: text a user writes can never hold it, so it never takes an image's place.
     const marker = `<__hearth_media_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}__>`;
+    // The encoder goes where the model's layers are: on the GPU when any are there.
+    const onGpu = (model.offloaded?.layers ?? 0) > 0 ? 1 : 0;
     const ptr = await llama.withCString(path, (p) =>
-      llama.withCString(marker, (mk) => llama.mod._hearth_mtmd_init(model.ptr, p, threads, mk)),
+      llama.withCString(marker, (mk) => llama.mod._hearth_mtmd_init(model.ptr, p, threads, mk, onGpu)),
     );
-    return ptr ? new LlamaProjector(llama, model, ptr, identity) : null;
+    if (!ptr) return null;
+    const projector = new LlamaProjector(llama, model, ptr, identity);
+    // Asked to, clip.cpp takes the first GPU backend there is (clip_ctx): the one the model's layers run on.
+    projector.onGpu = onGpu === 1;
+    return projector;
   }
 
   private constructor(

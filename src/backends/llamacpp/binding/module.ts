@@ -21,6 +21,8 @@ export interface HearthModule extends FileSystemHost {
   hearthStderr?: string[];
   /** The WebGPU build: the adapter llama.cpp asked for (wasm/webgpu/library_webgpu.js), with its info. */
   hearthAdapter?: { info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>> };
+  /** The WebGPU build: the device lost, a GPU error, or a buffer it could not allocate, as they happen. */
+  hearthGpuEvent?: (kind: 'lost' | 'error' | 'allocation', message: string) => void;
 
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;
@@ -123,7 +125,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_embeddings_seq(ctx: Ptr, seq: number): Ptr;
   _hearth_model_n_cls_out(model: Ptr): number;
 
-  _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr): Waits<Ptr>;
+  _hearth_mtmd_init(model: Ptr, path: Ptr, threads: number, marker: Ptr, useGpu: number): Waits<Ptr>;
   _hearth_mtmd_free(mtmd: Ptr): void;
   _hearth_mtmd_caps(mtmd: Ptr): number;
   _hearth_mtmd_marker(mtmd: Ptr): Ptr;

@@ -16,6 +16,8 @@ export interface HostInit {
   maxModelBytes?: number;
   hfEndpoint?: string;
   cache?: CacheOptions;
+  /** The GPU build under backend 'auto': a model the GPU cannot hold loads on the CPU (Engine's gpuFallback). */
+  gpuFallback?: boolean;
 }
 
 /** Where the worker's start has got to: the glue script is loaded; the pthread workers exist and the wasm is asked for.
