@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { launchFirefox } from '../e2e/firefox.ts';
 import { createServer, type ViteDevServer } from 'vite';
 import type { Bench } from './page.ts';
 
@@ -22,14 +23,7 @@ export interface BenchBrowser {
 /** `profile`: a browser profile on disk (storage as a visitor's browser keeps it; OPFS at full quota), else in memory.
  */
 export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<BenchBrowser> {
-  // No HMR and no file watching: an edit during a run must not reload the page mid-measurement.
-  const server: ViteDevServer = await createServer({
-    server: { port: 0, host: '127.0.0.1', hmr: false, watch: null },
-    logLevel: 'warn',
-  });
-  await server.listen();
-  const address = server.httpServer!.address();
-  const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const { server, origin } = await serve();
   const launch = {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: [
@@ -67,14 +61,7 @@ export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<B
   const b: BenchBrowser = {
     page,
     origin,
-    call: (name, ...args) =>
-      page.evaluate(
-        ([n, a]) =>
-          (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[n as string]!(
-            ...(a as unknown[]),
-          ),
-        [name, args] as const,
-      ) as never,
+    call: (name, ...args) => page.evaluate(callBench, [name, args] as const) as never,
     async reload() {
       await page.reload();
       await ready();
@@ -93,4 +80,49 @@ export async function openBenchPage(opts: { profile?: boolean } = {}): Promise<B
     },
   };
   return b;
+}
+
+/** The project served by Vite (COOP/COEP on) on a free port. No HMR and no file watching: an edit during a run must
+ * not reload the page mid-measurement. */
+async function serve(): Promise<{ server: ViteDevServer; origin: string }> {
+  const server = await createServer({
+    server: { port: 0, host: '127.0.0.1', hmr: false, watch: null },
+    logLevel: 'warn',
+  });
+  await server.listen();
+  const address = server.httpServer!.address();
+  return { server, origin: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}
+
+/** Runs in the page: one method of window.bench. */
+function callBench([name, args]: readonly [string, unknown[]]): unknown {
+  return (window as unknown as { bench: Record<string, (...x: unknown[]) => unknown> }).bench[name]!(...args);
+}
+
+/**
+ * bench/page.html in Debian's firefox-esr (puppeteer over WebDriver BiDi, as the e2e tests drive it), a fresh profile
+ * with `prefs` (WebGPU's, for the GPU benchmark: Firefox's adapter is the one here with shader-f16).
+ */
+export async function openFirefoxBenchPage(
+  prefs: Record<string, unknown>,
+): Promise<Pick<BenchBrowser, 'call' | 'close' | 'origin'>> {
+  const { server, origin } = await serve();
+  const firefox = await launchFirefox(prefs, 1_800_000); // a run on a CPU adapter (lavapipe) takes minutes
+  const close = async () => {
+    await firefox.close();
+    await server.close();
+  };
+  try {
+    const page = await firefox.browser.newPage();
+    page.setDefaultTimeout(600_000);
+    page.on('pageerror', (e) => console.error('[page error]', (e as Error).message));
+    await page.goto(`${origin}/bench/page.html`);
+    await page.waitForFunction(() => (window as unknown as { benchReady?: boolean }).benchReady === true);
+    if (!(await page.evaluate(() => crossOriginIsolated)))
+      throw new Error('the bench page is not cross-origin isolated');
+    return { origin, call: (name, ...args) => page.evaluate(callBench, [name, args] as const) as never, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

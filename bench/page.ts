@@ -4,6 +4,7 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import {
+  type BackendName,
   createEngine,
   type CacheOptions,
   type CacheStats,
@@ -20,6 +21,8 @@ let model: Blob | null = null;
 let hearth: HearthClient | null = null;
 /** The engines loaded by loadHearth, one per SIMD choice (the quants benchmark runs relaxed and plain side by side). */
 let hearths: Partial<Record<SimdChoice, HearthClient>> = {};
+/** The engines loaded by loadBackend, one per backend. */
+let backends: Partial<Record<BackendName, HearthClient>> = {};
 let wllama: Wllama | null = null;
 
 async function modelBlob(url: string): Promise<Blob> {
@@ -57,6 +60,21 @@ const bench = {
   /** Makes the engine loaded with `simd` the one the other calls use. */
   selectHearth(simd: SimdChoice) {
     hearth = hearths[simd] ?? null;
+  },
+
+  /**
+   * The model in an engine of `backend` (the webgpu benchmark: Hearth's GPU engine, its CPU engine, wllama's
+   * WebGPU, each timed through the same chat API by runHearth once picked with selectBackend).
+   */
+  async loadBackend(url: string, backend: BackendName, threads: number, nCtx: number) {
+    backends[backend]?.terminate();
+    const engine = (backends[backend] = await createEngine({ backend, threads, cache: NO_CACHE }));
+    await engine.load(await modelBlob(url), { nCtx });
+    return engine.info();
+  },
+
+  selectBackend(backend: BackendName) {
+    hearth = backends[backend] ?? null;
   },
 
   runHearth(messages: ChatMessage[], maxTokens: number, conversationId?: string): Promise<RunResult> {
@@ -226,9 +244,10 @@ const bench = {
 
   async unload() {
     hearth?.terminate();
-    for (const h of Object.values(hearths)) h.terminate();
+    for (const h of [...Object.values(hearths), ...Object.values(backends)]) h.terminate();
     hearth = null;
     hearths = {};
+    backends = {};
     await wllama?.exit();
     wllama = null;
   },

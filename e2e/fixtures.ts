@@ -3,11 +3,9 @@
 // unknown command"), or WebKit (WebKitGTK's MiniBrowser) through WebKitWebDriver (e2e/webkit.ts). The tests use only
 // what the drivers offer, through HarnessPage, so one test source serves all three; the one thing plain WebDriver
 // lacks, answering requests in the test's place (serve), makes the few tests that need it skip in WebKit.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test as base, type Page } from '@playwright/test';
-import puppeteer, { type Browser as FirefoxBrowser, type Page as FirefoxPage } from 'puppeteer-core';
+import type { Browser as FirefoxBrowser, Page as FirefoxPage } from 'puppeteer-core';
+import { launchFirefox } from './firefox.ts';
 import { chromiumSite, type EngineBrowser, firefoxSite, type Site } from './site.ts';
 import { WebKitDriver } from './webkit.ts';
 
@@ -71,17 +69,9 @@ export const test = base.extend<
   firefox: [
     async ({ engineBrowser, firefoxPrefs }, use) => {
       if (engineBrowser !== 'firefox') return use(null);
-      const profile = mkdtempSync(join(tmpdir(), 'hearth-firefox-'));
-      const browser = await puppeteer.launch({
-        browser: 'firefox',
-        executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
-        headless: true,
-        userDataDir: profile,
-        extraPrefsFirefox: firefoxPrefs,
-      });
-      await use(browser);
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
+      const firefox = await launchFirefox(firefoxPrefs);
+      await use(firefox.browser);
+      await firefox.close();
     },
     { scope: 'worker' },
   ],

@@ -1,41 +1,43 @@
-// npm run bench -- webgpu --node [--json] [--reps N] [--threads 16] [--types q8_0,q4_k_m] [--model NAME]
+// npm run bench -- webgpu [--node] [--json] [--reps N] [--threads 16] [--types q8_0,q4_k_m] [--model NAME]
 // Hearth's GPU engine (the WebGPU build, every layer on the GPU) against Hearth's CPU engine (the threaded build) on
-// the same machine, in one Node process, through the public API: prefill and decode tok/s of the benchmark model
-// (Qwen2.5-0.5B shapes; Q8_0 and Q4_K_M unless --types or --model say otherwise), a ~124-token prompt, 64 generated
-// tokens, nothing cached, the engines alternated. The GPU is Dawn for Node's adapter: here lavapipe (a CPU driver:
-// a correctness-sized run), on a machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts).
+// the same machine, through the public API: prefill and decode tok/s of the benchmark model (Qwen2.5-0.5B shapes;
+// Q8_0 and Q4_K_M unless --types or --model say otherwise), a ~124-token prompt, 64 generated tokens, nothing cached,
+// the engines alternated. In a browser (the default: Debian's firefox-esr with WebGPU on, the browser here whose
+// adapter has shader-f16) wllama's WebGPU runs beside them, where it can, through Hearth's 'wllama' backend. With
+// --node, in one Node process on Dawn for Node's adapter: here lavapipe (a CPU driver: a correctness-sized run), on a
+// machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts).
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { chooseBuild } from '../../src/backends/llamacpp/worker/simd.ts';
 import { createNodeEngine, type NodeEngine } from '../../src/node.ts';
+import type { BackendName } from '../../src/types.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { installDawn } from '../../test/webgpu/dawn.ts';
 import { webgpuNode } from '../../scripts/webgpu-node.mjs';
+import { openFirefoxBenchPage } from '../browser.ts';
 import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
 import { takeTrace, traceWebGpu } from '../gpu-trace.ts';
 
 const N_CTX = 1024;
 const GEN = 64;
-const ENGINES = ['gpu', 'cpu'] as const;
+type EngineName = 'gpu' | 'cpu' | 'wllama';
+/** Firefox ESR's WebGPU (wgpu over Vulkan: lavapipe here), as the e2e project firefox-webgpu turns it on. */
+const FIREFOX_WEBGPU = { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true };
 
 const tps = (tokens: number, ms: number) => (ms > 0 ? (tokens / ms) * 1000 : 0);
 
 export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
-  if (!opts.node) throw new Error('bench webgpu runs in Node for now: add --node');
+  if (!opts.node) return inBrowser(opts);
   if (!(globalThis.navigator as { gpu?: unknown } | undefined)?.gpu) {
     if (!process.env.HEARTH_WEBGPU) return rerunUnderDawn();
     await installDawn();
   }
   if (opts.trace) traceWebGpu();
-  const models: ModelName[] = opts.model
-    ? [opts.model as ModelName]
-    : (opts.types ?? ['q8_0', 'q4_k_m']).map(
-        (t) => (t === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${t}`) as ModelName,
-      );
   const threads = opts.threads?.[0] ?? 16;
   const cpuBuild = chooseBuild(true, opts.simd ?? 'auto', `${threads} threads`);
   const rows: Array<Record<string, number>> = [];
-  for (const name of models) {
+  for (const name of benchModels(opts)) {
     const path = await ensureModel(name);
     const gpu = await createNodeEngine({ variant: 'webgpu', cache: NO_CACHE, modelsDir: null });
     const cpu = await createNodeEngine({ variant: cpuBuild.variant, threads, cache: NO_CACHE, modelsDir: null });
@@ -49,7 +51,10 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
         `${name}: GPU engine on ${info.gpu.adapter} (${info.gpu.layers}/${info.gpu.totalLayers} layers, ` +
           `${info.gpu.shaderPath} shaders) vs CPU engine (${cpuBuild.variant}, ${threads} threads), llama.cpp ${info.llamaBuild}`,
       );
-      rows.push({ ...(await compare({ gpu, cpu }, opts)), threads });
+      const engines = { gpu, cpu };
+      const row = await compare(['gpu', 'cpu'], (e) => timedChat(engines[e as 'gpu' | 'cpu'], PROMPT, GEN), opts);
+      if (opts.trace) await traceRun(gpu, opts);
+      rows.push({ ...row, threads });
     } finally {
       await gpu.unload();
       await cpu.unload();
@@ -58,42 +63,102 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
   return rows;
 }
 
+const benchModels = (opts: ScenarioOptions): ModelName[] =>
+  opts.model
+    ? [opts.model as ModelName]
+    : (opts.types ?? ['q8_0', 'q4_k_m']).map(
+        (t) => (t === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${t}`) as ModelName,
+      );
+
+/** The three engines in one Firefox page, on its adapter; wllama left out (and said why) where it cannot run. */
+async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
+  const threads = opts.threads?.[0] ?? availableParallelism();
+  const b = await openFirefoxBenchPage(FIREFOX_WEBGPU);
+  const backend: Record<EngineName, BackendName> = { gpu: 'webgpu', cpu: 'wasm', wllama: 'wllama' };
+  const rows: Array<Record<string, number>> = [];
+  try {
+    for (const name of benchModels(opts)) {
+      await ensureModel(name);
+      const url = `/test-models/${name}.gguf`;
+      const gpu = await b.call('loadBackend', url, 'webgpu', 1, N_CTX);
+      if (gpu.backend !== 'webgpu' || !gpu.gpu?.layers) {
+        throw new Error(`the GPU engine did not take ${name}: ${gpu.selection?.reason ?? 'no reason given'}`);
+      }
+      const cpu = await b.call('loadBackend', url, 'wasm', threads, N_CTX);
+      const engines: EngineName[] = ['gpu', 'cpu'];
+      let wllama = 'not run';
+      try {
+        const w = await b.call('loadBackend', url, 'wllama', threads, N_CTX);
+        wllama = w.selection?.reason ?? 'loaded';
+        engines.push('wllama');
+      } catch (err) {
+        wllama = `could not load it: ${(err as Error).message.split('\n')[0]}`;
+      }
+      opts.log(
+        `${name}: GPU engine on ${gpu.gpu.adapter} (${gpu.gpu.layers}/${gpu.gpu.totalLayers} layers) vs CPU engine ` +
+          `(${cpu.build}, ${threads} threads), llama.cpp ${gpu.llamaBuild}; wllama: ${wllama}`,
+      );
+      const run = async (e: EngineName) => {
+        await b.call('selectBackend', backend[e]);
+        const t0 = performance.now();
+        const r = await b.call('runHearth', PROMPT, GEN);
+        opts.log(`    (${e}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+        return r;
+      };
+      rows.push({ ...(await compare(engines, run, opts)), threads });
+    }
+  } finally {
+    await b.close();
+  }
+  return rows;
+}
+
+/**
+ * `engines` (the GPU engine first, then the CPU engine, then any other) run by `run` after a warm-up each, alternated
+ * opts.reps times; medians, and the GPU engine's ratios to the others.
+ */
 async function compare(
-  engines: Record<(typeof ENGINES)[number], NodeEngine>,
+  engines: EngineName[],
+  run: (e: EngineName) => Promise<RunResult>,
   opts: ScenarioOptions,
 ): Promise<Record<string, number>> {
-  const run = (e: (typeof ENGINES)[number]) => timedChat(engines[e], PROMPT, GEN);
-  // Warm-up: the GPU compiles its pipelines on first use; both engines allocate their compute buffers.
-  const first = { gpu: await run('gpu'), cpu: await run('cpu') };
-  const results: Record<string, RunResult[]> = { gpu: [], cpu: [] };
+  // Warm-up: the GPU compiles its pipelines on first use; every engine allocates its compute buffers.
+  const first: Partial<Record<EngineName, RunResult>> = {};
+  for (const e of engines) first[e] = await run(e);
+  const results: Partial<Record<EngineName, RunResult[]>> = {};
   for (let rep = 0; rep < opts.reps; rep++) {
-    for (const e of rotate([...ENGINES], rep)) {
+    for (const e of rotate([...engines], rep)) {
       await pause(300);
-      results[e]!.push(await run(e));
+      (results[e] ??= []).push(await run(e));
     }
   }
   const row: Record<string, number> = {};
-  for (const e of ENGINES) {
+  for (const e of engines) {
     const rs = results[e]!;
     row[`${e}_prefill_tps`] = round(median(rs.map((r) => tps(r.promptTokens, r.ttftMs))));
     row[`${e}_decode_tps`] = round(median(rs.map((r) => tps(r.genTokens - 1, r.decodeMs))));
     opts.log(
-      `  ${e} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(7)} tok/s (${rs[0]!.promptTokens} tokens)` +
+      `  ${e.padEnd(6)} prefill ${row[`${e}_prefill_tps`]!.toFixed(1).padStart(7)} tok/s (${rs[0]!.promptTokens} tokens)` +
         `   decode ${row[`${e}_decode_tps`]!.toFixed(1).padStart(6)} tok/s (${rs[0]!.genTokens} tokens)`,
     );
   }
   row.prompt_tokens = results.gpu![0]!.promptTokens;
   row.gen_tokens = results.gpu![0]!.genTokens;
-  row.prefill_ratio = round(row.gpu_prefill_tps! / row.cpu_prefill_tps!);
-  row.decode_ratio = round(row.gpu_decode_tps! / row.cpu_decode_tps!);
+  for (const e of engines.slice(1)) {
+    const vs = e === 'cpu' ? '' : `_vs_${e}`;
+    row[`prefill_ratio${vs}`] = round(row.gpu_prefill_tps! / row[`${e}_prefill_tps`]!);
+    row[`decode_ratio${vs}`] = round(row.gpu_decode_tps! / row[`${e}_decode_tps`]!);
+  }
   // Greedy answers of random weights: the same text from both engines is a sign (not the proof: test/webgpu) of the
   // GPU computing what the CPU does; the length they share says how far they went together.
-  row.same_chars = commonPrefix(first.gpu.text ?? '', first.cpu.text ?? '');
-  row.answer_chars = (first.cpu.text ?? '').length;
+  row.same_chars = commonPrefix(first.gpu!.text ?? '', first.cpu!.text ?? '');
+  row.answer_chars = (first.cpu!.text ?? '').length;
   row.reps = opts.reps;
-  if (opts.trace) await traceRun(engines.gpu, opts);
   opts.log(
-    `  GPU/CPU: prefill ${row.prefill_ratio}x, decode ${row.decode_ratio}x; answers alike for ${row.same_chars}/${row.answer_chars} characters`,
+    `  GPU/CPU: prefill ${row.prefill_ratio}x, decode ${row.decode_ratio}x; answers alike for ${row.same_chars}/${row.answer_chars} characters` +
+      (row.decode_ratio_vs_wllama
+        ? `; GPU/wllama: prefill ${row.prefill_ratio_vs_wllama}x, decode ${row.decode_ratio_vs_wllama}x`
+        : ''),
   );
   return row;
 }

@@ -141,7 +141,8 @@ describe('a GPU that fails', () => {
     const fallback = await track(
       createNodeEngine({ variant: 'webgpu', modelsDir: null, cache: NO_CACHE, gpuFallback: true }),
     );
-    await fallback.load({ path: modelPath('qwen2-tiny') }, { nCtx: 2048 });
+    const loaded = await fallback.load({ path: modelPath('qwen2-tiny') }, { nCtx: 2048 });
+    expect(loaded.warnings?.[0]).toMatch(/^every layer runs on the CPU: a GPU buffer of \d+ bytes/);
     expect((await fallback.info()).gpu?.layers).toBe(0);
     const cpu = await track(testEngine('qwen2-tiny', { ...NO_CACHE, nCtx: 2048 }));
     const diff = answerDiff(await ask(fallback, turn1), await ask(cpu, turn1));

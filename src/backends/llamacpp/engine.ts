@@ -183,7 +183,10 @@ export class Engine implements ServedCalls {
       } catch (err) {
         if (!(this.config.gpuFallback && (err as EngineError).code === 'gpu_allocation_failed')) throw err;
         // The GPU could not hold it: a fresh module (the failed one trapped), every layer on the CPU.
+        const why = this.llama?.gpuFault?.message ?? (err as Error).message;
         this.session = await loadSession(await this.getLlama(true), file, { ...into, gpuLayers: 0 }, settings);
+        const info = this.session.info;
+        info.warnings = [...(info.warnings ?? []), `every layer runs on the CPU: ${why}`];
       }
       this.loaded = request;
       return this.session.info;
