@@ -12,8 +12,6 @@ import {
   type HearthClient,
   type Progress,
   type SimdChoice,
-  type Timings,
-  type Usage,
 } from '../src/index.ts';
 import { NO_CACHE, type RunResult, timedChat } from './timed-chat.ts';
 
@@ -195,35 +193,17 @@ const bench = {
     const engineMs = performance.now();
     await hearth.load(source, { nCtx, onProgress, ...(promptState ? { promptState } : {}) });
     const loadedMs = performance.now();
-    let firstMs = 0;
-    let text = '';
-    let usage: Usage | undefined;
-    let timings: Timings | undefined;
-    const stream = await hearth.chat.completions.create({
-      messages,
-      max_tokens: maxTokens,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-      conversation_id: conversationId,
-      onProgress,
-    });
-    for await (const c of stream) {
-      if (c.choices[0]?.delta.content && !firstMs) firstMs = performance.now();
-      text += c.choices[0]?.delta.content ?? '';
-      usage = c.usage ?? usage;
-      timings = c.timings ?? timings;
-    }
+    const reply = await timedChat(hearth, messages, maxTokens, conversationId, onProgress);
     await hearth.cache.flush();
     return {
       scriptMs,
       engineMs,
       loadedMs,
-      firstMs,
+      firstMs: reply.firstAt!,
       phases,
-      text,
-      usage: usage!,
-      timings: timings!,
+      text: reply.text ?? '',
+      usage: reply.usage!,
+      timings: reply.timings!,
       info: await hearth.info(),
     };
   },

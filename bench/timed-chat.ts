@@ -1,7 +1,7 @@
 // One streamed chat request timed from the caller's side, the same way for every Hearth engine (the browser page's,
 // Node's): prefill = prompt tokens / time to the first generated token; decode = (generated tokens - 1) / time from
 // the first to the last.
-import type { CacheOptions, ChatMessage, HearthEngine } from '../src/index.ts';
+import type { CacheOptions, ChatMessage, HearthEngine, Progress, Timings, Usage } from '../src/index.ts';
 
 /** Speed benchmarks measure prompt processing: nothing may come from a cache. */
 export const NO_CACHE: CacheOptions = { persistent: false, conversations: false, systemPrompt: false };
@@ -19,6 +19,10 @@ export interface RunResult {
   text?: string;
   /** Hearth only: time spent encoding images and audio (timings.media_ms). */
   mediaMs?: number;
+  /** Hearth only: when the first generated text arrived (performance.now()), its usage and timings chunks. */
+  firstAt?: number;
+  usage?: Usage;
+  timings?: Timings;
 }
 
 export async function timedChat(
@@ -26,6 +30,7 @@ export async function timedChat(
   messages: ChatMessage[],
   maxTokens: number,
   conversationId?: string,
+  onProgress?: (p: Progress) => void,
 ): Promise<RunResult> {
   const t0 = performance.now();
   let tFirst = 0;
@@ -34,9 +39,8 @@ export async function timedChat(
   let restoreEnd = 0;
   let restoreBytes = 0;
   let text = '';
-  let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
-  let source = 'none';
-  let mediaMs = 0;
+  let usage: Usage | undefined;
+  let timings: Timings | undefined;
   const stream = await engine.chat.completions.create({
     messages,
     max_tokens: maxTokens,
@@ -45,6 +49,7 @@ export async function timedChat(
     stream_options: { include_usage: true },
     conversation_id: conversationId,
     onProgress: (p) => {
+      onProgress?.(p);
       if (p.phase !== 'restore') return;
       if (p.loaded === 0) restoreStart = performance.now();
       else restoreEnd = performance.now();
@@ -55,23 +60,23 @@ export async function timedChat(
     const piece = c.choices[0]?.delta.content;
     if (piece && !tFirst) tFirst = performance.now();
     text += piece ?? '';
-    if (c.usage) usage = c.usage;
-    if (c.timings) {
-      source = c.timings.cache_source;
-      mediaMs = c.timings.media_ms ?? 0;
-    }
+    usage = c.usage ?? usage;
+    timings = c.timings ?? timings;
     tLast = performance.now();
   }
   return {
-    promptTokens: usage.prompt_tokens,
-    genTokens: usage.completion_tokens,
+    promptTokens: usage?.prompt_tokens ?? 0,
+    genTokens: usage?.completion_tokens ?? 0,
     ttftMs: tFirst - t0,
     decodeMs: tLast - tFirst,
-    cachedTokens: usage.prompt_tokens_details.cached_tokens,
-    cacheSource: source,
+    cachedTokens: usage?.prompt_tokens_details.cached_tokens ?? 0,
+    cacheSource: timings?.cache_source ?? 'none',
     restoreMs: restoreStart && restoreEnd ? restoreEnd - restoreStart : 0,
     restoreBytes,
     text,
-    mediaMs,
+    mediaMs: timings?.media_ms ?? 0,
+    firstAt: tFirst,
+    usage,
+    timings,
   };
 }
