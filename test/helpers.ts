@@ -229,11 +229,11 @@ export async function expectPromptMatters(engine: NodeEngine) {
   );
 }
 
-/** The same tokens, and at every step the same top log-probabilities within LOGPROB_TOLERANCE (compare.ts). */
-export function expectSameAnswer(a: ChatCompletion, b: ChatCompletion) {
+/** The same tokens, and at every step the same top log-probabilities within `tolerance` (compare.ts). */
+export function expectSameAnswer(a: ChatCompletion, b: ChatCompletion, tolerance = LOGPROB_TOLERANCE) {
   const diff = answerDiff(a, b);
   expect(diff.tokens[0]).toEqual(diff.tokens[1]);
-  expect(diff.logprobs).toBeLessThan(LOGPROB_TOLERANCE);
+  expect(diff.logprobs).toBeLessThan(tolerance);
 }
 
 export const reply = (r: ChatCompletion) => r.choices[0]!.message.content!;
