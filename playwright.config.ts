@@ -15,9 +15,14 @@ const chromiumArgs = [
 ];
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
-// The API specs run on both pages. The model store, the app (service worker, offline) and the engine shared by tabs
-// do not depend on threads: their specs run on the isolated page. The widget is for ordinary sites: the plain page.
+// The API specs in full once per browser and per build: Chromium on the isolated page (the threaded build), Firefox on
+// the plain one (the single-thread build); on its other page each browser runs engine.spec (load, stream, abort,
+// errors, batching), so both builds run in both browsers. The rest of the API specs (the cache, media, tools and
+// schema) do the same work on either build, and two more runs of them cost CI minutes without telling more. The model
+// store, the app (service worker, offline) and the engine shared by tabs do not depend on threads: their specs run on
+// the isolated page. The widget is for ordinary sites: the plain page.
 const apiSpecs = /\/(engine|cache|chat-features|media)\.spec\.ts$/;
+const engineSpec = /\/engine\.spec\.ts$/;
 const storeSpecs = /(models|app|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
@@ -26,11 +31,12 @@ const demoSpec = /demo\.spec\.ts$/;
 const kernelsSpec = /kernels\.spec\.ts$/;
 // The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
 const remoteSpec = /remote\.spec\.ts$/;
+const fullApi: Record<EngineBrowser, keyof typeof servers> = { chromium: 'isolated', firefox: 'plain', webkit: 'plain' };
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   testMatch: [
-    apiSpecs,
+    fullApi[browser] === isolation ? apiSpecs : engineSpec,
     ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]),
     ...(browser === 'chromium' ? [demoSpec] : []),
   ],

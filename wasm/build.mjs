@@ -154,10 +154,9 @@ function webgpuLayout(include, buildDir) {
     if (struct === 'WGPULimits') layout.$limits.push([field, offset, size]);
   }
   const file = join(buildDir, 'webgpu-layout.js');
-  writeFileSync(
-    file,
-    `// Made by wasm/build.mjs from wasm/webgpu/layout.cpp.\nvar WGPU_LAYOUT = ${JSON.stringify(layout)};\n`,
-  );
+  const text = `// Made by wasm/build.mjs from wasm/webgpu/layout.cpp.\nvar WGPU_LAYOUT = ${JSON.stringify(layout)};\n`;
+  // Written only when it changes: it is a link dependency, and a new mtime would relink an up-to-date build.
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
   return file;
 }
 
