@@ -31,7 +31,11 @@ const demoSpec = /demo\.spec\.ts$/;
 const kernelsSpec = /kernels\.spec\.ts$/;
 // The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
 const remoteSpec = /remote\.spec\.ts$/;
-const fullApi: Record<EngineBrowser, keyof typeof servers> = { chromium: 'isolated', firefox: 'plain', webkit: 'plain' };
+const fullApi: Record<EngineBrowser, keyof typeof servers> = {
+  chromium: 'isolated',
+  firefox: 'plain',
+  webkit: 'plain',
+};
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
