@@ -147,6 +147,20 @@ test('conversations: new, rename, search, delete; edit and resend; regenerate; s
 
   // Delete the downloaded model: the list is empty, and the store with it.
   await expect.poll(() => tab.texts('#engine-status')).toEqual([expect.stringContaining('llama.cpp')]);
+  // The engine's long status line did not move the page under the pointer: the header is as high as with a short one
+  // (in Firefox's 800-pixel window it once wrapped as the engine came up, and a click on Delete landed in the search box).
+  expect(
+    await tab.evaluate(() => {
+      const status = document.getElementById('engine-status')!;
+      const long = status.textContent;
+      const height = () => document.querySelector('header')!.getBoundingClientRect().height;
+      const withLong = height();
+      status.textContent = 'ready';
+      const withShort = height();
+      status.textContent = long;
+      return withLong - withShort;
+    }),
+  ).toBe(0);
   await tab.click('#settings summary');
   await expect.poll(() => tab.count('#stored-models .delete-model')).toBe(1);
   await tab.click('#stored-models .delete-model');

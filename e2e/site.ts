@@ -66,6 +66,10 @@ const inPage = {
   count: `(selector) => (${deepAll})(selector).length`,
   visible: `(selector) => (${deepAll})(selector).some((e) => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0)`,
   first: `(selector) => (${deepAll})(selector)[0] ?? null`,
+  // Whether the first match is where a click would land and stays there: its box the same 50 ms apart, and its centre
+  // hitting it. Playwright checks this before a click; puppeteer (Firefox) does not, and a page that moves while a click
+  // is on its way (a status line wrapping when the engine comes up) would have it land on whatever moved there.
+  steady: `(selector) => new Promise((resolve) => { const el = (${deepAll})(selector)[0]; if (!el) return resolve(false); el.scrollIntoView({ block: 'nearest', inline: 'nearest' }); const a = el.getBoundingClientRect(); setTimeout(() => { const b = el.getBoundingClientRect(); const hit = el.getRootNode().elementFromPoint?.(b.x + b.width / 2, b.y + b.height / 2); resolve(a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height && b.width > 0 && !!hit && el.contains(hit)); }, 50); })`,
   fill: `([selector, text]) => { const el = (${deepAll})(selector)[0]; el.focus(); el.value = text; el.dispatchEvent(new Event('input', { bubbles: true })); }`,
 };
 
@@ -97,7 +101,13 @@ function commonTab(page: AnyPage) {
     count: (selector: string) => call<number>(page, inPage.count, selector),
     visible: (selector: string) => call<boolean>(page, inPage.visible, selector),
     fill: (selector: string, text: string) => call<void>(page, inPage.fill, [selector, text]),
-    click: async (selector: string) => void (await (await element(page, selector)).click()),
+    async click(selector: string) {
+      // Until it is steady, for up to 10 s; then the click goes ahead and the driver says what is wrong, if anything.
+      for (const end = Date.now() + 10_000; Date.now() < end; ) {
+        if (await call<boolean>(page, inPage.steady, selector)) break;
+      }
+      await (await element(page, selector)).click();
+    },
     press: async (selector: string, key: 'Enter' | 'Escape') => void (await (await element(page, selector)).press(key)),
   };
 }

@@ -439,7 +439,7 @@ async function whenIdle(): Promise<void> {
  * (other tabs come and go, and the tab that runs the engine may change). */
 function showStatus(info: EngineInfo) {
   if (info.remote) {
-    ui.status.textContent = `Answers come from the server at ${info.remote.baseURL} (${info.remote.model}), not from this browser`;
+    setStatus(`Answers come from the server at ${info.remote.baseURL} (${info.remote.model}), not from this browser`);
     return;
   }
   const shared =
@@ -447,9 +447,16 @@ function showStatus(info: EngineInfo) {
       ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}`
       : '';
   const build = info.build ?? '';
-  ui.status.textContent =
+  setStatus(
     `llama.cpp ${info.llamaBuild} · WebAssembly ${build.startsWith('mt') ? 'threaded' : 'single-thread'}${build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
-    `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`;
+      `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`,
+  );
+}
+
+/** The engine's status line: one line in the header (style.css), the whole text on hover. */
+function setStatus(text: string) {
+  ui.status.textContent = text;
+  ui.status.title = text;
 }
 
 async function main() {
@@ -476,7 +483,7 @@ async function main() {
   try {
     await startEngine();
   } catch (err) {
-    ui.status.textContent = `The engine could not start: ${(err as Error).message}`;
+    setStatus(`The engine could not start: ${(err as Error).message}`);
   }
 }
 

@@ -17,11 +17,16 @@ export class Sidebar {
     search.addEventListener('input', () => void this.refresh());
   }
 
+  private asked = 0;
+
   /** Redraws the list, marking `current` as the open conversation. */
   async refresh(current = this.current) {
     this.current = current;
     const query = this.search.value.trim().toLowerCase();
+    const asked = ++this.asked;
     const all = await conversations.list().catch(() => []);
+    // Only the newest redraw draws: an older one's list may be from before a delete or a rename.
+    if (asked !== this.asked) return;
     // A widget on the same site keeps its own conversation in the same store; it is not one of the app's.
     const shown = all.filter(
       (c) =>
