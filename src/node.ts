@@ -19,10 +19,15 @@ import type { ModelFile } from './core/models/file.ts';
 import type { BuildVariant } from './types.ts';
 import packaged from './core/packaged-assets.ts';
 
-/** The wasm builds: in the npm package, its widget/ folder (packaged-assets); in this repository, public/hearth. */
-export const defaultWasmDir = packaged
-  ? dirname(fileURLToPath(packaged['hearth-st.js']!))
-  : join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth');
+/**
+ * The wasm builds: in the npm package, its widget/ folder (packaged-assets); in this repository, public/hearth; or the
+ * folder HEARTH_WASM_DIR names (another build of the same engine: npm run test:sanitize's sanitizer builds).
+ */
+export const defaultWasmDir =
+  process.env.HEARTH_WASM_DIR ||
+  (packaged
+    ? dirname(fileURLToPath(packaged['hearth-st.js']!))
+    : join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'hearth'));
 
 /** Loads the wasm build in Node (the browser's loader is backends/llamacpp/worker/load-module.ts). */
 export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {

@@ -9,7 +9,7 @@ import { ensureMultimodal, PROJECTORS } from './fixtures/projectors.ts';
 export default async function setup() {
   for (const variant of ['st', 'mt', 'st-relaxed', 'mt-relaxed']) {
     if (!existsSync(join(defaultWasmDir, `hearth-${variant}.wasm`))) {
-      throw new Error(`public/hearth/hearth-${variant}.wasm is missing: run "npm run build:wasm" first`);
+      throw new Error(`${join(defaultWasmDir, `hearth-${variant}.wasm`)} is missing: run "npm run build:wasm" first`);
     }
   }
   const models = [

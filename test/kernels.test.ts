@@ -54,7 +54,10 @@ let report: Record<string, number> | null = null;
 /** wasm/kernels-test.cpp's JSON, run once. Built by npm run build:wasm beside the single-thread build; Node's fetch
  * would refuse its file path. */
 function kernelsReport(): Record<string, number> {
-  const program = join(cacheDir, 'wasm-build', 'hearth-st', 'kernels-test.cjs');
+  // A sanitizer build's kernel test lies beside its builds (wasm/build.mjs --sanitize).
+  const program = process.env.HEARTH_WASM_DIR
+    ? join(process.env.HEARTH_WASM_DIR, 'kernels-test.cjs')
+    : join(cacheDir, 'wasm-build', 'hearth-st', 'kernels-test.cjs');
   report ??= JSON.parse(execFileSync(process.execPath, ['--no-experimental-fetch', program], { encoding: 'utf8' }));
   return report!;
 }

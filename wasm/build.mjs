@@ -12,10 +12,12 @@
 // --profiling keeps the wasm's function names (for a CPU profile: npm run bench -- profile) and builds only the
 // single-thread variants, into .cache/profiling unless --out says otherwise; --kernels-bench also links
 // wasm/kernels-bench.cpp beside the single-thread builds (npm run bench -- kernels asks for it: no test needs it, and
-// its -O3 link is a minute and a half on a 2-core machine).
+// its -O3 link is a minute and a half on a 2-core machine); --sanitize address|undefined builds the four CPU builds
+// and the kernel test with that sanitizer into .cache/sanitize/<name> (npm run test:sanitize runs the unit tests on
+// them).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, llamaSource, patchedSource, root } from '../scripts/llama-source.mjs';
 import { webgpuHeaders } from '../scripts/debian-files.mjs';
@@ -28,13 +30,29 @@ const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefin
 const noPatches = args.includes('--no-patches');
 const profiling = args.includes('--profiling');
 const kernelsBench = args.includes('--kernels-bench');
+const sanitize = flagValue('--sanitize');
+if (sanitize && !['address', 'undefined'].includes(sanitize)) {
+  console.error(`[build:wasm] --sanitize takes address or undefined, not ${sanitize}`);
+  process.exit(1);
+}
 const profilingDir = join(cacheDir, 'profiling');
 const outDir = flagValue('--out')
   ? join(process.cwd(), flagValue('--out'))
   : profiling
     ? profilingDir
-    : join(root, 'public', 'hearth');
+    : sanitize
+      ? join(cacheDir, 'sanitize', sanitize)
+      : join(root, 'public', 'hearth');
 const only = args.find((a) => a.startsWith('hearth-'));
+
+// The sanitizer builds: what the product builds are, with every C/C++ file instrumented and the sanitizer's runtime
+// linked in. A finding stops the module (-fno-sanitize-recover), so the request fails and the test that made it with
+// it, after the sanitizer printed where. Function names kept for those reports. 2 GB of memory, not 4: ASan reserves
+// an eighth of the maximum for its shadow, and emscripten's arithmetic does not handle 4 GB.
+const sanitizeFlags = sanitize ? [`-fsanitize=${sanitize}`, '-fno-sanitize-recover=all'] : [];
+const sanitizeLink = sanitize
+  ? [...sanitizeFlags, '--profiling-funcs', '-sMAXIMUM_MEMORY=2GB', '-sEXIT_RUNTIME=0', '-sSTACK_SIZE=8MB']
+  : [];
 const wasmDir = join(root, 'wasm');
 
 // Every C/C++ file, llama.cpp's included. -msimd128 everywhere (ggml-cpu adds it only to its own files);
@@ -183,7 +201,7 @@ function buildVariant(variant, source, emRoot) {
   const buildDir = join(
     cacheDir,
     'wasm-build',
-    variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : ''),
+    variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : '') + (sanitize ? `-${sanitize}` : ''),
   );
   let link = variant.link;
   let jsLibraries = [];
@@ -200,8 +218,10 @@ function buildVariant(variant, source, emRoot) {
     LLAMA_CPP_DIR: source.dir,
     HEARTH_OUTPUT_NAME: variant.name,
     HEARTH_OUTPUT_DIR: outDir,
-    HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile].join(' '),
-    HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : [])].join(' '),
+    HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile, ...sanitizeFlags].join(' '),
+    HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : []), ...sanitizeLink].join(' '),
+    // The kernel test links the same instrumented objects, so it needs the sanitizer's runtime too.
+    HEARTH_SANITIZE_LINK: sanitizeFlags.join(' '),
     // A JS library's edit relinks (CMake does not see files named in link flags).
     HEARTH_LINK_DEPENDS: jsLibraries.join(';'),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
@@ -238,6 +258,9 @@ function buildVariant(variant, source, emRoot) {
     cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['kernels-test', ...(kernelsBench ? ['kernels-bench'] : [])] : [];
   const targets = ['hearth', ...kernels];
   for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
+  // The unit tests find the kernel test beside the builds they run (test/kernels.test.ts).
+  if (sanitize && kernels.length && !variant.relaxed)
+    copyFileSync(join(buildDir, 'kernels-test.cjs'), join(outDir, 'kernels-test.cjs'));
 }
 
 /**
@@ -276,6 +299,7 @@ function main() {
   for (const variant of variants) {
     if (only && variant.name !== only) continue;
     if (profiling && !variant.name.startsWith('hearth-st')) continue;
+    if (sanitize && variant.webgpu) continue; // the sanitizers check the C/C++ code, which the CPU builds all have
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);
     const wasm = readFileSync(join(outDir, `${variant.name}.wasm`));

@@ -23,6 +23,15 @@
 #define HEARTH_LLAMA_BUILD "unknown"
 #endif
 
+// The AddressSanitizer build (wasm/build.mjs --sanitize address): a small quarantine for freed memory and short
+// allocation stacks, because the unit tests start many modules in one process and each holds its own (at the defaults,
+// 256 MB and 30 frames, one test worker grew past 8 GB).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+extern "C" const char * __asan_default_options() { return "quarantine_size_mb=16:malloc_context_size=8"; }
+#endif
+#endif
+
 // --- calls into JS -------------------------------------------------------------------------------------------------
 
 // llama.cpp's log, forwarded so a failed load can say why (the binding keeps the last lines).
