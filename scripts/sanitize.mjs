@@ -2,7 +2,7 @@
 // builds of the engine: AddressSanitizer (reads and writes out of bounds, use after free) and UndefinedBehaviorSanitizer
 // (overflow, misaligned or null pointers, bad shifts and casts), each in the single-thread and the threaded builds,
 // plain and relaxed SIMD. Both by default. Not part of npm test: each sanitizer's builds take 10 minutes on 2 cores and
-// the suite runs several times slower on them. A finding stops the engine's module, so the test that made it fails
+// the suite runs far slower on them. A finding stops the engine's module, so the test that made it fails
 // after the sanitizer's report (in the test's output, "ERROR: AddressSanitizer" or "runtime error:").
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -23,8 +23,8 @@ for (const kind of kinds) {
   const built = Date.now();
   const tests = spawnSync(
     process.execPath,
-    // The instrumented code runs several times slower (a grammar test: 240 s, not 20): a test gets five times the usual
-    // time. One test file at a time: an instrumented module takes far more memory, and each test file starts several.
+    // The instrumented code runs far slower where it allocates much (a grammar test: 240 s, not 1.2): a test gets five
+    // times the usual time. One test file at a time: an instrumented module takes far more memory, and each test file starts several.
     [
       join(root, 'node_modules', 'vitest', 'vitest.mjs'),
       'run',
