@@ -50,8 +50,9 @@ const only = args.find((a) => a.startsWith('hearth-'));
 // it, after the sanitizer printed where. Function names kept for those reports. 2 GB of memory, not 4: ASan reserves
 // an eighth of the maximum for its shadow, and emscripten's arithmetic does not handle 4 GB.
 const sanitizeFlags = sanitize ? [`-fsanitize=${sanitize}`, '-fno-sanitize-recover=all'] : [];
+// The sanitizer's own flags reach every link through HEARTH_SANITIZE_LINK (wasm/CMakeLists.txt); these are the engine's.
 const sanitizeLink = sanitize
-  ? [...sanitizeFlags, '--profiling-funcs', '-sMAXIMUM_MEMORY=2GB', '-sEXIT_RUNTIME=0', '-sSTACK_SIZE=8MB']
+  ? ['--profiling-funcs', '-sMAXIMUM_MEMORY=2GB', '-sEXIT_RUNTIME=0', '-sSTACK_SIZE=8MB']
   : [];
 const wasmDir = join(root, 'wasm');
 
@@ -220,7 +221,7 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_OUTPUT_DIR: outDir,
     HEARTH_COMPILE_FLAGS: [...compileFlags, ...variant.compile, ...sanitizeFlags].join(' '),
     HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : []), ...sanitizeLink].join(' '),
-    // The kernel test links the same instrumented objects, so it needs the sanitizer's runtime too.
+    // Every executable links the sanitizer's runtime: the engine and the kernel test, built from the same objects.
     HEARTH_SANITIZE_LINK: sanitizeFlags.join(' '),
     // A JS library's edit relinks (CMake does not see files named in link flags).
     HEARTH_LINK_DEPENDS: jsLibraries.join(';'),
