@@ -3,7 +3,8 @@
 // single-thread build).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { modelPath } from '../test/helpers.ts';
+import { answerDiff, COMPARABLE, GPU_BATCH_TOLERANCE, LOGPROB_TOLERANCE } from '../test/compare.ts';
+import { modelPath, SYSTEM } from '../test/helpers.ts';
 import { expect, openEngine, test } from './fixtures.ts';
 
 test('chooses the build the page and the browser allow and says why, and where models are stored', async ({
@@ -138,6 +139,107 @@ test('loads with progress, streams a completion, aborts mid-stream, then answers
   // request (one at a time) would have waited for it, and the KV cache would hold those tokens now; what it holds is
   // the three requests' prompts (~15 tokens each) and replies (30, 5 and 30 tokens).
   expect(result.held).toBeLessThan(200);
+});
+
+// A worker can end under a live page: the browser ends it (memory pressure, a crash below the JavaScript) or a script
+// terminates it. Here the page's own Worker objects are recorded and the engine's is terminated mid-answer, which is
+// what such an end looks like from the page: no event, the worker simply gone.
+test('a worker that ends mid-answer: the request fails with worker_lost, a new worker loads the same model by itself, the saved turns are found, and the next answer is a cold one', async ({
+  harness,
+}) => {
+  test.skip(harness.backend === 'wllama', "wllama's own worker is wllama's");
+  await harness.goto('/e2e/harness.html');
+  await harness.waitForFunction(() => window.hearthReady);
+  const ask = (messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>) =>
+    harness.evaluate(
+      ({ messages, comparable }) =>
+        window.engine.chat.completions.create({
+          messages,
+          temperature: 0,
+          max_tokens: 12,
+          conversation_id: 'e2e',
+          ...comparable,
+        }),
+      { messages, comparable: COMPARABLE },
+    );
+  await harness.evaluate(async (backend) => {
+    const started: Worker[] = [];
+    const Original = window.Worker;
+    window.Worker = class extends Original {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        super(url, options);
+        started.push(this);
+      }
+    };
+    (window as unknown as { started: Worker[] }).started = started;
+    window.engine = await window.hearth.createEngine({ ...(crossOriginIsolated ? { threads: 2 } : {}), backend });
+    await window.engine.load('/test-models/qwen2-tiny.gguf', { nCtx: 2048, nParallel: 1 });
+  }, harness.backend);
+  const messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }> = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: 'Name a bread.' },
+  ];
+  const r1 = await ask(messages);
+  messages.push(
+    { role: 'assistant', content: r1.choices[0]!.message.content! },
+    { role: 'user', content: 'And a river?' },
+  );
+  await harness.evaluate(() => window.engine.cache.flush());
+
+  const lost = await harness.evaluate(async (messages) => {
+    const workers = (window as unknown as { started: Worker[] }).started;
+    const before = workers.length;
+    const stream = await window.engine.chat.completions.create({
+      messages,
+      temperature: 0,
+      max_tokens: 2000,
+      stream: true,
+    });
+    let chunks = 0;
+    let error: { name: string; code: string; retryable: unknown } | null = null;
+    try {
+      for await (const c of stream) {
+        if (c.choices[0]?.delta.content && ++chunks === 3) workers.at(-1)!.terminate();
+      }
+    } catch (e) {
+      const err = e as import('../src/index.ts').HearthError;
+      error = { name: err.name, code: err.code, retryable: err.details.retryable };
+    }
+    const info = await window.engine.info(); // waits for the new worker and its model
+    return {
+      chunks,
+      error,
+      before,
+      after: workers.length,
+      model: info.model?.name,
+      stats: await window.engine.cache.stats(),
+    };
+  }, messages);
+  expect(lost.error).toEqual({ name: 'EngineError', code: 'worker_lost', retryable: true });
+  expect(lost.chunks).toBeLessThan(20);
+  expect(lost.after).toBe(lost.before + 1);
+  expect(lost.model).toBe('hearth-test-qwen2-qwen2');
+  expect(lost.stats.conversations).toBe(1); // the first turn, saved before the end
+
+  const r2 = await ask(messages);
+  expect(r2.timings.cache_source).toBe('indexeddb');
+  expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(r1.usage.prompt_tokens);
+
+  // The same request on a fresh engine that caches nothing.
+  await harness.evaluate(async (backend) => {
+    window.engine.terminate();
+    window.engine = await window.hearth.createEngine({
+      ...(crossOriginIsolated ? { threads: 2 } : {}),
+      backend,
+      cache: { persistent: false, conversations: false, systemPrompt: false },
+    });
+    await window.engine.load('/test-models/qwen2-tiny.gguf', { nCtx: 2048, nParallel: 1 });
+  }, harness.backend);
+  const cold = await ask(messages);
+  expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
+  const diff = answerDiff(r2, cold);
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(harness.backend === 'webgpu' ? GPU_BATCH_TOLERANCE : LOGPROB_TOLERANCE);
 });
 
 test('streams OpenAI chunks and stops at the end-of-turn token; include_usage adds the usage chunk', async ({

@@ -69,6 +69,7 @@ export const ENGINE_CODES = [
   'not_initialised',
   'worker_failed',
   'worker_stalled',
+  'worker_lost',
   'start_timeout',
   'terminated',
   'csp_blocked',

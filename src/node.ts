@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineApi } from './api/engine-api.ts';
 import { BackendRouter } from './api/router.ts';
@@ -31,7 +31,8 @@ export const defaultWasmDir =
 
 /** Loads the wasm build in Node (the browser's loader is backends/llamacpp/worker/load-module.ts). */
 export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; threads?: number } = {}): ModuleLoader {
-  const dir = opts.dir ?? defaultWasmDir;
+  // Absolute: require() reads a relative path as a package's name.
+  const dir = resolve(opts.dir ?? defaultWasmDir);
   const variant = opts.variant ?? 'st';
   const threads = variant.startsWith('mt') ? Math.max(1, opts.threads ?? 1) : 1;
   const require = createRequire(import.meta.url);

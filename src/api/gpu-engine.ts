@@ -3,7 +3,8 @@
 // as on that engine's CPU (self-test.ts). Loaded only by pages whose browser offers an adapter that may run it.
 import { BUILD_ID } from '../core/build.ts';
 import type { BackendSelection } from '../types.ts';
-import { type EngineWorker, startEngineWorker } from '../backends/llamacpp/worker/client.ts';
+import { startEngineWorker } from '../backends/llamacpp/worker/client.ts';
+import type { LastingWorker } from '../backends/llamacpp/worker/restart.ts';
 import type { HostInit } from '../backends/llamacpp/worker/protocol.ts';
 import { bounded } from './bounded.ts';
 import { gpuSelfTest, type SelfTest } from './self-test.ts';
@@ -14,8 +15,8 @@ const PASS_KEY = 'hearth:gpu-self-test';
 const PASS_KEPT_MS = 7 * 24 * 3600 * 1000;
 
 /** The GPU engine's worker, or null (the CPU engine runs instead) with the reason in `selection`. */
-export async function startGpuEngine(init: HostInit, selection: BackendSelection): Promise<EngineWorker | null> {
-  let worker: EngineWorker | null = null;
+export async function startGpuEngine(init: HostInit, selection: BackendSelection): Promise<LastingWorker | null> {
+  let worker: LastingWorker | null = null;
   try {
     worker = await startEngineWorker({
       ...init,

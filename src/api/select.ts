@@ -7,7 +7,8 @@
 import type { Backend } from '../contract.ts';
 import type { BackendName, BackendSelection, ModelStorage, RemoteOptions } from '../types.ts';
 import { llamacppBackend } from '../backends/llamacpp/backend.ts';
-import { type EngineWorker, startEngineWorker } from '../backends/llamacpp/worker/client.ts';
+import { startEngineWorker } from '../backends/llamacpp/worker/client.ts';
+import type { LastingWorker } from '../backends/llamacpp/worker/restart.ts';
 import type { HostInit } from '../backends/llamacpp/worker/protocol.ts';
 import { bounded } from './bounded.ts';
 import { BackendRouter } from './router.ts';
@@ -43,7 +44,7 @@ function adapterOf(found: GpuAdapterLike): Adapter {
 
 /** Hearth's engine in its worker: on the GPU or the CPU (`kind`), and why. */
 export interface StartedEngine {
-  worker: EngineWorker;
+  worker: LastingWorker;
   kind: 'wasm' | 'webgpu';
   selection: BackendSelection;
   /** The adapter as the page sees it (wllama reads its buffer limits). */

@@ -9,6 +9,7 @@ import { scriptUrl, TRUSTED_TYPES_HINT } from '../../../core/trusted-types.ts';
 import { EngineError, fromWire } from '../../../errors.ts';
 import type { CacheOptions, SimdChoice } from '../../../types.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
+import { LastingWorker } from './restart.ts';
 import { chooseBuild } from './simd.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
@@ -71,8 +72,14 @@ export function workerInit(options: WorkerOptions): HostInit {
   };
 }
 
-/** Starts the engine's worker, again when a start stalls (at most MAX_STARTS times). */
-export async function startEngineWorker(init: HostInit): Promise<EngineWorker> {
+/** Starts the engine's worker, again when a start stalls (at most MAX_STARTS times); a new one whenever it is lost
+ * (restart.ts). */
+export async function startEngineWorker(init: HostInit): Promise<LastingWorker> {
+  const start = () => startOnce(init);
+  return new LastingWorker(await start(), start);
+}
+
+async function startOnce(init: HostInit): Promise<EngineWorker> {
   for (let attempt = 1; ; attempt++) {
     const worker = new EngineWorker(startWorker(init.assets['engine.worker.js']));
     try {
@@ -103,11 +110,14 @@ function startWorker(url: string): Worker {
   }
 }
 
-/** The llama.cpp engine in its worker: its calls go over a MessagePort through the RPC layer. */
+/** The llama.cpp engine in one worker: its calls go over a MessagePort through the RPC layer. */
 export class EngineWorker {
   readonly calls: ServedCalls;
   /** What the engine said of itself when it started (its model store's kind, its build). */
   started: BackendInfo | null = null;
+  /** Called once when the worker, started, ends without being told to (terminate()): the browser ended it, someone
+   * terminated it, or an error nothing caught reached its top. */
+  onLost: ((err: EngineError) => void) | null = null;
   private readonly host: Comlink.Remote<HostApi>;
   private readonly port: MessagePort;
   /** The worker's end of the port, handed over at start. */
@@ -128,6 +138,7 @@ export class EngineWorker {
     );
     this.hostPort = port2;
     worker.addEventListener('error', (e) => {
+      if (this.started) return this.lose(`an error nothing caught reached its top (${e.message})`);
       this.fail(
         new EngineError(
           `the engine worker failed: ${e.message || 'it could not be started (is engine.worker.js served?)'}`,
@@ -177,12 +188,16 @@ export class EngineWorker {
       const port = this.hostPort!;
       this.hostPort = null;
       const died = new Promise<never>((_, reject) => (this.starting = reject));
+      const lifeLock = globalThis.navigator?.locks ? `hearth-engine-worker:${crypto.randomUUID()}` : undefined;
       const result = await Promise.race([
-        this.host.init(init, Comlink.transfer(port, [port]), Comlink.proxy(onStage)),
+        this.host.init({ ...init, lifeLock }, Comlink.transfer(port, [port]), Comlink.proxy(onStage)),
         died,
       ]);
       if (!result.ok) throw fromWire(result.error);
       this.started = result.value;
+      // The worker holds this lock for its life (host.ts): the browser grants it here when the worker is gone, however
+      // it went. Nothing else tells a page that a worker ended.
+      if (lifeLock) void navigator.locks.request(lifeLock, () => this.lose('the browser ended it'));
     } catch (err) {
       // A worker the page's policy refused fails as 'worker_failed'; the violation says why (it may come a moment
       // later).
@@ -205,6 +220,16 @@ export class EngineWorker {
     this.worker.terminate();
     this.port.close();
     this.fail(reason);
+  }
+
+  /** The worker ended by itself: calls in flight fail with 'worker_lost', and onLost hears of it. */
+  private lose(how: string) {
+    if (this.dead) return; // ended here (terminate), or already lost
+    const err = new EngineError(`the engine worker stopped while running: ${how}`, 'worker_lost', { retryable: true });
+    this.worker.terminate();
+    this.port.close();
+    this.fail(err);
+    this.onLost?.(err);
   }
 
   /** The worker is gone: every call in flight, and any later one, fails with `err`. */

@@ -30,6 +30,7 @@ export class EngineHost implements HostApi {
     // The policy sent with this worker's script governs it: a CSP on every response needs 'wasm-unsafe-eval'.
     const csp = watchCsp(globalThis);
     try {
+      if (init.lifeLock) await holdForLife(init.lifeLock);
       this.engine ??= this.makeEngine(init, onStage);
       await this.engine.init();
       return { ok: true, value: await this.engine.info() };
@@ -43,4 +44,14 @@ export class EngineHost implements HostApi {
       csp.stop();
     }
   }
+}
+
+/** Holds the lock `name` until this worker ends: the browser then releases it, and the page learns the worker is gone. */
+function holdForLife(name: string): Promise<void> {
+  return new Promise((held) => {
+    void navigator.locks.request(name, () => {
+      held();
+      return new Promise<never>(() => {});
+    });
+  });
 }

@@ -18,6 +18,9 @@ export interface HostInit {
   cache?: CacheOptions;
   /** The GPU build under backend 'auto': a model the GPU cannot hold loads on the CPU (Engine's gpuFallback). */
   gpuFallback?: boolean;
+  /** A Web Lock the worker holds for its life: the page learns of its end when the browser grants the lock. Set per
+   * worker by the page (client.ts). */
+  lifeLock?: string;
 }
 
 /** Where the worker's start has got to: the glue script is loaded; the pthread workers exist and the wasm is asked for.

@@ -1,0 +1,103 @@
+// The engine's worker, kept running. A worker can end while the page lives: the browser ends it (memory pressure, a
+// crash below the JavaScript), an error nothing caught reaches its top, or a script terminates it. Then the calls in
+// flight fail with EngineError 'worker_lost' (retryable), and a new worker starts by itself: the same build, the same
+// options — so the same KV cache in IndexedDB and the same model store — and the model the lost one had, loaded again
+// before the next call runs. What the lost worker held only in memory (KV state not yet saved) is gone; what it saved
+// is found again, so the next request answers as a cold engine would, from the saved prefix where there is one.
+import type { BackendInfo, CallControl, ServedCalls } from '../../../contract.ts';
+import { rpcStubs } from '../../../core/rpc/rpc.ts';
+import { EngineError } from '../../../errors.ts';
+import type { EngineWorker } from './client.ts';
+
+// A worker that ends again and again (a model that kills it while loading) is not started forever.
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+
+export class LastingWorker {
+  readonly calls: ServedCalls;
+  private current: EngineWorker;
+  /** A new worker starting, and loading the lost one's model: calls wait for it. */
+  private replacing: Promise<EngineWorker> | null = null;
+  /** The argument of the last load that succeeded (null after unload): what a new worker loads. */
+  private loaded: unknown = null;
+  private restarts: number[] = [];
+  private ended: Error | null = null;
+
+  constructor(
+    first: EngineWorker,
+    private readonly startNew: () => Promise<EngineWorker>,
+  ) {
+    this.current = first;
+    first.onLost = (err) => this.replace(first, err);
+    this.calls = rpcStubs<ServedCalls>((method, argument, control) => this.call(method, argument, control));
+  }
+
+  /** What the engine said of itself when its first worker started. */
+  get started(): BackendInfo | null {
+    return this.current.started;
+  }
+
+  terminate(reason?: EngineError): void {
+    this.ended ??= reason ?? new EngineError('the engine was terminated', 'terminated');
+    this.current.terminate(reason);
+    this.replacing?.then((w) => w.terminate(reason)).catch(() => {});
+  }
+
+  private async call(method: keyof ServedCalls, argument: unknown, control: CallControl): Promise<unknown> {
+    if (this.ended) throw this.ended;
+    const worker = this.replacing ? await this.replacing : this.current;
+    const call = worker.calls[method] as (a: unknown, c: CallControl) => Promise<unknown>;
+    if (method === 'load') this.loaded = null;
+    const value = await call(argument, control);
+    if (method === 'load' && worker === this.current) this.loaded = argument;
+    if (method === 'unload') this.loaded = null;
+    return value;
+  }
+
+  private replace(lost: EngineWorker, err: EngineError) {
+    if (lost !== this.current || this.ended) return;
+    const now = Date.now();
+    this.restarts = this.restarts.filter((t) => now - t < RESTART_WINDOW_MS);
+    if (this.restarts.length >= MAX_RESTARTS) {
+      this.ended = new EngineError(
+        `${err.message}; it stopped ${MAX_RESTARTS + 1} times within ${RESTART_WINDOW_MS / 1000} s, so no new one was ` +
+          'started (create the engine again to retry)',
+        'worker_lost',
+      );
+      return;
+    }
+    this.restarts.push(now);
+    console.warn(`[hearth] ${err.message}: starting a new engine worker`);
+    const loaded = this.loaded;
+    const replacing = (async () => {
+      const next = await this.startNew();
+      if (this.ended) {
+        next.terminate();
+        throw this.ended;
+      }
+      this.current = next;
+      next.onLost = (e) => this.replace(next, e);
+      if (loaded !== null) {
+        try {
+          await next.calls.load(loaded as never, {});
+          this.loaded = loaded;
+        } catch (e) {
+          // The engine runs without a model: the next chat says so (no model loaded), and a load works as before.
+          console.warn(`[hearth] the new engine worker could not load the model again: ${(e as Error).message}`);
+        }
+      }
+      return next;
+    })();
+    this.replacing = replacing;
+    replacing.then(
+      () => {
+        if (this.replacing === replacing) this.replacing = null;
+      },
+      (e: Error) => {
+        if (this.replacing !== replacing) return;
+        this.replacing = null;
+        this.ended ??= e; // no worker could start: every call says why
+      },
+    );
+  }
+}
