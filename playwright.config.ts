@@ -31,6 +31,8 @@ const demoSpec = /demo\.spec\.ts$/;
 const kernelsSpec = /kernels\.spec\.ts$/;
 // The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
 const remoteSpec = /remote\.spec\.ts$/;
+// The same cold request many times on every build a page runs: the isolated page (all four CPU builds) of each browser.
+const determinismSpec = /determinism\.spec\.ts$/;
 const fullApi: Record<EngineBrowser, keyof typeof servers> = {
   chromium: 'isolated',
   firefox: 'plain',
@@ -41,7 +43,7 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   testMatch: [
     fullApi[browser] === isolation ? apiSpecs : engineSpec,
-    ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]),
+    ...(isolation === 'isolated' ? [storeSpecs, determinismSpec] : [widgetSpec, kernelsSpec, remoteSpec]),
     ...(browser === 'chromium' ? [demoSpec] : []),
   ],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
@@ -74,7 +76,7 @@ export default defineConfig<
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
     {
       name: 'webkit-plain',
-      testMatch: apiSpecs,
+      testMatch: [apiSpecs, determinismSpec],
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
     },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
@@ -88,7 +90,7 @@ export default defineConfig<
     // clip (on the GPU engine in Node: test/webgpu/engine.test.ts). All 20 passed here once.
     {
       name: 'firefox-webgpu',
-      testMatch: [apiSpecs, /gpu-engine\.spec\.ts$/],
+      testMatch: [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/],
       grepInvert: new RegExp(
         [
           'bad model sources',

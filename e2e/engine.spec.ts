@@ -3,7 +3,7 @@
 // single-thread build).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { answerDiff, COMPARABLE, GPU_BATCH_TOLERANCE, LOGPROB_TOLERANCE } from '../test/compare.ts';
+import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE, LOGPROB_TOLERANCE } from '../test/compare.ts';
 import { modelPath, SYSTEM } from '../test/helpers.ts';
 import { expect, openEngine, test } from './fixtures.ts';
 
@@ -148,19 +148,22 @@ test('a worker that ends mid-answer: the request fails with worker_lost, a new w
   harness,
 }) => {
   test.skip(harness.backend === 'wllama', "wllama's own worker is wllama's");
+  const gpu = harness.backend === 'webgpu';
   await harness.goto('/e2e/harness.html');
   await harness.waitForFunction(() => window.hearthReady);
   const ask = (messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>) =>
     harness.evaluate(
-      ({ messages, comparable }) =>
+      ({ messages, comparable, gpu }) =>
         window.engine.chat.completions.create({
           messages,
           temperature: 0,
-          max_tokens: 12,
+          // On the GPU engine (f16), a random model's near-ties part cached from cold after ~10 tokens (seen: token
+          // 10): the first steps show a wrong state as well.
+          max_tokens: gpu ? 4 : 12,
           conversation_id: 'e2e',
           ...comparable,
         }),
-      { messages, comparable: COMPARABLE },
+      { messages, comparable: COMPARABLE, gpu },
     );
   await harness.evaluate(async (backend) => {
     const started: Worker[] = [];
@@ -239,7 +242,12 @@ test('a worker that ends mid-answer: the request fails with worker_lost, a new w
   expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
   const diff = answerDiff(r2, cold);
   expect(diff.tokens[0]).toEqual(diff.tokens[1]);
-  expect(diff.logprobs).toBeLessThan(harness.backend === 'webgpu' ? GPU_BATCH_TOLERANCE : LOGPROB_TOLERANCE);
+  // A random model in f16 is the GPU engine's most sensitive case (cached against cold, seen: 0.0093): its wider
+  // tolerance, and another last question moves the answer by more, so a wrong state still shows.
+  const tolerance = gpu ? GPU_LOGPROB_TOLERANCE : LOGPROB_TOLERANCE;
+  expect(diff.logprobs).toBeLessThan(tolerance);
+  const other = await ask([...messages.slice(0, -1), { role: 'user', content: 'Which lake is deepest?' }]);
+  expect(answerDiff(other, cold).logprobs).toBeGreaterThan(tolerance);
 });
 
 test('streams OpenAI chunks and stops at the end-of-turn token; include_usage adds the usage chunk', async ({

@@ -46,7 +46,9 @@ export function nodeModuleLoader(opts: { dir?: string; variant?: BuildVariant; t
       const factory = require(join(dir, `hearth-${variant.replace(/-relaxed$/, '')}.js`)) as ModuleFactory;
       // Handing over the bytes keeps emscripten from fetch()ing a file path, which Node's fetch rejects.
       const wasmBinary = readFileSync(join(dir, `hearth-${variant}.wasm`));
-      return factory(stderrToLog({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {} }));
+      // HEARTH_WASM_STDERR: everything the module writes to stderr also goes to the process's (a sanitizer's report).
+      const echo = process.env.HEARTH_WASM_STDERR ? (text: string) => process.stderr.write(`${text}\n`) : undefined;
+      return factory(stderrToLog({ wasmBinary, hearthPoolSize: Math.max(1, threads - 1), print: () => {} }, echo));
     },
   };
 }
