@@ -9,6 +9,7 @@ import { systemPromptOf } from '../test/fixtures/prompt-states.ts';
 import { answerDiff, COMPARABLE, GPU_BATCH_TOLERANCE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
+import { savedConversations } from './kv.ts';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
@@ -160,4 +161,57 @@ test("the widget host page's prompt state, written in Node by `npm run prompt-st
   expect(r.timings.cache_source).toBe('prompt-state');
   expect(r.usage.prompt_tokens_details.cached_tokens).toBe(info.promptState!.tokens);
   expectLikeCold(harness, r, await askCold(harness, 'qwen2-hello', messages));
+});
+
+// The site's storage cleared while the engine runs (another tab's indexedDB.deleteDatabase and OPFS removals — here
+// the page's, which is another context than the engine's worker, as another tab is): the deletion finishes while the
+// engine's connection is open, the engine goes on answering, saves the conversation again, and after a reload resumes
+// it (the model downloaded again) like a cold engine.
+test("the site's storage cleared while the engine runs: the deletion finishes, the engine answers and saves again", async ({
+  harness,
+}) => {
+  await start(harness, 'qwen2-hello');
+  const messages: Msg[] = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: 'Name a bread.' },
+  ];
+  const r1 = await ask(harness, messages);
+  await harness.evaluate(() => window.engine.cache.flush());
+  expect(await harness.evaluate(savedConversations)).toBe(1);
+
+  const cleared = await harness.evaluate(async () => {
+    const deleted = (name: string) =>
+      new Promise<string>((resolve) => {
+        const request = indexedDB.deleteDatabase(name);
+        request.onsuccess = () => resolve('deleted');
+        request.onerror = () => resolve(`error: ${request.error}`);
+        // Blocked: an open connection that does not close would hold the deletion for as long as it is open.
+        setTimeout(() => resolve('still waiting after 10 s'), 10_000);
+      });
+    const results = await Promise.all(['hearth-kv', 'hearth-models'].map(deleted));
+    // OPFS (the model store where the browser has it): every entry removed.
+    const root = await navigator.storage?.getDirectory?.().catch(() => null);
+    const names: string[] = [];
+    if (root) {
+      for await (const name of (root as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+      for (const name of names) await root.removeEntry(name, { recursive: true });
+    }
+    return { results, opfsRemoved: names.length };
+  });
+  expect(cleared.results).toEqual(['deleted', 'deleted']);
+  expect(await harness.evaluate(savedConversations)).toBe(0);
+
+  messages.push({ role: 'assistant', content: text(r1) }, { role: 'user', content: 'And a river?' });
+  const r2 = await ask(harness, messages);
+  expect(text(r2)).toBe('Hello, world!');
+  await harness.evaluate(() => window.engine.cache.flush());
+  expect(await harness.evaluate(savedConversations)).toBe(1); // saved again, whole
+
+  await harness.reload();
+  await start(harness, 'qwen2-hello');
+  messages.push({ role: 'assistant', content: text(r2) }, { role: 'user', content: 'Which star is brightest?' });
+  const r3 = await ask(harness, messages);
+  expect(r3.timings.cache_source).toBe('indexeddb');
+  expect(r3.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(0.9 * r2.usage.prompt_tokens);
+  expectLikeCold(harness, r3, await askCold(harness, 'qwen2-hello', messages));
 });
