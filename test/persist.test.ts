@@ -292,12 +292,67 @@ describe('storage limits', () => {
         mode === 'readwrite' ? Promise.reject(new DOMException('quota', 'QuotaExceededError')) : store(mode, cb);
     const engine = await track(cachedEngine('qwen2-hello', { db, wrap: failing }));
     const r1 = await ask(engine, turn1);
+    expect(r1.warnings).toBeUndefined();
+    await engine.cache.flush(); // the first answer's save has failed
     const r2 = await ask(engine, next(turn1, reply(r1), 'More?'));
     await engine.cache.flush();
     expect(reply(r2)).toBe('Hello, world!');
     expect(r2.timings.cache_source).toBe('memory'); // the in-memory cache still works
+    // Saves run after their answer: the next answer says what became of them.
+    expect(r2.warnings).toEqual([expect.stringMatching(/^the browser's storage is full: .* was not saved/)]);
     expect(await metas(db)).toHaveLength(0);
     expect((await engine.cache.stats()).entries).toBe(0);
+  });
+
+  it('storage full while saving (QuotaExceededError once, simulated): the oldest conversation is deleted to save the new one, and the next answer says so', async () => {
+    const db = newDb();
+    let full = false;
+    // The first transaction that writes a conversation record after `full` is set fails as a full disk does.
+    const quota =
+      (store: UseStore): UseStore =>
+      (mode, cb) =>
+        store(mode, (s) => {
+          let conversation = false;
+          const spy = new Proxy(s, {
+            get(target, prop) {
+              if (prop === 'put') {
+                return (value: unknown, key: IDBValidKey) => {
+                  if (String(key).startsWith('m:conversation')) conversation = true;
+                  return target.put(value, key);
+                };
+              }
+              const v = Reflect.get(target, prop);
+              return typeof v === 'function' ? v.bind(target) : v;
+            },
+          });
+          const result = cb(spy);
+          if (!(full && conversation && mode === 'readwrite')) return result;
+          full = false;
+          s.transaction.abort();
+          Promise.resolve(result).catch(() => {});
+          return Promise.reject(new DOMException('the quota is reached', 'QuotaExceededError'));
+        });
+    const engine = await track(cachedEngine('qwen2-hello', { db, wrap: quota }));
+    for (const id of ['a', 'b', 'c']) {
+      await ask(engine, turn1, { conversation_id: id });
+      await engine.cache.flush();
+    }
+    const before = (await metas(db)).length; // three conversations and their system prompt's state
+    full = true;
+    const r = await ask(engine, turn1, { conversation_id: 'd' });
+    expect(r.warnings).toBeUndefined();
+    await engine.cache.flush();
+    const saved = (await metas(db)).filter((m) => m.kind === 'conversation').map((m) => m.key);
+    expect(saved.some((k) => k.includes(':d'))).toBe(true); // the new one, saved on the second try
+    expect(saved.some((k) => k.includes(':a'))).toBe(false); // the oldest, deleted for it (room for two such writes)
+    const deleted = before + 1 - (await metas(db)).length;
+    const after = await ask(engine, next(turn1, reply(r), 'More?'), { conversation_id: 'd' });
+    expect(after.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(`^the browser's storage was full: ${deleted} older saved state\\(s\\) \\(.* MB\\) were deleted`),
+      ),
+    ]);
+    expect((await ask(engine, turn1, { conversation_id: 'e' })).warnings).toBeUndefined(); // said once
   });
 
   /**

@@ -235,6 +235,11 @@ export class Persistence {
     });
   }
 
+  /** What the storage limit made the saves do since the last call (for the next answer's warnings). */
+  takeWarnings(): string[] {
+    return this.store?.takeNotes() ?? [];
+  }
+
   /** Resolves when every save queued so far is written. */
   flush(): Promise<void> {
     return this.saves.flush();

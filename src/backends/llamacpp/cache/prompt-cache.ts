@@ -91,6 +91,11 @@ export class PromptCache {
     return this.persistence.init();
   }
 
+  /** What the browser's storage limit did to the saves since the last call: the next answer's warnings. */
+  takeSaveWarnings(): string[] {
+    return this.persistence.takeWarnings();
+  }
+
   async prepare(req: CacheRequest): Promise<Prepared> {
     const { tokens } = req;
     // The last prompt token is always decoded again: its logits start the reply.

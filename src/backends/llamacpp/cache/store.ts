@@ -46,6 +46,9 @@ const CHUNK = 'c:';
 export class KvStore {
   private index: Map<string, RecordMeta> | null = null;
   private loading: Promise<Map<string, RecordMeta>> | null = null;
+  /** What the browser's storage limit made this store do since the last takeNotes(): for the next answer's warnings
+   * (saves run after their answer is delivered). */
+  private notes: string[] = [];
 
   constructor(
     private readonly idb: UseStore,
@@ -133,6 +136,7 @@ export class KvStore {
     const others = this.bytes - (index.get(meta.key)?.bytes ?? 0);
     await this.evict(others + meta.bytes - this.budgetBytes, meta.key);
     const values = await Promise.all(added.map(({ data }) => binaryValue(this.idb, [data])));
+    let evicted: RecordMeta[] = [];
     for (let attempt = 0; ; attempt++) {
       try {
         await this.idb('readwrite', (s) =>
@@ -143,11 +147,24 @@ export class KvStore {
           }),
         );
         index.set(meta.key, meta);
+        if (attempt > 0) {
+          this.note(
+            `the browser's storage was full: ${evicted.length} older saved state(s) (${mb(evicted)}) were ` +
+              'deleted to save the last answer',
+          );
+        }
         return true;
       } catch (err) {
-        if ((err as Error)?.name !== 'QuotaExceededError' || attempt > 0) return false;
+        if ((err as Error)?.name !== 'QuotaExceededError') return false;
         // The browser's quota is below our budget: make room for twice this write and try once more.
-        if (!(await this.evict(2 * added.reduce((n, a) => n + a.data.length, 0), meta.key, true))) return false;
+        if (attempt === 0) evicted = await this.evict(2 * added.reduce((n, a) => n + a.data.length, 0), meta.key, true);
+        if (attempt > 0 || !evicted.length) {
+          this.note(
+            "the browser's storage is full: the last answer's conversation state was not saved (the next turn reads " +
+              'the conversation again)',
+          );
+          return false;
+        }
       }
     }
   }
@@ -183,11 +200,20 @@ export class KvStore {
     for (const m of [...index.values()]) await this.remove(m.key);
   }
 
+  /** The notes gathered since the last call (see `notes`), once each. */
+  takeNotes(): string[] {
+    return this.notes.splice(0);
+  }
+
+  private note(text: string) {
+    if (!this.notes.includes(text)) this.notes.push(text);
+  }
+
   /**
    * Deletes least recently used records (never `keep`) until `excess` bytes are freed. With `force`, frees at least
-   * one record. Returns whether anything was deleted.
+   * one record. Returns the records deleted.
    */
-  private async evict(excess: number, keep: string, force = false): Promise<boolean> {
+  private async evict(excess: number, keep: string, force = false): Promise<RecordMeta[]> {
     const index = this.index!;
     const lru = [...index.values()].filter((m) => m.key !== keep).sort((a, b) => a.lastUsed - b.lastUsed);
     const doomed: string[] = [];
@@ -197,10 +223,13 @@ export class KvStore {
       freed += m.bytes;
       doomed.push(m.key);
     }
+    const gone = doomed.map((key) => index.get(key)!);
     for (const key of doomed) await this.remove(key);
-    return doomed.length > 0;
+    return gone;
   }
 }
+
+const mb = (records: RecordMeta[]) => `${(records.reduce((n, m) => n + m.bytes, 0) / 2 ** 20).toFixed(1)} MB`;
 
 /** Runs `fill` on the store and resolves when its transaction commits (rejects if it aborts, e.g. quota). */
 function tx(s: IDBObjectStore, fill: () => void): Promise<void> {

@@ -235,6 +235,8 @@ export class Scheduler {
       const cut = job.prompt!.media?.spans.find((m) => m.start < job.prep.cached && job.prep.cached < m.end);
       if (cut) job.prep.cached = await s.cache.slots.trim(job.slot, cut.start);
       if (job.prep.warning) job.warnings.push(job.prep.warning);
+      // Saves run after their answer is delivered: what storage being full did to them is said in the next answer.
+      job.warnings.push(...s.cache.takeSaveWarnings());
     } catch (err) {
       job.end(err);
       return;
