@@ -26,7 +26,9 @@ import {
   next,
   rawStore,
   reply,
+  NO_CACHE,
   SYSTEM,
+  testEngine,
   trackEngines,
 } from './helpers.ts';
 
@@ -189,6 +191,46 @@ describe('fuzzing (seeded)', () => {
       );
     }
     tally.print('image bytes');
+  });
+
+  it("mutated prompt state files: refused with a warning, never restored wrong — the answer is a cold engine's", async () => {
+    const rng = random(SEED + 4);
+    const tally = new Tally();
+    const question = [
+      { role: 'system' as const, content: SYSTEM },
+      { role: 'user' as const, content: 'Name a bread.' },
+    ];
+    const writer = await track(testEngine('qwen2-hello', { ...NO_CACHE, nCtx: 2048 }));
+    const file = new Uint8Array(
+      await (await writer.cache.exportPrompt({ messages: question.slice(0, 1) })).arrayBuffer(),
+    );
+    await writer.unload();
+    const cold = await ask(await track(coldEngine('qwen2-hello')), question);
+    for (let i = 0; i < 8 * SCALE; i++) {
+      const copy = Uint8Array.from(file);
+      const bytes = rng.pick([
+        () => flip(copy, rng, 0, Math.min(4096, copy.length)), // the header: tokens, sizes, checksum, layout
+        () => flip(copy, rng, 0, copy.length),
+        () => copy.subarray(0, rng.int(copy.length)),
+      ])();
+      await tally.run(`prompt state #${i}`, async () => {
+        const engine = await track(
+          testEngine('qwen2-hello', {
+            ...NO_CACHE,
+            nCtx: 2048,
+            promptState: new Blob([bytes as Uint8Array<ArrayBuffer>]),
+          }),
+        );
+        const warnings = (await engine.info()).model?.warnings ?? [];
+        const r = await ask(engine, question);
+        expectSameAnswer(r, cold);
+        await engine.unload();
+        if (r.timings.cache_source === 'prompt-state') return 'answered from the state';
+        if (!warnings.some((w) => /prompt state/i.test(w))) throw new Error(`refused without a warning: ${warnings}`);
+        return 'refused with a warning, answered cold';
+      });
+    }
+    tally.print('prompt state files');
   });
 
   it('mutated KV records: refused, never restored wrong — the next turn answers as a cold engine', async () => {
