@@ -33,6 +33,8 @@ const kernelsSpec = /kernels\.spec\.ts$/;
 const remoteSpec = /remote\.spec\.ts$/;
 // The same cold request many times on every build a page runs: the isolated page (all four CPU builds) of each browser.
 const determinismSpec = /determinism\.spec\.ts$/;
+// The soak (widgets and the API on one shared engine, many turns): Chromium's plain page, where the widget runs.
+const soakSpec = /soak\.spec\.ts$/;
 const fullApi: Record<EngineBrowser, keyof typeof servers> = {
   chromium: 'isolated',
   firefox: 'plain',
@@ -44,7 +46,7 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   testMatch: [
     fullApi[browser] === isolation ? apiSpecs : engineSpec,
     ...(isolation === 'isolated' ? [storeSpecs, determinismSpec] : [widgetSpec, kernelsSpec, remoteSpec]),
-    ...(browser === 'chromium' ? [demoSpec] : []),
+    ...(browser === 'chromium' ? [demoSpec, ...(isolation === 'plain' ? [soakSpec] : [])] : []),
   ],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });

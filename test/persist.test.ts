@@ -512,3 +512,41 @@ describe('templates that render a changing value', () => {
     expect(cached).toBeLessThan(40);
   });
 });
+
+describe('aborts', () => {
+  // Found by the soak (e2e/soak.spec.ts): a request aborted while its saved state was being read entered the running
+  // set without a sampler, and the next decode step failed every running request with a TypeError.
+  it('a request aborted while its saved conversation is read ends alone: the one running beside it finishes', async () => {
+    const db = newDb();
+    const first = await track(cachedEngine('qwen2-tiny', { db }));
+    const r1 = await ask(first, turn1, { conversation_id: 'x' });
+    await first.cache.flush();
+    await first.unload();
+    const engine = await track(cachedEngine('qwen2-tiny', { db }));
+    const running = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Tell me a long story.' }],
+      temperature: 0,
+      max_tokens: 64,
+      stream: true,
+    });
+    const chunks: string[] = [];
+    const reading = (async () => {
+      for await (const c of running) chunks.push(c.choices[0]?.finish_reason ?? '');
+    })();
+    while (!chunks.length) await new Promise((resolve) => setTimeout(resolve, 5));
+    const controller = new AbortController();
+    const aborted = engine.chat.completions.create({
+      messages: next(turn1, reply(r1), 'And a river?'),
+      conversation_id: 'x',
+      temperature: 0,
+      max_tokens: 8,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.phase === 'restore') controller.abort();
+      },
+    });
+    await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
+    await reading;
+    expect(chunks.at(-1)).toBe('length'); // all 64 tokens
+  });
+});

@@ -109,6 +109,9 @@ export interface EngineInfo {
     totalLayers: number;
     projector: 'gpu' | 'cpu' | null;
   } | null;
+  /** Hearth's engine's WebAssembly heap: bytes malloc holds now, and the most it has held (the heap never shrinks).
+   * null for wllama and a server. */
+  wasmHeap: { inUse: number; peak: number } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   /** What this backend can do: Hearth's engine (CPU or GPU) all of it; wllama no KV persistence, batching,

@@ -304,6 +304,7 @@ export class Engine implements ServedCalls {
             projector: s?.projector ? (s.projector.onGpu ? 'gpu' : 'cpu') : null,
           }
         : null,
+      wasmHeap: { inUse: llama.heapInUse, peak: llama.heapPeak },
       kvCache: ctx
         ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 }
         : null,

@@ -238,6 +238,7 @@ export class ServerBackend implements Backend {
       nCtx: this.model?.nCtxTrain ?? 0,
       context: null,
       gpu: null,
+      wasmHeap: null,
       kvCache: null,
       capabilities: {
         persistentKv: false,

@@ -297,6 +297,7 @@ export class WllamaBackend implements Backend {
       nCtx: this.nCtx,
       context: null,
       gpu: null,
+      wasmHeap: null,
       kvCache: null,
       capabilities: {
         persistentKv: false,

@@ -244,7 +244,10 @@ export class Scheduler {
     job.phase = 'prefill';
     this.active.push(job);
     try {
-      if (job.stopReason()) return; // aborted while the cache was read: the next step ends it
+      // Aborted while the cache was read: it ends now. (Left for the next loop, the step that comes first decoded it
+      // with the others and then had no sampler for it — a TypeError that failed every running request.)
+      const reason = job.stopReason();
+      if (reason) return this.finish(s, job, reason);
       s.cache.slots.makeRoom(job.demand - job.prep.cached, job.slot);
       job.sampler = s.llama.guard(() => newSampler(s, job));
       // Penalties look back over the prompt too (as llama.cpp's own tools do); media placeholders are no tokens.
