@@ -32,7 +32,10 @@ for (const kind of kinds) {
       '--maxWorkers=1',
       ...vitestArgs,
     ],
-    { stdio: 'inherit', env: { ...process.env, HEARTH_WASM_DIR: join(cacheDir, 'sanitize', kind), HEARTH_WASM_STDERR: '1' } },
+    {
+      stdio: 'inherit',
+      env: { ...process.env, HEARTH_WASM_DIR: join(cacheDir, 'sanitize', kind), HEARTH_WASM_STDERR: '1' },
+    },
   );
   console.log(
     `[sanitize] ${kind}: built in ${((built - t0) / 1000).toFixed(0)} s, unit tests ${tests.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - built) / 1000).toFixed(0)} s`,
