@@ -6,6 +6,7 @@
 // within its budget; no page error. `npm run soak [-- --turns N]` (default 1,000); CI runs SOAK_TURNS (60).
 import { COMPARABLE, LOGPROB_TOLERANCE } from '../test/compare.ts';
 import { createNodeEngine } from '../src/node.ts';
+import { seeded } from '../test/fixtures/random.ts';
 import { expectSameAnswer, modelPath } from '../test/helpers.ts';
 import { expect, test } from './fixtures.ts';
 import type { Tab } from './site.ts';
@@ -20,16 +21,6 @@ const API_TURNS = 6;
 type Widget = HTMLElement & { send(text: string): Promise<string> };
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Turn {
   user: string;
   /** The answer the widget gave back; `stopped` when the visitor stopped it. */
@@ -41,8 +32,7 @@ test(`soak: ${TURNS} turns in four conversations on one shared engine, with stop
   site,
 }) => {
   test.setTimeout(120_000 + TURNS * 3_000);
-  const rand = random(SEED);
-  const chance = (p: number) => rand() < p;
+  const { next: rand, chance } = seeded(SEED);
   const problems: string[] = [];
   const counts = { turns: 0, stops: 0, stopped: 0, reloads: 0, closed: 0, leaderClosed: 0, retried: 0, spotChecks: 0 };
 

@@ -15,6 +15,7 @@ import { HearthError } from '../src/errors.ts';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import type { ChatCompletion } from '../src/types.ts';
 import { ensureMultimodal } from './fixtures/projectors.ts';
+import { type Random, seeded } from './fixtures/random.ts';
 import {
   ask,
   cachedEngine,
@@ -36,21 +37,6 @@ const SEED = Number(process.env.HEARTH_FUZZ_SEED) || 20261127;
 const SCALE = Number(process.env.HEARTH_FUZZ_SCALE) || 1;
 /** The same engine and request: the same bits. */
 const EXACT = 1e-9;
-
-/** mulberry32: a small seeded generator, so a failing case can be run again. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(xs: readonly T[]) => xs[int(xs.length)]! };
-}
-type Random = ReturnType<typeof random>;
 
 /** Outcomes by kind: 'answered', or the error's class and code. Anything not a HearthError fails the test. */
 class Tally {
@@ -96,7 +82,7 @@ describe('fuzzing (seeded)', () => {
   afterAll(() => engine.unload());
 
   it('mutated GGUF files: a typed error or a model that answers, and the engine unharmed', async () => {
-    const rng = random(SEED);
+    const rng = seeded(SEED);
     const header = await readGgufHeader(async (offset, length) => good.subarray(offset, offset + length), good.length, {
       skipArrays: true,
     });
@@ -142,7 +128,7 @@ describe('fuzzing (seeded)', () => {
   });
 
   it('random chat requests: a typed error or an answer, and the next request unharmed', async () => {
-    const rng = random(SEED + 1);
+    const rng = seeded(SEED + 1);
     await expectHealthy();
     const tally = new Tally();
     for (let i = 0; i < 150 * SCALE; i++) {
@@ -158,7 +144,7 @@ describe('fuzzing (seeded)', () => {
   });
 
   it('random image bytes: a typed error or an answer', async () => {
-    const rng = random(SEED + 2);
+    const rng = seeded(SEED + 2);
     const { model, mmproj } = await ensureMultimodal('gemma3-vision');
     const vision = await track(createNodeEngine({ cache: { persistent: false } }));
     await vision.load({ path: model }, { projector: { path: mmproj }, nCtx: 2048 });
@@ -194,7 +180,7 @@ describe('fuzzing (seeded)', () => {
   });
 
   it("mutated prompt state files: refused with a warning, never restored wrong — the answer is a cold engine's", async () => {
-    const rng = random(SEED + 4);
+    const rng = seeded(SEED + 4);
     const tally = new Tally();
     const question = [
       { role: 'system' as const, content: SYSTEM },
@@ -234,7 +220,7 @@ describe('fuzzing (seeded)', () => {
   });
 
   it('mutated KV records: refused, never restored wrong — the next turn answers as a cold engine', async () => {
-    const rng = random(SEED + 3);
+    const rng = seeded(SEED + 3);
     const tally = new Tally();
     const turn1 = [
       { role: 'system' as const, content: SYSTEM },
