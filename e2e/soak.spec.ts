@@ -161,14 +161,15 @@ test(`soak: ${TURNS} turns in four conversations on one shared engine, with stop
           });
           return { r, error: null };
         } catch (e) {
-          return { r: null, error: `${(e as Error).name}: ${(e as Error).message}` };
+          const err = e as Error & { code?: string };
+          return { r: null, error: `${err.name}(${err.code}): ${err.message}` };
         }
       },
       { messages, id: `soak-${apiConversation}`, stop, comparable: COMPARABLE },
     );
     if (!out.r) {
       // A stop, or the engine's leader gone mid-request (the other tabs' closing): the turn is not kept.
-      expect(out.error).toMatch(/AbortError|leader_gone|was terminated|engine worker/);
+      expect(out.error).toMatch(/^(AbortError\(aborted\)|EngineError\((leader_gone|terminated|worker_lost)\))/);
       return;
     }
     if (apiMessages.length > 1 && rand() < 0.5) {
