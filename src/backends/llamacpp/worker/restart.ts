@@ -7,7 +7,15 @@
 import type { BackendInfo, CallControl, ServedCalls } from '../../../contract.ts';
 import { rpcStubs } from '../../../core/rpc/rpc.ts';
 import { EngineError } from '../../../errors.ts';
-import type { EngineWorker } from './client.ts';
+
+/** One worker as this file uses it (client.ts's EngineWorker; named here, so that the two files import one way). */
+export interface OneWorker {
+  readonly calls: ServedCalls;
+  started: BackendInfo | null;
+  /** Called once when the worker ends without being told to. */
+  onLost: ((err: EngineError) => void) | null;
+  terminate(reason?: EngineError): void;
+}
 
 // A worker that ends again and again (a model that kills it while loading) is not started forever.
 const MAX_RESTARTS = 3;
@@ -15,17 +23,17 @@ const RESTART_WINDOW_MS = 60_000;
 
 export class LastingWorker {
   readonly calls: ServedCalls;
-  private current: EngineWorker;
+  private current: OneWorker;
   /** A new worker starting, and loading the lost one's model: calls wait for it. */
-  private replacing: Promise<EngineWorker> | null = null;
+  private replacing: Promise<OneWorker> | null = null;
   /** The argument of the last load that succeeded (null after unload): what a new worker loads. */
   private loaded: unknown = null;
   private restarts: number[] = [];
   private ended: Error | null = null;
 
   constructor(
-    first: EngineWorker,
-    private readonly startNew: () => Promise<EngineWorker>,
+    first: OneWorker,
+    private readonly startNew: () => Promise<OneWorker>,
   ) {
     this.current = first;
     first.onLost = (err) => this.replace(first, err);
@@ -54,7 +62,7 @@ export class LastingWorker {
     return value;
   }
 
-  private replace(lost: EngineWorker, err: EngineError) {
+  private replace(lost: OneWorker, err: EngineError) {
     if (lost !== this.current || this.ended) return;
     const now = Date.now();
     this.restarts = this.restarts.filter((t) => now - t < RESTART_WINDOW_MS);
