@@ -8,7 +8,8 @@
 //
 // A user message may hold images and audio clips: OpenAI content parts whose url/data is the file itself (a Blob),
 // stored as it is in IndexedDB. Sent again next turn, the same bytes let the engine reuse their cached encoding.
-import { createStore, del, entries, get, set } from 'idb-keyval';
+import { del, entries, get, set, type UseStore } from 'idb-keyval';
+import { yieldingStore } from '../core/idb-store.ts';
 import { hashText } from '../core/hash.ts';
 import type {
   ChatCompletionChunk,
@@ -83,8 +84,8 @@ export function widgetConversationId(storageKey: string, model: string, system: 
   return `${WIDGET_ID_PREFIX}${storageKey}:${hashText(`${model}\n${system}`)}`;
 }
 
-const db = () => (store ??= createStore('hearth-chat', 'conversations'));
-let store: ReturnType<typeof createStore> | undefined;
+const db = () => (store ??= yieldingStore('hearth-chat', 'conversations'));
+let store: UseStore | undefined;
 const ROLES = new Set(['system', 'user', 'assistant']);
 
 /** A stored content part is what this code writes: text, or media whose file is a Blob. */

@@ -3,8 +3,9 @@
 // keyed by folder, file and offset; a stored file is those pieces joined into one Blob, which the browser keeps on
 // disk and WORKERFS reads in slices. The record of a model is one value, replaced in one transaction. Where the
 // browser stores no Blobs in IndexedDB (idb-binary.ts), pieces are bytes, and a loaded model passes through memory.
-import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+import { promisifyRequest, type UseStore } from 'idb-keyval';
 import { binaryValue } from '../idb-binary.ts';
+import { yieldingStore } from '../idb-store.ts';
 import { blobFile } from './file.ts';
 import type { FileWriter } from './download.ts';
 import { localLocks, type StoreBackend } from './store.ts';
@@ -23,7 +24,7 @@ const under = (prefix: string) => IDBKeyRange.bound(prefix, `${prefix}\uffff`);
 export function idbBackend(): StoreBackend | null {
   if (typeof indexedDB === 'undefined') return null;
   let db: UseStore | undefined;
-  const store = () => (db ??= createStore('hearth-models', 'files'));
+  const store = () => (db ??= yieldingStore('hearth-models', 'files'));
   const storage = globalThis.navigator?.storage;
   const locks = globalThis.navigator?.locks;
 

@@ -4,9 +4,10 @@
 //
 // Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob. A record and its chunks are written in one
 // transaction, so a save cut short by a reload leaves either the old record or the new one, never a half.
-import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+import { promisifyRequest, type UseStore } from 'idb-keyval';
 import type { CacheStats } from '../../../types.ts';
 import { binaryValue } from '../../../core/idb-binary.ts';
+import { yieldingStore } from '../../../core/idb-store.ts';
 import { hashBytes } from '../../../core/hash.ts';
 import { FORMAT_VERSION, namedConversationId } from './identity.ts';
 
@@ -57,7 +58,18 @@ export class KvStore {
 
   static open(budgetBytes: number, dbName = 'hearth-kv'): KvStore | null {
     if (typeof indexedDB === 'undefined') return null;
-    return new KvStore(createStore(dbName, 'records'), budgetBytes);
+    const kv: KvStore = new KvStore(
+      yieldingStore(dbName, 'records', () => kv.gone()),
+      budgetBytes,
+    );
+    return kv;
+  }
+
+  /** The database was deleted or cleared under this store (another tab, the browser's "clear site data"): it holds
+   * nothing now. A save that extended a record finds it gone and saves its conversation whole at the next turn. */
+  private gone(): void {
+    this.index = new Map();
+    this.loading = null;
   }
 
   /** All records, read once from IndexedDB; records of an older format and chunks nobody references are deleted. */

@@ -46,12 +46,15 @@ export class EngineHost implements HostApi {
   }
 }
 
-/** Holds the lock `name` until this worker ends: the browser then releases it, and the page learns the worker is gone. */
+/** Holds the lock `name` until this worker ends: the browser then releases it, and the page learns the worker is gone.
+ * The start waits for the grant at most a second: requests for one name are granted in the order made, so the page's,
+ * made after this start ends, comes after this one even if the grant is slow. */
 function holdForLife(name: string): Promise<void> {
   return new Promise((held) => {
     void navigator.locks.request(name, () => {
       held();
       return new Promise<never>(() => {});
     });
+    setTimeout(held, 1_000);
   });
 }
