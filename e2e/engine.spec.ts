@@ -220,7 +220,9 @@ test('a worker that ends mid-answer: the request fails with worker_lost, a new w
   }, messages);
   expect(lost.error).toEqual({ name: 'EngineError', code: 'worker_lost', retryable: true });
   expect(lost.chunks).toBeLessThan(20);
-  expect(lost.after).toBe(lost.before + 1);
+  // One new worker; two or three where Firefox stalled creating the threads of one (client.ts starts another then).
+  expect(lost.after - lost.before).toBeGreaterThanOrEqual(1);
+  expect(lost.after - lost.before).toBeLessThanOrEqual(3);
   expect(lost.model).toBe('hearth-test-qwen2-qwen2');
   expect(lost.stats.conversations).toBe(1); // the first turn, saved before the end
 
