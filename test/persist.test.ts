@@ -312,20 +312,7 @@ describe('storage limits', () => {
       (store: UseStore): UseStore =>
       (mode, cb) =>
         store(mode, (s) => {
-          let conversation = false;
-          const spy = new Proxy(s, {
-            get(target, prop) {
-              if (prop === 'put') {
-                return (value: unknown, key: IDBValidKey) => {
-                  if (String(key).startsWith('m:conversation')) conversation = true;
-                  return target.put(value, key);
-                };
-              }
-              const v = Reflect.get(target, prop);
-              return typeof v === 'function' ? v.bind(target) : v;
-            },
-          });
-          const result = cb(spy);
+          const { result, conversation } = watchWrites(s, cb);
           if (!(full && conversation && mode === 'readwrite')) return result;
           full = false;
           s.transaction.abort();
@@ -355,6 +342,25 @@ describe('storage limits', () => {
     expect((await ask(engine, turn1, { conversation_id: 'e' })).warnings).toBeUndefined(); // said once
   });
 
+  /** Runs a transaction's callback on `s`, telling whether it wrote a conversation record (its puts are synchronous). */
+  function watchWrites<T>(s: IDBObjectStore, cb: (s: IDBObjectStore) => T): { result: T; conversation: boolean } {
+    let conversation = false;
+    const spy = new Proxy(s, {
+      get(target, prop) {
+        if (prop === 'put') {
+          return (value: unknown, key: IDBValidKey) => {
+            if (String(key).startsWith('m:conversation')) conversation = true;
+            return target.put(value, key);
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const result = cb(spy);
+    return { result, conversation };
+  }
+
   /**
    * A slow disk: writes wait until open() is called. `failFirstConversation` aborts the first transaction that
    * writes a conversation record (a refused write, simulated).
@@ -369,20 +375,7 @@ describe('storage limits', () => {
         if (mode !== 'readwrite') return store(mode, cb);
         return gate.then(() =>
           store(mode, (s) => {
-            let conversation = false;
-            const spy = new Proxy(s, {
-              get(target, prop) {
-                if (prop === 'put') {
-                  return (value: unknown, key: IDBValidKey) => {
-                    if (String(key).startsWith('m:conversation')) conversation = true;
-                    return target.put(value, key);
-                  };
-                }
-                const v = Reflect.get(target, prop);
-                return typeof v === 'function' ? v.bind(target) : v;
-              },
-            });
-            const result = cb(spy);
+            const { result, conversation } = watchWrites(s, cb);
             if (conversation && failures-- > 0) s.transaction.abort();
             return result;
           }),
