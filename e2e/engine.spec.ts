@@ -11,6 +11,7 @@ test('chooses the build the page and the browser allow and says why, and where m
   harness,
   isolated: served,
   engineBrowser,
+  adapterF16,
 }) => {
   const isolated = await openEngine(harness);
   expect(isolated).toBe(served);
@@ -25,7 +26,9 @@ test('chooses the build the page and the browser allow and says why, and where m
     // The GPU engine: one thread for what stays on the CPU, llama.cpp's WebGPU backend for the layers.
     expect(info.build).toBe('webgpu');
     expect(info.buildReason).toMatch(/^the WebGPU build/);
-    expect(info.gpu).toMatchObject({ shaderPath: 'f16', layers: 0, totalLayers: 0 });
+    // f32 shaders on an adapter without shader-f16 (Chromium's SwiftShader).
+    expect(info.gpu).toMatchObject({ shaderPath: adapterF16 ? 'f16' : 'f32', layers: 0, totalLayers: 0 });
+    expect(info.selection.adapter).toMatchObject({ shaderF16: adapterF16 });
     expect(info.gpu!.adapter).not.toBe('');
   } else {
     expect(info.build).toBe(`${isolated ? 'mt' : 'st'}${relaxed ? '-relaxed' : ''}`);

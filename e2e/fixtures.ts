@@ -48,7 +48,14 @@ export type EngineBackend = 'auto' | 'wasm' | 'webgpu' | 'wllama';
 export type EngineSimd = 'auto' | 'plain';
 
 export const test = base.extend<
-  { harness: HarnessPage; site: Site; isolated: boolean; backend: EngineBackend; simd: EngineSimd },
+  {
+    harness: HarnessPage;
+    site: Site;
+    isolated: boolean;
+    backend: EngineBackend;
+    simd: EngineSimd;
+    adapterF16: boolean;
+  },
   {
     engineBrowser: EngineBrowser;
     firefoxPrefs: Record<string, unknown>;
@@ -65,6 +72,8 @@ export const test = base.extend<
   backend: ['auto', { option: true }],
   /** The SIMD the API tests ask createEngine for ('auto': relaxed where the browser has it). */
   simd: ['auto', { option: true }],
+  /** Whether the project's WebGPU adapter offers shader-f16 (the GPU engine's shaders then compute in f16, else f32). */
+  adapterF16: [true, { option: true }],
 
   firefox: [
     async ({ engineBrowser, firefoxPrefs }, use) => {

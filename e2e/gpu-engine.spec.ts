@@ -1,5 +1,6 @@
 // Hearth's engine on the GPU in a browser ('firefox-webgpu' project: Firefox ESR's WebGPU over Mesa's lavapipe, an
-// adapter with shader-f16): chosen after its self-test, every layer on the adapter, answering as the CPU engine does,
+// adapter with shader-f16; 'chromium-webgpu': Chromium's over SwiftShader, one without, where the shaders compute in
+// f32): chosen after its self-test, every layer on the adapter, answering as the CPU engine does,
 // and its conversation saved in IndexedDB resuming after a reload — on the GPU engine, and on the CPU engine.
 import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';
@@ -34,14 +35,21 @@ const ask = (harness: HarnessPage, messages: Msg[]) =>
 
 test('backend "webgpu": the GPU engine proves itself on the probe model, runs every layer on the adapter, and answers as the CPU engine does', async ({
   harness,
+  adapterF16,
 }) => {
   const info = await start(harness, 'webgpu', { persistent: false });
   expect(info.selection).toMatchObject({
     requested: 'webgpu',
-    adapter: { shaderF16: true },
+    adapter: { shaderF16: adapterF16 },
     selfTest: { passed: true, sameTopTokens: true },
   });
-  expect(info.selection.reason).toMatch(/^the GPU engine passed its self-test on .+ \(log-probabilities within [\d.]+/);
+  // Without shader-f16 (Chromium's SwiftShader) its shaders compute in f32, and the reason says so.
+  expect(info.gpu!.shaderPath).toBe(adapterF16 ? 'f16' : 'f32');
+  expect(info.selection.reason).toMatch(
+    adapterF16
+      ? /^the GPU engine passed its self-test on .+ \(log-probabilities within [\d.]+/
+      : /^the GPU engine passed its self-test on .+, its shaders in f32 \(the adapter offers no shader-f16; .*\) \(log-probabilities within [\d.]+/,
+  );
   expect(info.backend).toBe('webgpu');
   expect(info.build).toBe('webgpu');
   expect(info.gpu!.layers).toBeGreaterThan(0);
@@ -94,4 +102,22 @@ test("a conversation saved in IndexedDB by the GPU engine resumes after a reload
     expect(diff.tokens[0]).toEqual(diff.tokens[1]);
     expect(diff.logprobs).toBeLessThan(GPU_LOGPROB_TOLERANCE);
   }
+});
+
+test('backend "auto" (the default, the widget\'s too) picks the GPU engine once its self-test passes, with every feature, and says why', async ({
+  harness,
+  adapterF16,
+}) => {
+  await openEngine(harness, { backend: 'auto' });
+  const info = await harness.evaluate(() => window.engine.info());
+  expect(info.backend).toBe('webgpu');
+  // On an adapter without shader-f16 (Chromium's SwiftShader) too: its shaders then compute in f32.
+  expect(info.selection).toMatchObject({
+    requested: 'auto',
+    adapter: { shaderF16: adapterF16 },
+    selfTest: { passed: true },
+  });
+  expect(info.gpu!.shaderPath).toBe(adapterF16 ? 'f16' : 'f32');
+  expect(info.selection.reason).toMatch(/^the GPU engine passed its self-test on /);
+  expect(info.capabilities).toMatchObject({ persistentKv: true, batching: true, embeddings: true });
 });

@@ -1,6 +1,6 @@
 // Backend choice in Chromium ('chromium-wllama' project) on a real WebGPU adapter: SwiftShader, Chromium's Vulkan on
-// the CPU (playwright.config.ts turns it on). It is a fallback adapter without shader-f16, which decides both cases
-// here: 'auto' stays on the CPU engine and says so; 'wllama' runs wllama after proving itself against the CPU engine.
+// the CPU (playwright.config.ts turns it on), a fallback adapter without shader-f16: 'wllama' runs wllama after proving
+// itself against the CPU engine. ('auto' there picks Hearth's GPU engine: gpu-engine.spec.ts, chromium-webgpu.)
 import { expect, openEngine, test } from './fixtures.ts';
 
 test('backend "wllama" on SwiftShader proves itself against the wasm engine on the probe model, then answers; info() says why', async ({
@@ -82,25 +82,4 @@ test('backend "wllama" refuses, before running anything, the load options and re
   });
   expect(out.embed).toMatchObject({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
   expect(out.still).toBe('Hello, world!');
-});
-
-test('backend "auto" on an adapter without shader-f16 runs the engine on the CPU, with every feature, and says why', async ({
-  harness,
-}) => {
-  await openEngine(harness, { backend: 'auto' });
-  const out = await harness.evaluate(async () => {
-    const gpu = (navigator as unknown as { gpu?: { requestAdapter(): Promise<{ features: Set<string> } | null> } }).gpu;
-    const adapter = await gpu?.requestAdapter();
-    return {
-      adapter: adapter ? { shaderF16: adapter.features.has('shader-f16') } : null,
-      info: await window.engine.info(),
-    };
-  });
-  expect(out.adapter).toEqual({ shaderF16: false });
-  expect(out.info.backend).toBe('wasm');
-  expect(out.info.selection).toMatchObject({ requested: 'auto', adapter: { shaderF16: false }, selfTest: null });
-  expect(out.info.selection.reason).toBe(
-    "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs: the engine runs on the CPU",
-  );
-  expect(out.info.capabilities).toMatchObject({ persistentKv: true, batching: true, embeddings: true });
 });

@@ -47,14 +47,17 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
 /** What starts this tab's own engine: the llama.cpp engine's worker, and the backends over it (api/select.ts). */
 function starter(options: EngineOptions, backend: BackendName): () => Promise<LocalEngine> {
   const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
-  const init = workerInit({
-    threads: options.threads,
-    simd: options.simd ?? 'auto',
-    assetsUrl: options.assetsUrl,
-    maxModelBytes: options.maxModelBytes,
-    hfEndpoint: options.hfEndpoint,
-    cache: options.cache,
-  });
+  const init = {
+    ...workerInit({
+      threads: options.threads,
+      simd: options.simd ?? 'auto',
+      assetsUrl: options.assetsUrl,
+      maxModelBytes: options.maxModelBytes,
+      hfEndpoint: options.hfEndpoint,
+      cache: options.cache,
+    }),
+    shaderF16: options.gpuShaderF16,
+  };
   return async () => {
     const started = await startEngine(init, backend);
     const { worker } = started;

@@ -45,15 +45,29 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   path?: string;
   /** The wasm build (default: Node's, the plain single-thread one); 'webgpu' needs Dawn (test/webgpu). */
   variant?: BuildVariant;
+  /** The WebGPU build: false takes the f32 shader path (EngineConfig.shaderF16). */
+  shaderF16?: boolean;
 }
 
 /** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
 export async function testEngine(model: ModelName, opts: TestEngineOptions = {}): Promise<NodeEngine> {
-  const { db, wrap, path, variant, persistent, systemPrompt, conversations, minTokens, budgetBytes, ...load } = opts;
+  const {
+    db,
+    wrap,
+    path,
+    variant,
+    shaderF16,
+    persistent,
+    systemPrompt,
+    conversations,
+    minTokens,
+    budgetBytes,
+    ...load
+  } = opts;
   const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
-  const engine = await createNodeEngine({ cache, kvStore, variant });
+  const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16 });
   await engine.load({ path: path ?? modelPath(model) }, load);
   return engine;
 }
@@ -103,8 +117,9 @@ export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) 
 export async function openLlama(
   mounts: Record<string, string> = { '/models': modelsDir },
   variant?: BuildVariant,
+  opts: { shaderF16?: boolean } = {},
 ): Promise<Llama> {
-  const llama = await Llama.create(await nodeModuleLoader({ variant }).load());
+  const llama = await Llama.create(await nodeModuleLoader({ variant }).load(), opts);
   for (const [at, dir] of Object.entries(mounts)) {
     llama.mod.FS.mkdir(at);
     llama.mod.FS.mount(llama.mod.NODEFS, { root: dir }, at);

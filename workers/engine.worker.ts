@@ -19,6 +19,7 @@ Comlink.expose(
       cache: init.cache,
       hfEndpoint: init.hfEndpoint,
       gpuFallback: init.gpuFallback,
+      shaderF16: init.shaderF16,
       models: models && new ModelStore(models),
     });
   }),

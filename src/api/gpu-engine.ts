@@ -26,14 +26,20 @@ export async function startGpuEngine(init: HostInit, selection: BackendSelection
     });
     const gpu = worker.started?.gpu;
     if (!gpu) throw new Error("llama.cpp's WebGPU backend found no adapter");
-    const id = JSON.stringify([BUILD_ID, globalThis.navigator?.userAgent, selection.adapter, gpu.adapter]);
+    const id = JSON.stringify([
+      BUILD_ID,
+      globalThis.navigator?.userAgent,
+      selection.adapter,
+      gpu.adapter,
+      gpu.shaderPath,
+    ]);
     const kept = keptPass(id);
     selection.selfTest = kept ?? (await bounded(gpuSelfTest(worker.calls), "the GPU engine's self-test"));
     if (selection.selfTest.passed) {
       if (!kept) keepPass(id, selection.selfTest);
       selection.reason =
-        `the GPU engine passed its self-test on ${gpu.adapter} (log-probabilities within ` +
-        `${selection.selfTest.maxLogprobDiff.toFixed(4)} of its CPU's${kept ? '; kept from an earlier start' : ''})`;
+        `the GPU engine passed its self-test on ${gpu.adapter}${shaderNote(gpu.shaderPath)} (log-probabilities ` +
+        `within ${selection.selfTest.maxLogprobDiff.toFixed(4)} of its CPU's${kept ? '; kept from an earlier start' : ''})`;
       return worker;
     }
     selection.reason =
@@ -45,6 +51,11 @@ export async function startGpuEngine(init: HostInit, selection: BackendSelection
   }
   worker?.terminate();
   return null;
+}
+
+/** The f32 path in plain words: what a visitor on such an adapter may wonder about. */
+function shaderNote(path: 'f16' | 'f32'): string {
+  return path === 'f32' ? ', its shaders in f32 (the adapter offers no shader-f16; f16 data stays 16-bit)' : '';
 }
 
 function keptPass(id: string): SelfTest | null {

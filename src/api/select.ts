@@ -1,6 +1,6 @@
 // Which engine a page runs and what stands beside it (createEngine's `backend`). Hearth's engine runs in its worker:
-// on the GPU (the 'webgpu' build, gpu-engine.ts) when the browser has an adapter with shader-f16 and JSPI and the
-// engine passes its self-test there, else on the CPU. wllama (WebGPU) goes in front of it only when the page names
+// on the GPU (the 'webgpu' build, gpu-engine.ts) when the browser has a WebGPU adapter (with shader-f16 or without:
+// the build's shaders then compute in f32) and JSPI and the engine passes its self-test there, else on the CPU. wllama (WebGPU) goes in front of it only when the page names
 // it and it passed its self-test against the CPU engine; a server (EngineOptions.fallback) comes last, for models
 // this device cannot run. The result is a router over them (router.ts); engine.info().selection says what was chosen
 // and why. A page that asked for a server alone starts no worker and does not come here (create-engine.ts).
@@ -63,11 +63,9 @@ export async function startEngine(init: HostInit, requested: BackendName): Promi
   if (requested === 'webgpu' || requested === 'auto') {
     const why = !found
       ? 'the browser offers no WebGPU adapter'
-      : !selection.adapter!.shaderF16
-        ? "the WebGPU adapter lacks shader-f16, which llama.cpp's WebGPU backend needs"
-        : typeof (WebAssembly as { Suspending?: unknown }).Suspending !== 'function'
-          ? 'this browser lacks JSPI (WebAssembly.Suspending), which the GPU build needs to wait for the GPU'
-          : null;
+      : typeof (WebAssembly as { Suspending?: unknown }).Suspending !== 'function'
+        ? 'this browser lacks JSPI (WebAssembly.Suspending), which the GPU build needs to wait for the GPU'
+        : null;
     if (!why) {
       const { startGpuEngine } = await import('./gpu-engine.ts');
       const worker = await startGpuEngine({ ...init, gpuFallback: requested === 'auto' }, selection);

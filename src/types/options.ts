@@ -31,8 +31,8 @@ export type SimdChoice = 'auto' | 'plain';
 
 export interface EngineOptions {
   /** 'wasm': Hearth's llama.cpp engine on the CPU (WebAssembly). 'webgpu': the same engine with llama.cpp's WebGPU
-   * backend beneath it (the 'webgpu' build: every feature, KV state kept as on the CPU), when the browser has an
-   * adapter with shader-f16 and JSPI and the engine passes its self-test on it (the probe model on the GPU against
+   * backend beneath it (the 'webgpu' build: every feature, KV state kept as on the CPU), when the browser has a
+   * WebGPU adapter (with shader-f16, or without it computing in f32) and JSPI and the engine passes its self-test on it (the probe model on the GPU against
    * the CPU); else the CPU engine. 'auto' (default): the same choice. 'wllama': @wllama/wllama's WebGPU build (no KV
    * persistence or batching; see the README), after a self-test against the CPU engine. engine.info().selection says
    * which ran and why. */
@@ -46,6 +46,10 @@ export interface EngineOptions {
   threads?: number;
   /** Which SIMD the wasm build uses; engine.info().build and .buildReason say which runs and why. Default 'auto'. */
   simd?: SimdChoice;
+  /** The GPU engine: false computes in f32 even where the adapter has shader-f16 (f16 weights and KV cache stay
+   * 16-bit, packed two to a 32-bit word), the path adapters without it take — to compare the two on one GPU. Default:
+   * f16 where the adapter has it. engine.info().gpu.shaderPath says which runs. */
+  gpuShaderF16?: boolean;
   /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
   maxModelBytes?: number;
   /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */

@@ -71,6 +71,13 @@ describe('the GPU engine', () => {
     expect((await cpu.info()).gpu).toBeNull();
   });
 
+  it("shaderF16: false takes the f32 shader path (an adapter without shader-f16's) and says so in info()", async () => {
+    const gpu = await track(testEngine('qwen2-hello', { variant: 'webgpu', shaderF16: false, ...NO_CACHE }));
+    const info = await gpu.info();
+    expect(info.gpu?.shaderPath).toBe('f32');
+    expect(info.gpu?.layers).toBe(info.gpu?.totalLayers);
+  });
+
   it('without an adapter, the GPU build refuses to start with a typed error that says why (not a slower CPU engine)', async () => {
     const gpu = Object.getOwnPropertyDescriptor(globalThis.navigator, 'gpu')!;
     Object.defineProperty(globalThis.navigator, 'gpu', { value: undefined, configurable: true });

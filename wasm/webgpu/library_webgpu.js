@@ -290,6 +290,8 @@ const webgpuLibrary = {
   wgpuAdapterHasFeature__sig: 'ipi',
   wgpuAdapterHasFeature: (adapter, feature) => {
     const name = WebGPU.features[feature];
+    // Module.hearthShaderF16 false: llama.cpp takes the path of adapters without shader-f16 (binding/llama.ts).
+    if (name === 'shader-f16' && Module.hearthShaderF16 === false) return 0;
     return name && WebGPU.get(adapter).features.has(name) ? 1 : 0;
   },
 

@@ -51,6 +51,10 @@ export interface EngineConfig {
    * failing with `gpu_allocation_failed` (what backend 'auto' asks for; 'webgpu' wants the error).
    */
   gpuFallback?: boolean;
+  /** The WebGPU build: false computes in f32 even where the adapter has shader-f16 (f16 data stays 16-bit, packed in
+   * 32-bit words): the path of adapters without it, to compare the two on one GPU. Default: f16 where the adapter has
+   * it. */
+  shaderF16?: boolean;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.
    */
   kvStore?: KvStore | null;
@@ -96,17 +100,11 @@ export class Engine implements ServedCalls {
   private async getLlama(orCpu = false): Promise<Llama> {
     if (!this.llama || this.llama.crashed) {
       const mark = this.llama?.log.mark() ?? 0;
-      const llama = await Llama.create(await this.config.loader.load());
+      const llama = await Llama.create(await this.config.loader.load(), { shaderF16: this.config.shaderF16 });
       // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
       if (this.config.loader.variant === 'webgpu' && !llama.gpu && !orCpu) {
         const log = llama.log.since(mark);
-        // library_webgpu.js logs the adapter's features: the usual reason is one missing.
-        const adapter = log.find((l) => l.includes('webgpu: adapter with'));
-        const why =
-          adapter && !adapter.includes('shader-f16')
-            ? "the adapter lacks shader-f16, which it needs (NVIDIA on Linux offers it only with Dawn's " +
-              'vulkan_enable_f16_on_nvidia)'
-            : log.slice(-3).join(' | ') || 'no reason logged';
+        const why = log.slice(-3).join(' | ') || 'no reason logged';
         throw new EngineError(`llama.cpp's WebGPU backend could not use this adapter: ${why}`, 'webgpu_unavailable', {
           log,
         });
@@ -298,7 +296,7 @@ export class Engine implements ServedCalls {
       gpu: llama.gpu
         ? {
             adapter: llama.gpu,
-            shaderPath: 'f16',
+            shaderPath: llama.gpuShaderF16 ? 'f16' : 'f32',
             layers: s?.model.offloaded?.layers ?? 0,
             totalLayers: s?.model.offloaded?.of ?? 0,
             projector: s?.projector ? (s.projector.onGpu ? 'gpu' : 'cpu') : null,

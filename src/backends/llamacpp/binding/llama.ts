@@ -33,15 +33,23 @@ export class Llama {
   crashed = false;
   /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
   gpu: string | null = null;
+  /** The GPU's shaders compute in f16 (the adapter's shader-f16); else in f32, with f16 data packed in 32-bit words
+   * (wasm/patches/0018). */
+  gpuShaderF16 = false;
   /** What went wrong on the GPU first (its device lost, a buffer it could not allocate): why a trap happened. */
   gpuFault: { kind: 'lost' | 'allocation'; message: string } | null = null;
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
-  /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for). */
-  static async create(mod: HearthModule): Promise<Llama> {
+  /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for).
+   * `shaderF16` false: the WebGPU build's shaders compute in f32 even where the adapter has shader-f16. */
+  static async create(mod: HearthModule, opts: { shaderF16?: boolean } = {}): Promise<Llama> {
     const llama = new Llama(mod);
+    mod.hearthShaderF16 = opts.shaderF16;
     await llama.guard(() => mod._hearth_init());
-    if (mod._hearth_gpu_devices() > 0) llama.gpu = adapterName(mod) || mod.UTF8ToString(mod._hearth_gpu_name());
+    if (mod._hearth_gpu_devices() > 0) {
+      llama.gpu = adapterName(mod) || mod.UTF8ToString(mod._hearth_gpu_name());
+      llama.gpuShaderF16 = opts.shaderF16 !== false && mod.hearthAdapter?.features?.has('shader-f16') === true;
+    }
     return llama;
   }
 

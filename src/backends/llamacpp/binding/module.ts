@@ -20,9 +20,14 @@ export interface HearthModule extends FileSystemHost {
   /** stderr written before hearthLog was set (stderrToLog). */
   hearthStderr?: string[];
   /** The WebGPU build: the adapter llama.cpp asked for (wasm/webgpu/library_webgpu.js), with its info. */
-  hearthAdapter?: { info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>> };
+  hearthAdapter?: {
+    info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>>;
+    features?: { has(name: string): boolean };
+  };
   /** The WebGPU build: the device lost, a GPU error, or a buffer it could not allocate, as they happen. */
   hearthGpuEvent?: (kind: 'lost' | 'error' | 'allocation', message: string) => void;
+  /** false: the WebGPU build leaves the adapter's shader-f16 unused (library_webgpu.js). */
+  hearthShaderF16?: boolean;
 
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;

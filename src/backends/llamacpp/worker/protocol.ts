@@ -18,6 +18,8 @@ export interface HostInit {
   cache?: CacheOptions;
   /** The GPU build under backend 'auto': a model the GPU cannot hold loads on the CPU (Engine's gpuFallback). */
   gpuFallback?: boolean;
+  /** The GPU build: false computes in f32 even where the adapter has shader-f16 (EngineOptions.gpuShaderF16). */
+  shaderF16?: boolean;
   /** A Web Lock the worker holds for its life: the page learns of its end when the browser grants the lock. Set per
    * worker by the page (client.ts). */
   lifeLock?: string;
