@@ -1,9 +1,10 @@
 // Which engine a page runs and what stands beside it (createEngine's `backend`). Hearth's engine runs in its worker:
 // on the GPU (the 'webgpu' build, gpu-engine.ts) when the browser has a WebGPU adapter (with shader-f16 or without:
-// the build's shaders then compute in f32) and JSPI and the engine passes its self-test there, else on the CPU. wllama (WebGPU) goes in front of it only when the page names
-// it and it passed its self-test against the CPU engine; a server (EngineOptions.fallback) comes last, for models
-// this device cannot run. The result is a router over them (router.ts); engine.info().selection says what was chosen
-// and why. A page that asked for a server alone starts no worker and does not come here (create-engine.ts).
+// the build's shaders then compute in f32) and JSPI and the engine passes its self-test there, else on the CPU.
+// wllama (WebGPU) goes in front of it only when the page names it and it passed its self-test against the CPU engine;
+// a server (EngineOptions.fallback) comes last, for models this device cannot run. The result is a router over them
+// (router.ts); engine.info().selection says what was chosen and why. A page that asked for a server alone starts no
+// worker and does not come here (create-engine.ts).
 import type { Backend } from '../contract.ts';
 import type { BackendName, BackendSelection, ModelStorage, RemoteOptions } from '../types.ts';
 import { llamacppBackend } from '../backends/llamacpp/backend.ts';

@@ -100,9 +100,10 @@ export interface EngineInfo {
   } | null;
   /** Hearth's WebGPU build with an adapter: the GPU llama.cpp runs layers on, its shader path ('f16': the adapter's
    * shader-f16; 'f32': an adapter without it, or EngineOptions.gpuShaderF16 false — f32 arithmetic, f16 data packed in
-   * 32-bit words; f16 ops other than matrix products and row reads and writes run on the CPU), and how many of the loaded model's layers run there (llama.cpp's count, the output layer included;
-   * 0 of 0 before a load), and where the projector's encoder runs (null without one: images and audio). What the GPU
-   * backend cannot run stays on the CPU. null for the CPU builds, wllama and a server. */
+   * 32-bit words; f16 ops other than matrix products and row reads and writes run on the CPU), and how many of the
+   * loaded model's layers run there (llama.cpp's count, the output layer included; 0 of 0 before a load), and where
+   * the projector's encoder runs (null without one: images and audio). What the GPU backend cannot run stays on the
+   * CPU. null for the CPU builds, wllama and a server. */
   gpu: {
     adapter: string;
     shaderPath: 'f16' | 'f32';

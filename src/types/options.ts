@@ -32,10 +32,10 @@ export type SimdChoice = 'auto' | 'plain';
 export interface EngineOptions {
   /** 'wasm': Hearth's llama.cpp engine on the CPU (WebAssembly). 'webgpu': the same engine with llama.cpp's WebGPU
    * backend beneath it (the 'webgpu' build: every feature, KV state kept as on the CPU), when the browser has a
-   * WebGPU adapter (with shader-f16, or without it computing in f32) and JSPI and the engine passes its self-test on it (the probe model on the GPU against
-   * the CPU); else the CPU engine. 'auto' (default): the same choice. 'wllama': @wllama/wllama's WebGPU build (no KV
-   * persistence or batching; see the README), after a self-test against the CPU engine. engine.info().selection says
-   * which ran and why. */
+   * WebGPU adapter (with shader-f16, or without it computing in f32) and JSPI and the engine passes its self-test on
+   * it (the probe model on the GPU against the CPU); else the CPU engine. 'auto' (default): the same choice.
+   * 'wllama': @wllama/wllama's WebGPU build (no KV persistence or batching; see the README), after a self-test against
+   * the CPU engine. engine.info().selection says which ran and why. */
   backend?: BackendName | { remote: RemoteOptions };
   /** Where answers come from when a model cannot run on this device: its load failed with ModelLoadError
    * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server
