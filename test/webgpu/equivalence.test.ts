@@ -140,6 +140,26 @@ function largestDiff(a: Run, b: Run): number {
   return worst;
 }
 
+/** `run` answers as `reference` does: the same greedy tokens, the reference's top log-probabilities within TOLERANCE
+ * (the largest difference kept in `seen` under `key`). */
+function expectAlike(reference: Run, run: Run, key: string) {
+  seen[key] = Number(largestDiff(reference, run).toFixed(4));
+  expect(run.tokens).toEqual(reference.tokens);
+  expect(seen[key]).toBeLessThan(TOLERANCE);
+}
+
+/** A quantized qwen2-hello-256 on two backends (or shader paths): the same greedy tokens, and `run` no further from the
+ * f32 model it was made from than QUANT_RATIO times `reference` is, plus TOLERANCE (the ratio kept in `seen`). */
+async function expectQuantAlike(reference: Run, run: Run, key: string) {
+  expect(run.tokens).toEqual(reference.tokens);
+  // The f32 source fed the same tokens (the same tokenizer): how far quantization moved each.
+  const source = await greedy(cpu, 'qwen2-hello-256', 0, undefined, reference.tokens);
+  const referenceOff = largestDiff(source, reference);
+  const off = largestDiff(source, run);
+  seen[key] = Number((off / referenceOff).toFixed(2));
+  expect(off).toBeLessThan(QUANT_RATIO * referenceOff + TOLERANCE);
+}
+
 describe.each(['f16', 'f32'] as const)('the WebGPU build, %s shaders', (path) => {
   let gpu: Llama;
   beforeAll(() => {
@@ -153,24 +173,12 @@ describe.each(['f16', 'f32'] as const)('the WebGPU build, %s shaders', (path) =>
   });
 
   it.each(MODELS)('%s: greedy tokens equal, top-5 log-probabilities within the tolerance', async (name) => {
-    const onCpu = await greedy(cpu, name, 0);
-    const onGpu = await greedy(gpu, name, ALL_LAYERS);
-    seen[`${path} ${name}`] = Number(largestDiff(onCpu, onGpu).toFixed(4));
-    expect(onGpu.tokens).toEqual(onCpu.tokens);
-    expect(seen[`${path} ${name}`]).toBeLessThan(TOLERANCE);
+    expectAlike(await greedy(cpu, name, 0), await greedy(gpu, name, ALL_LAYERS), `${path} ${name}`);
   });
 
   it.each(QUANTS)('qwen2-hello-256-%s: greedy tokens equal; no further from the f32 model than the CPU', async (q) => {
     const name = `qwen2-hello-256-${q}`;
-    const onCpu = await greedy(cpu, name, 0);
-    const onGpu = await greedy(gpu, name, ALL_LAYERS);
-    expect(onGpu.tokens).toEqual(onCpu.tokens);
-    // The f32 source fed the same tokens (the same tokenizer): how far quantization moved each backend.
-    const source = await greedy(cpu, 'qwen2-hello-256', 0, undefined, onCpu.tokens);
-    const cpuOff = largestDiff(source, onCpu);
-    const gpuOff = largestDiff(source, onGpu);
-    seen[`${path} ${name}`] = Number((gpuOff / cpuOff).toFixed(2));
-    expect(gpuOff).toBeLessThan(QUANT_RATIO * cpuOff + TOLERANCE);
+    await expectQuantAlike(await greedy(cpu, name, 0), await greedy(gpu, name, ALL_LAYERS), `${path} ${name}`);
   });
 
   it.each([
@@ -218,10 +226,7 @@ describe('the two shader paths', () => {
     '%s: f32 arithmetic over packed f16 answers as f16 arithmetic does (greedy tokens equal, within the tolerance)',
     async (name) => {
       const f16 = await greedy(gpus.f16, name, ALL_LAYERS);
-      const f32 = await greedy(gpus.f32, name, ALL_LAYERS);
-      seen[`f32 vs f16 ${name}`] = Number(largestDiff(f16, f32).toFixed(4));
-      expect(f32.tokens).toEqual(f16.tokens);
-      expect(seen[`f32 vs f16 ${name}`]).toBeLessThan(TOLERANCE);
+      expectAlike(f16, await greedy(gpus.f32, name, ALL_LAYERS), `f32 vs f16 ${name}`);
     },
   );
 
@@ -232,13 +237,7 @@ describe('the two shader paths', () => {
     async (q) => {
       const name = `qwen2-hello-256-${q}`;
       const f16 = await greedy(gpus.f16, name, ALL_LAYERS);
-      const f32 = await greedy(gpus.f32, name, ALL_LAYERS);
-      expect(f32.tokens).toEqual(f16.tokens);
-      const source = await greedy(cpu, 'qwen2-hello-256', 0, undefined, f16.tokens);
-      const f16Off = largestDiff(source, f16);
-      const f32Off = largestDiff(source, f32);
-      seen[`f32 vs f16 ${name}`] = Number((f32Off / f16Off).toFixed(2));
-      expect(f32Off).toBeLessThan(QUANT_RATIO * f16Off + TOLERANCE);
+      await expectQuantAlike(f16, await greedy(gpus.f32, name, ALL_LAYERS), `f32 vs f16 ${name}`);
     },
   );
 });
