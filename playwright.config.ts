@@ -51,8 +51,9 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
-// The GPU engine's projects leave out what runs before the engine computes, or on storage alone (firefox-webgpu says
-// which and why).
+// The GPU engine's projects (one browser with shader-f16, one without) run the API specs, less what runs before the
+// engine computes or on storage alone (firefox-webgpu says which and why), and the GPU engine's own spec.
+const gpuSpecs = [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/];
 const gpuGrepInvert = new RegExp(
   [
     'bad model sources',
@@ -106,10 +107,10 @@ export default defineConfig<
     // CPU engine's test time, and CI has 90 minutes): left out are the tests of what the page does before the engine
     // computes (model sources, { hf }, a start that stalls, a model without a projector), two reloads (qwen2-hello:
     // gpu-engine.spec's does the same; gemma3-hello, 66 s), mamba's shipped state (qwen2-hello's runs) and the audio
-    // clip (on the GPU engine in Node: test/webgpu/engine.test.ts). All 20 passed here once.
+    // clip (on the GPU engine in Node: test/webgpu/engine.test.ts).
     {
       name: 'firefox-webgpu',
-      testMatch: [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/],
+      testMatch: gpuSpecs,
       grepInvert: gpuGrepInvert,
       use: {
         baseURL: servers.plain,
@@ -119,17 +120,14 @@ export default defineConfig<
         backend: 'webgpu',
       },
     },
-    // Chromium's WebGPU over SwiftShader (Vulkan on the CPU), an adapter without shader-f16: the GPU engine's shaders
-    // compute in f32 over f16 data packed in 32-bit words (wasm/patches/0018). SwiftShader compiles each of the ~20
-    // pipelines a model's first answer needs in seconds (an engine's first 4 tokens: 80 s here), so the GPU engine's
-    // own spec runs here — chosen by 'auto' and 'webgpu' after its self-test, answering as the CPU engine does, a
-    // conversation resumed across engines — and the build choice of engine.spec; the other API specs run on the f16
-    // path above, and the f32 path is compared with the CPU and the f16 path on every fixture in Node
-    // (test/webgpu/equivalence.test.ts).
+    // The same tests in Chromium's WebGPU over SwiftShader (Vulkan on the CPU), an adapter without shader-f16: the GPU
+    // engine's shaders compute in f32 over f16 data packed in 32-bit words (wasm/patches/0018). SwiftShader runs a
+    // workgroup's invocations four at a time, each group a coroutine where the shader has a barrier: the test models'
+    // output product (151,936 rows of 64) took 16 s a token until patch 0019 sized its workgroup to the row (0.4 s).
     {
       name: 'chromium-webgpu',
-      testMatch: [engineSpec, /gpu-engine\.spec\.ts$/],
-      grep: /chooses the build|GPU engine/,
+      testMatch: gpuSpecs,
+      grepInvert: gpuGrepInvert,
       use: {
         baseURL: servers.plain,
         isolated: false,

@@ -70,11 +70,13 @@ for (const model of ['qwen2-hello', 'mamba-hello', 'qwen35-hello', 'gemma3-hello
     expect(cold.usage.prompt_tokens_details.cached_tokens).toBe(0);
     // The same tokens and top-20 log-probabilities: the '-hello' models say the same words to any prompt, but their
     // log-probabilities follow it (another last question moves them by more than PROMPT_EFFECT), so a wrong state
-    // shows.
+    // shows. (mamba-hello, recurrent, follows a short question least: "Which lake is deepest?" moved it by 0.0098–0.011
+    // in Chromium and Firefox, on the CPU and GPU engines; this one by 0.025–0.028.)
     const diff = answerDiff(r3, cold);
     expect(diff.tokens[0]).toEqual(diff.tokens[1]);
     expect(diff.logprobs).toBeLessThan(tolerance(harness));
-    const other = await ask(harness, [...messages.slice(0, -1), { role: 'user', content: 'Which lake is deepest?' }]);
+    const otherQuestion = 'Tell me which star in the night sky is the brightest of them all.';
+    const other = await ask(harness, [...messages.slice(0, -1), { role: 'user', content: otherQuestion }]);
     expect(answerDiff(other, cold).logprobs).toBeGreaterThan(PROMPT_EFFECT);
   });
 }
