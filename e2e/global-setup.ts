@@ -30,6 +30,9 @@ export default async function setup() {
     'mamba-hello',
     'qwen35-hello',
     'gemma3-hello',
+    // the GPU engine's spec: every fixture architecture
+    'llama3-hello',
+    'qwen2-hello-256',
   ] as const;
   for (const name of models) await ensureModel(name);
   for (const name of ['gemma3-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);

@@ -1,6 +1,6 @@
 // Hearth's engine on the GPU in a browser ('firefox-webgpu' project: Firefox ESR's WebGPU over Mesa's lavapipe, an
 // adapter with shader-f16; 'chromium-webgpu': Chromium's over SwiftShader, one without, where the shaders compute in
-// f32): chosen after its self-test, every layer on the adapter, answering as the CPU engine does,
+// f32): chosen after its self-test, every layer on the adapter, answering as the CPU engine does (on every fixture architecture),
 // and its conversation saved in IndexedDB resuming after a reload — on the GPU engine, and on the CPU engine.
 import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';
@@ -65,6 +65,35 @@ test('backend "webgpu": the GPU engine proves itself on the probe model, runs ev
   const diff = answerDiff(onGpu, await ask(harness, turn1));
   expect(diff.tokens[0]).toEqual(diff.tokens[1]);
   expect(diff.logprobs).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+});
+
+// The fixture architectures of test/webgpu/equivalence.test.ts (there also the quantization types, which stay in Node:
+// on SwiftShader a quantized product still gives each 256-thread workgroup 4 rows of a 151,936-row output matrix).
+const ARCHITECTURES = ['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello', 'qwen2-hello-256'];
+
+test('every fixture architecture: the GPU engine answers as the CPU engine does, greedy tokens equal and top log-probabilities within the tolerance', async ({
+  harness,
+}) => {
+  const answers: Record<string, Array<Awaited<ReturnType<typeof ask>>>> = {};
+  for (const backend of ['webgpu', 'wasm']) {
+    await openEngine(harness, { backend, cache: { persistent: false, conversations: false, systemPrompt: false } });
+    for (const model of ARCHITECTURES) {
+      await harness.evaluate((url) => window.engine.load(url, { nCtx: 2048 }), `/test-models/${model}.gguf`);
+      const info = await harness.evaluate(() => window.engine.info());
+      expect(info.backend).toBe(backend);
+      if (backend === 'webgpu') expect(info.gpu!.layers).toBe(info.gpu!.totalLayers);
+      (answers[model] ??= []).push(await ask(harness, turn1));
+    }
+  }
+  const seen: Record<string, number> = {};
+  for (const model of ARCHITECTURES) {
+    const [gpu, cpu] = answers[model]!;
+    const diff = answerDiff(gpu!, cpu!);
+    seen[model] = Number(diff.logprobs.toFixed(4));
+    expect(diff.tokens[0], model).toEqual(diff.tokens[1]);
+    expect(diff.logprobs, model).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+  }
+  console.log(`largest |Δ logprob|, GPU engine against CPU engine: ${JSON.stringify(seen)}`);
 });
 
 test("a conversation saved in IndexedDB by the GPU engine resumes after a reload on the CPU engine, and the CPU engine's on the GPU engine", async ({
