@@ -23,6 +23,29 @@ export const MEDIA_LOGPROB_TOLERANCE = 5e-3;
  */
 export const GPU_LOGPROB_TOLERANCE = 0.05;
 
+/**
+ * Quantized models on the GPU engine: the two backends multiply them differently (the CPU quantizes the activations to
+ * 8 bits too, the GPU multiplies dequantized weights with f16/f32 activations), which on qwen2-hello-256 moves its
+ * log-probabilities by 0.12–0.85 between them — as much as quantizing the weights does (0.28 for Q8_0, 2.3 for Q4_0,
+ * against the f32 model). So each is measured against the f32 model it was quantized from: the GPU may stray from it at
+ * most QUANT_RATIO times as far as the CPU does (measured: 0.4–1.3×), plus GPU_LOGPROB_TOLERANCE.
+ */
+export const QUANT_RATIO = 1.5;
+
+/** The quantization types the GPU engine is compared on (fixtures qwen2-hello-256-<type>, made from qwen2-hello-256). */
+export const GPU_QUANTS = [
+  'q8_0',
+  'q4_0',
+  'q4_k_m',
+  'q5_k_m',
+  'q6_k',
+  'q5_0',
+  'q5_1',
+  'iq4_nl',
+  'iq4_xs',
+  'iq3_s',
+] as const;
+
 /** LOGPROB_TOLERANCE's twin on the GPU engine (cached against cold, a state written on the CPU against cold): in f16,
  * how tokens are split into batches moves the results more — measured up to 3.6e-3 (gemma3-hello, Firefox over
  * lavapipe). Still below PROMPT_EFFECT, so a wrong state still shows. */

@@ -8,19 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
 import type { Llama } from '../../src/backends/llamacpp/binding/llama.ts';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
-import { GPU_LOGPROB_TOLERANCE } from '../compare.ts';
+import { GPU_LOGPROB_TOLERANCE, GPU_QUANTS as QUANTS, QUANT_RATIO } from '../compare.ts';
 import { argmax, openLlama } from '../helpers.ts';
 
 /** Unquantized models: GPU_LOGPROB_TOLERANCE (test/compare.ts says what it allows for). */
 const TOLERANCE = GPU_LOGPROB_TOLERANCE;
-/**
- * Quantized models: the two backends multiply them differently (the CPU quantizes the activations to 8 bits too, the
- * GPU multiplies dequantized weights with f16/f32 activations), which on qwen2-hello-256 moves its log-probabilities by
- * 0.12–0.85 between them — as much as quantizing the weights does (0.28 for Q8_0, 2.3 for Q4_0, against the f32
- * model). So each is measured against the f32 model it was quantized from: the GPU may stray from it at most
- * QUANT_RATIO times as far as the CPU does (measured: 0.6–1.3×), plus TOLERANCE.
- */
-const QUANT_RATIO = 1.5;
 const TOP = 5;
 const STEPS = 8;
 const PROMPT = 'Hello there, how are you?';
@@ -34,7 +26,6 @@ const MODELS = [
   'qwen35-hello', // hybrid: attention and gated delta net
   'qwen2-hello-256', // f32, the quantized ones' source
 ] as const;
-const QUANTS = ['q8_0', 'q4_0', 'q4_k_m', 'q5_k_m', 'q6_k', 'q5_0', 'q5_1', 'iq4_nl', 'iq4_xs', 'iq3_s'] as const;
 
 type ShaderPath = 'f16' | 'f32';
 let cpu: Llama;
