@@ -58,7 +58,8 @@ export const GPU_BATCH_TOLERANCE = 8e-3;
 export const GPU_MEDIA_TOLERANCE = 0.15;
 
 /** A different prompt moves the test models' log-probabilities by more than this (seen: 0.025 on mamba-hello, the
- * least sensitive, for a longer last question, 0.0098–0.011 for a short one; 0.05–5 on the others). A test shows its models clear it, or its comparisons could not fail. */
+ * least sensitive, for a longer last question, 0.0098–0.011 for a short one; 0.05–5 on the others). A test shows its
+ * models clear it, or its comparisons could not fail. */
 export const PROMPT_EFFECT = 5 * LOGPROB_TOLERANCE;
 
 export interface AnswerDiff {
