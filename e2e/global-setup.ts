@@ -1,7 +1,7 @@
 // Before the e2e tests: the site must be built (npm run build) and the test models generated.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { GPU_QUANTS } from '../test/compare.ts';
+import { GPU_ARCHITECTURES, GPU_QUANTS } from '../test/compare.ts';
 import { ensureModel } from '../test/fixtures/models.ts';
 import { ensureMultimodal } from '../test/fixtures/projectors.ts';
 import { ensureWidgetHostState } from '../test/fixtures/prompt-states.ts';
@@ -32,8 +32,7 @@ export default async function setup() {
     'qwen35-hello',
     'gemma3-hello',
     // the GPU engine's spec: every fixture architecture and quantization type
-    'llama3-hello',
-    'qwen2-hello-256',
+    ...GPU_ARCHITECTURES,
     ...GPU_QUANTS.map((q) => `qwen2-hello-256-${q}` as const),
   ] as const;
   for (const name of models) await ensureModel(name);

@@ -3,7 +3,14 @@
 // f32): chosen after its self-test, every layer on the adapter, answering as the CPU engine does (every fixture
 // architecture; on the f32 path every quantization type too), and its conversation saved in IndexedDB resuming after a
 // reload — on the GPU engine, and on the CPU engine.
-import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE, GPU_QUANTS, QUANT_RATIO } from '../test/compare.ts';
+import {
+  answerDiff,
+  COMPARABLE,
+  GPU_ARCHITECTURES,
+  GPU_LOGPROB_TOLERANCE,
+  GPU_QUANTS,
+  QUANT_RATIO,
+} from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';
 import { expect, type HarnessPage, openEngine, test } from './fixtures.ts';
 
@@ -97,15 +104,12 @@ const firstToken = (a: Answer): Answer => {
   };
 };
 
-// The fixture architectures of test/webgpu/equivalence.test.ts.
-const ARCHITECTURES = ['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello', 'qwen2-hello-256'];
-
 test('every fixture architecture: the GPU engine answers as the CPU engine does, greedy tokens equal and top log-probabilities within the tolerance', async ({
   harness,
 }) => {
-  const answers = await onBothEngines(harness, ARCHITECTURES);
+  const answers = await onBothEngines(harness, GPU_ARCHITECTURES);
   const seen: Record<string, number> = {};
-  for (const model of ARCHITECTURES) {
+  for (const model of GPU_ARCHITECTURES) {
     const diff = answerDiff(answers.webgpu[model]!, answers.wasm[model]!);
     seen[model] = Number(diff.logprobs.toFixed(4));
     expect(diff.tokens[0], model).toEqual(diff.tokens[1]);

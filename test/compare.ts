@@ -32,6 +32,16 @@ export const GPU_LOGPROB_TOLERANCE = 0.05;
  */
 export const QUANT_RATIO = 1.5;
 
+/** The fixture architectures the GPU engine is compared on, against the CPU engine (Node and the browsers). */
+export const GPU_ARCHITECTURES = [
+  'qwen2-hello', // dense attention
+  'llama3-hello',
+  'gemma3-hello', // sliding-window attention
+  'mamba-hello', // recurrent
+  'qwen35-hello', // hybrid: attention and gated delta net
+  'qwen2-hello-256', // f32, the quantized ones' source
+] as const;
+
 /** The quantization types the GPU engine is compared on (fixtures qwen2-hello-256-<type>, made from qwen2-hello-256). */
 export const GPU_QUANTS = [
   'q8_0',

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaContext } from '../../src/backends/llamacpp/binding/context.ts';
 import type { Llama } from '../../src/backends/llamacpp/binding/llama.ts';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
-import { GPU_LOGPROB_TOLERANCE, GPU_QUANTS as QUANTS, QUANT_RATIO } from '../compare.ts';
+import { GPU_ARCHITECTURES as MODELS, GPU_LOGPROB_TOLERANCE, GPU_QUANTS as QUANTS, QUANT_RATIO } from '../compare.ts';
 import { argmax, openLlama } from '../helpers.ts';
 
 /** Unquantized models: GPU_LOGPROB_TOLERANCE (test/compare.ts says what it allows for). */
@@ -17,15 +17,6 @@ const TOP = 5;
 const STEPS = 8;
 const PROMPT = 'Hello there, how are you?';
 const ALL_LAYERS = 999;
-
-const MODELS = [
-  'qwen2-hello', // dense attention
-  'llama3-hello',
-  'gemma3-hello', // sliding-window attention
-  'mamba-hello', // recurrent
-  'qwen35-hello', // hybrid: attention and gated delta net
-  'qwen2-hello-256', // f32, the quantized ones' source
-] as const;
 
 type ShaderPath = 'f16' | 'f32';
 let cpu: Llama;
