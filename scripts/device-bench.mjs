@@ -64,15 +64,14 @@ writeFileSync(
 # shader-f16 (NVIDIA's Vulkan driver needs Dawn's toggle for it).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-# Once per machine: a second call (another model, other arguments) starts at once.
-[ -f /tmp/device-env.sh ] || bash "$here/../setup.sh"
+# Every call: a call re-sends .device-carry/ (removing what setup.sh unpacked there) and may carry a new bundle; the
+# models made in $w/.cache stay while the machine is warm, so a second call starts at once.
+bash "$here/../setup.sh" >/dev/null
 . /tmp/device-env.sh
 w=/tmp/hearth-bench
-if [ ! -d "$w/bench" ]; then
-  mkdir -p "$w"; cp -r "$here/bench" "$here/public" "$here/llama" "$w/"
-  find "$w" -name '*.xz' -exec xz -d -f {} +
-  echo "cpu: $(nproc) x $(lscpu | sed -n 's/^Model name: *//p')"
-fi
+rm -rf "$w/bench" "$w/public" "$w/llama"; mkdir -p "$w"; cp -r "$here/bench" "$here/public" "$here/llama" "$w/"
+find "$w" -name '*.xz' -exec xz -d -f {} +
+echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); cpu: $(nproc) x $(lscpu | sed -n 's/^Model name: *//p')"
 export HEARTH_WEBGPU="$WEBGPU" HEARTH_LLAMA_DIR="$w/llama"
 export HEARTH_DAWN_FLAGS="\${HEARTH_DAWN_FLAGS-enable-dawn-features=vulkan_enable_f16_on_nvidia}"
 cd "$w" && node bench/run.mjs "$@"

@@ -5,7 +5,9 @@
 // the engines alternated. In a browser (the default: Debian's firefox-esr with WebGPU on, the browser here whose
 // adapter has shader-f16) wllama's WebGPU runs beside them, where it can, through Hearth's 'wllama' backend. With
 // --node, in one Node process on Dawn for Node's adapter: here lavapipe (a CPU driver: a correctness-sized run), on a
-// machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts).
+// machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts); where that adapter has
+// shader-f16, the GPU engine's f32 path (`shaderF16: false`) runs as a third engine, `gpu_f32`, with its ratios to the
+// f16 path (f32_path_prefill_ratio, f32_path_decode_ratio).
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { chooseBuild } from '../../src/backends/llamacpp/worker/simd.ts';
@@ -14,14 +16,13 @@ import type { BackendName } from '../../src/types.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { installDawn } from '../../test/webgpu/dawn.ts';
 import { webgpuNode } from '../../scripts/webgpu-node.mjs';
-import { openFirefoxBenchPage } from '../browser.ts';
 import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
 import { takeTrace, traceWebGpu } from '../gpu-trace.ts';
 
 const N_CTX = 1024;
 const GEN = 64;
-type EngineName = 'gpu' | 'cpu' | 'wllama';
+type EngineName = 'gpu' | 'cpu' | 'wllama' | 'gpu_f32';
 /** Firefox ESR's WebGPU (wgpu over Vulkan: lavapipe here), as the e2e project firefox-webgpu turns it on. */
 const FIREFOX_WEBGPU = { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true };
 
@@ -41,6 +42,7 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
     const path = await ensureModel(name);
     const gpu = await createNodeEngine({ variant: 'webgpu', cache: NO_CACHE, modelsDir: null });
     const cpu = await createNodeEngine({ variant: cpuBuild.variant, threads, cache: NO_CACHE, modelsDir: null });
+    const engines: Partial<Record<EngineName, NodeEngine>> = { gpu, cpu };
     try {
       await gpu.load({ path }, { nCtx: N_CTX });
       await cpu.load({ path }, { nCtx: N_CTX });
@@ -51,13 +53,19 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
         `${name}: GPU engine on ${info.gpu.adapter} (${info.gpu.layers}/${info.gpu.totalLayers} layers, ` +
           `${info.gpu.shaderPath} shaders) vs CPU engine (${cpuBuild.variant}, ${threads} threads), llama.cpp ${info.llamaBuild}`,
       );
-      const engines = { gpu, cpu };
-      const row = await compare(['gpu', 'cpu'], (e) => timedChat(engines[e as 'gpu' | 'cpu'], PROMPT, GEN), opts);
+      // Where the adapter has shader-f16, the f32 path (shaders made without it) runs beside, on the same GPU: what an
+      // adapter without shader-f16 (NVIDIA on Linux without Dawn's toggle) would get, as a ratio to the f16 path.
+      if (info.gpu.shaderPath === 'f16') {
+        const f32 = await createNodeEngine({ variant: 'webgpu', cache: NO_CACHE, modelsDir: null, shaderF16: false });
+        await f32.load({ path }, { nCtx: N_CTX });
+        engines.gpu_f32 = f32;
+      }
+      const names = Object.keys(engines) as EngineName[];
+      const row = await compare(names, (e) => timedChat(engines[e]!, PROMPT, GEN), opts);
       if (opts.trace) await traceRun(gpu, opts);
       rows.push({ ...row, threads });
     } finally {
-      await gpu.unload();
-      await cpu.unload();
+      for (const e of Object.values(engines)) await e.unload();
     }
   }
   return rows;
@@ -73,8 +81,10 @@ const benchModels = (opts: ScenarioOptions): ModelName[] =>
 /** The three engines in one Firefox page, on its adapter; wllama left out (and said why) where it cannot run. */
 async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
   const threads = opts.threads?.[0] ?? availableParallelism();
+  // Imported here: the browser tooling (vite, puppeteer) is not on the GPU machine, where only --node runs.
+  const { openFirefoxBenchPage } = await import('../browser.ts');
   const b = await openFirefoxBenchPage(FIREFOX_WEBGPU);
-  const backend: Record<EngineName, BackendName> = { gpu: 'webgpu', cpu: 'wasm', wllama: 'wllama' };
+  const backend: Partial<Record<EngineName, BackendName>> = { gpu: 'webgpu', cpu: 'wasm', wllama: 'wllama' };
   const rows: Array<Record<string, number>> = [];
   try {
     for (const name of benchModels(opts)) {
@@ -99,7 +109,7 @@ async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, nu
           `(${cpu.build}, ${threads} threads), llama.cpp ${gpu.llamaBuild}; wllama: ${wllama}`,
       );
       const run = async (e: EngineName) => {
-        await b.call('selectBackend', backend[e]);
+        await b.call('selectBackend', backend[e]!);
         const t0 = performance.now();
         const r = await b.call('runHearth', PROMPT, GEN);
         opts.log(`    (${e}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
@@ -148,6 +158,11 @@ async function compare(
     const vs = e === 'cpu' ? '' : `_vs_${e}`;
     row[`prefill_ratio${vs}`] = round(row.gpu_prefill_tps! / row[`${e}_prefill_tps`]!);
     row[`decode_ratio${vs}`] = round(row.gpu_decode_tps! / row[`${e}_decode_tps`]!);
+  }
+  if (row.gpu_f32_decode_tps) {
+    row.f32_path_prefill_ratio = round(row.gpu_f32_prefill_tps! / row.gpu_prefill_tps!);
+    row.f32_path_decode_ratio = round(row.gpu_f32_decode_tps! / row.gpu_decode_tps!);
+    opts.log(`  f32 path / f16 path: prefill ${row.f32_path_prefill_ratio}x, decode ${row.f32_path_decode_ratio}x`);
   }
   // Greedy answers of random weights: the same text from both engines is a sign (not the proof: test/webgpu) of the
   // GPU computing what the CPU does; the length they share says how far they went together.
