@@ -276,6 +276,25 @@ describe('model store (Node: a folder)', () => {
     await expect(load(engine, { hf: { repo: 'no repo', file: 'x.gguf' } })).rejects.toMatchObject({
       code: 'invalid_source',
     });
+    await expect(
+      load(engine, { hf: { repo: 'test/tiny', file: 'x.gguf', endpoint: 'ftp://mirror' } }),
+    ).rejects.toMatchObject({
+      code: 'invalid_source',
+    });
+  });
+
+  it("a { hf } source's own endpoint (a mirror) is used for its file list and download, not the engine's", async () => {
+    server.addHub('test/mirrored', 'main', { 'tiny.gguf': { path: tiny } });
+    const dir = newDir();
+    // The engine's own endpoint answers nothing: every request must go to the source's.
+    const engine = await track(createNodeEngine({ modelsDir: dir, cache: NO_CACHE, hfEndpoint: 'http://127.0.0.1:9' }));
+    const before = server.log.length;
+    await load(engine, { hf: { repo: 'test/mirrored', file: 'tiny.gguf', endpoint: server.url } });
+    expect(await answer(engine)).toBe(await referenceAnswer());
+    expect(server.log.slice(before).map((r) => r.path)).toEqual(
+      expect.arrayContaining(['/api/models/test/mirrored/tree/main', '/test/mirrored/resolve/main/tiny.gguf']),
+    );
+    expect((await engine.models.list())[0]!.id).toBe(`${server.url}/test/mirrored/resolve/main/tiny.gguf`);
   });
 });
 

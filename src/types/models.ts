@@ -1,4 +1,5 @@
 // The model store as the API shows it: stored models, their ids, the storage they take.
+import type { HfFile } from './options.ts';
 
 /** A model in the model store (OPFS in a browser, a folder in Node). */
 export interface StoredModel {
@@ -31,7 +32,7 @@ export interface ModelStoreUsage {
 }
 
 /** A stored model: its id (StoredModel.id, the URL) or the { hf } source it was loaded from. */
-export type StoredModelRef = string | { hf: { repo: string; file: string; revision?: string } };
+export type StoredModelRef = string | { hf: HfFile };
 
 /** Where the model store keeps files: OPFS, IndexedDB (browsers without OPFS sync access), a folder (Node). */
 export type ModelStorage = 'opfs' | 'indexeddb' | 'folder';

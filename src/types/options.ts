@@ -82,7 +82,17 @@ export interface CacheOptions {
  * A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. A split model
  * (name-00001-of-0000N.gguf) is named by its first part; the others are found beside it.
  */
-export type ModelSource = string | Blob | { hf: { repo: string; file: string; revision?: string } } | { path: string };
+export type ModelSource = string | Blob | { hf: HfFile } | { path: string };
+
+/** A file of a Hugging Face model repo. */
+export interface HfFile {
+  repo: string;
+  file: string;
+  /** A branch, tag or commit. Default 'main'. */
+  revision?: string;
+  /** Where this repo is fetched from (a mirror of the Hub); EngineOptions.hfEndpoint when not given. */
+  endpoint?: string;
+}
 
 /** 'download' and 'verify' (sha256) happen only when a URL or { hf } model is not in the model store yet. */
 export type ProgressPhase = 'download' | 'verify' | 'load' | 'restore' | 'prefill';
@@ -148,7 +158,7 @@ export interface LoadOptions {
    * is. `true` with a { hf } model, or { hf: { repo } } without a file, takes the repo's mmproj*.gguf (f16 first).
    * Its size counts with the model's against maxModelBytes and the KV budget.
    */
-  projector?: ModelSource | { hf: { repo: string; file?: string; revision?: string } } | true;
+  projector?: ModelSource | { hf: Omit<HfFile, 'file'> & { file?: string } } | true;
 }
 
 export type MediaInputKind = 'text' | 'image' | 'audio';

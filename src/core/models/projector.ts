@@ -2,12 +2,12 @@
 // a model: a URL or { hf } file through the model store, a Blob as it is. `true` beside a { hf } model, or { hf } with
 // a repo and no file, asks the Hub's file list for the repo's mmproj*.gguf.
 import { ModelLoadError } from '../../errors.ts';
-import type { LoadOptions, ModelSource } from '../../types.ts';
+import type { HfFile, LoadOptions, ModelSource } from '../../types.ts';
 import type { ModelFile } from './file.ts';
-import { DEFAULT_HF, fetchOk } from './web-source.ts';
+import { DEFAULT_HF, fetchOk, hubEndpoint } from './web-source.ts';
 import { openSource, type SourceOptions } from './source.ts';
 
-type HfRepo = { repo: string; file?: string; revision?: string };
+type HfRepo = Omit<HfFile, 'file'> & { file?: string };
 
 export async function openProjector(
   projector: NonNullable<LoadOptions['projector']>,
@@ -50,17 +50,14 @@ export async function openProjector(
 
 /** The repo's projector file: mmproj*.gguf, f16 first (what llama.cpp's converter writes by default), else the first.
  */
-async function hubProjector(
-  hf: HfRepo,
-  opts: SourceOptions,
-): Promise<{ repo: string; file: string; revision?: string }> {
-  const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
+async function hubProjector(hf: HfRepo, opts: SourceOptions): Promise<HfFile> {
   if (typeof hf.repo !== 'string' || !/^[\w.-]+\/[\w.-]+$/.test(hf.repo)) {
     throw new ModelLoadError(
       `projector: expected { hf: { repo: "owner/name" } }, got ${JSON.stringify(hf)}`,
       'invalid_projector',
     );
   }
+  const endpoint = hubEndpoint(hf, opts.hfEndpoint ?? DEFAULT_HF);
   const api = `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}`;
   const entries = (await (await fetchOk(api, opts)).json().catch(() => null)) as Array<{
     type?: string;
@@ -79,5 +76,10 @@ async function hubProjector(
       { url: api },
     );
   }
-  return { repo: hf.repo, file, ...(hf.revision ? { revision: hf.revision } : {}) };
+  return {
+    repo: hf.repo,
+    file,
+    ...(hf.revision ? { revision: hf.revision } : {}),
+    ...(hf.endpoint ? { endpoint: hf.endpoint } : {}),
+  };
 }

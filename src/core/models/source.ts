@@ -4,7 +4,7 @@
 import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { ModelSource } from '../../types.ts';
 import { blobFile, type ModelFile } from './file.ts';
-import { type FetchOptions, fetchOk, isWebSource, webModel } from './web-source.ts';
+import { type FetchOptions, fetchOk, isWebSource, type WebSource, webModel } from './web-source.ts';
 import type { ModelStore, StoredFormat } from './store.ts';
 
 export interface SourceOptions extends FetchOptions {
@@ -41,10 +41,7 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
 }
 
 /** Downloads every part into a Blob (LoadOptions.store false). */
-async function downloadToMemory(
-  source: string | { hf: { repo: string; file: string; revision?: string } },
-  opts: SourceOptions,
-): Promise<ModelFile> {
+async function downloadToMemory(source: WebSource, opts: SourceOptions): Promise<ModelFile> {
   const web = await webModel(source, opts);
   const total = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
   let loaded = 0;

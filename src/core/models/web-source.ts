@@ -2,9 +2,9 @@
 // named name-0000i-of-0000N.gguf beside each other) and, asked of the server, their sizes — and for Hugging Face
 // their sha256, which its API gives for every LFS file.
 import { AbortError, ModelLoadError } from '../../errors.ts';
-import type { Progress } from '../../types.ts';
+import type { HfFile, Progress } from '../../types.ts';
 
-export type WebSource = string | { hf: { repo: string; file: string; revision?: string } };
+export type WebSource = string | { hf: HfFile };
 
 /** A URL or { hf } source: what is downloaded, and kept in the model store unless the load says store: false. */
 export function isWebSource(source: unknown): source is WebSource {
@@ -83,7 +83,7 @@ function checkedUrl(source: string): string {
   }
 }
 
-function hfUrl(hf: { repo: string; file: string; revision?: string }, endpoint: string): string {
+function hfUrl(hf: HfFile, defaultEndpoint: string): string {
   const repoOk = typeof hf.repo === 'string' && /^[\w.-]+\/[\w.-]+$/.test(hf.repo);
   const fileOk =
     typeof hf.file === 'string' && hf.file.length > 0 && !hf.file.startsWith('/') && !hf.file.includes('..');
@@ -94,7 +94,20 @@ function hfUrl(hf: { repo: string; file: string; revision?: string }, endpoint: 
     );
   }
   const path = hf.file.split('/').map(encodeURIComponent).join('/');
-  return `${endpoint.replace(/\/$/, '')}/${hf.repo}/resolve/${encodeURIComponent(hf.revision ?? 'main')}/${path}`;
+  return `${hubEndpoint(hf, defaultEndpoint)}/${hf.repo}/resolve/${encodeURIComponent(hf.revision ?? 'main')}/${path}`;
+}
+
+/** The source's own endpoint (a mirror) if it names one, else the engine's; an absolute http(s) URL either way. */
+export function hubEndpoint(hf: { endpoint?: string }, defaultEndpoint: string): string {
+  const endpoint = hf.endpoint ?? defaultEndpoint;
+  let url: URL | null = null;
+  try {
+    url = new URL(endpoint, globalThis.location?.href);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    throw new ModelLoadError(`the Hub endpoint "${endpoint}" is not an http(s) URL`, 'invalid_source');
+  }
+  return url.href.replace(/\/$/, '');
 }
 
 interface HubEntry {
@@ -108,12 +121,8 @@ interface HubEntry {
  * The files' sizes and sha256 from the Hub's tree API. When it cannot say (an HTTP error, no such API at a mirror),
  * that is ModelLoadError 'checksum_unavailable', or null (the files are asked for themselves) with allowUnverified.
  */
-async function hubFiles(
-  hf: { repo: string; file: string; revision?: string },
-  urls: string[],
-  opts: WebOptions,
-): Promise<WebFile[] | null> {
-  const endpoint = (opts.hfEndpoint ?? DEFAULT_HF).replace(/\/$/, '');
+async function hubFiles(hf: HfFile, urls: string[], opts: WebOptions): Promise<WebFile[] | null> {
+  const endpoint = hubEndpoint(hf, opts.hfEndpoint ?? DEFAULT_HF);
   const dir = hf.file.includes('/') ? hf.file.slice(0, hf.file.lastIndexOf('/')) : '';
   const api =
     `${endpoint}/api/models/${hf.repo}/tree/${encodeURIComponent(hf.revision ?? 'main')}` +
