@@ -23,7 +23,7 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 // the isolated page. The widget is for ordinary sites: the plain page.
 const apiSpecs = /\/(engine|cache|chat-features|media)\.spec\.ts$/;
 const engineSpec = /\/engine\.spec\.ts$/;
-const storeSpecs = /(models|app|shared)\.spec\.ts$/;
+const storeSpecs = /(models|app|catalogue|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
 const demoSpec = /demo\.spec\.ts$/;
@@ -158,12 +158,18 @@ export default defineConfig<
     },
   ],
   webServer: [
-    { command: 'npx vite preview --port 4173 --strictPort', port: 4173, reuseExistingServer: !process.env.CI },
+    // HEARTH_TEST_HUB: the app's catalogue asks the test Hub (e2e/test-hub.ts) for sizes, and offers the test model.
+    {
+      command: 'npx vite preview --port 4173 --strictPort',
+      port: 4173,
+      reuseExistingServer: !process.env.CI,
+      env: { HEARTH_TEST_HUB: '1' },
+    },
     {
       command: 'npx vite preview --port 4174 --strictPort',
       port: 4174,
       reuseExistingServer: !process.env.CI,
-      env: { HEARTH_ISOLATION: 'off' },
+      env: { HEARTH_ISOLATION: 'off', HEARTH_TEST_HUB: '1' },
     },
   ],
 });

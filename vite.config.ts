@@ -5,6 +5,7 @@ import { join, normalize, relative } from 'node:path';
 import { build, type BuildEnvironmentOptions, defineConfig, type Plugin } from 'vite';
 import { buildDefine, filesUnder } from './scripts/build-id.mjs';
 import { workerBuildConfig } from './scripts/build-worker.mjs';
+import { testCatalogue } from './e2e/test-hub.ts';
 
 // Threads need SharedArrayBuffer, which browsers allow only on cross-origin isolated pages. HEARTH_ISOLATION=off
 // serves the same pages without these headers, where Hearth falls back to its single-thread build (the e2e tests
@@ -98,6 +99,11 @@ function widgetHost(): Plugin {
       return serve(req, res, next);
     }
     if (path.startsWith('/exfil/')) return void res.writeHead(204).end();
+    // The app's catalogue tests: a test Hub (e2e/test-hub.ts) for the catalogue, and the test model as an entry.
+    if (path === '/test-models/catalogue.json' && process.env.HEARTH_TEST_HUB) {
+      for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+      return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(testCatalogue());
+    }
     // A model this device cannot run (the remote fallback's tests): its server announces 8 GiB, over any engine's
     // limit, which the model store checks before it fetches a byte. Nothing is served.
     if (path === '/test-models/too-large.gguf') {

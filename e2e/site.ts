@@ -188,8 +188,8 @@ export async function servedLog(baseURL: string, since = 0): Promise<Array<{ pat
 /** The paths in the test server's log from `since` on. */
 export const served = async (baseURL: string, since = 0) => (await servedLog(baseURL, since)).map((e) => e.path);
 
-/** Counts the workers each tab starts from now on (the engine worker, and the threads it starts, are its page's own);
- * workersStarted(tab) says how many. */
+/** Counts the engine's workers each tab starts from now on (the engine worker, and the threads it starts, are its
+ * page's own; the app's speed probe, app/probe-worker.ts, is not the engine); workersStarted(tab) says how many. */
 export function countWorkers(site: Site) {
   site.initScript(() => {
     const Base = Worker;
@@ -197,7 +197,8 @@ export function countWorkers(site: Site) {
     globalThis.Worker = class extends Base {
       constructor(...args: ConstructorParameters<typeof Worker>) {
         super(...args);
-        (window as unknown as { workersStarted: number }).workersStarted++;
+        if (!String(args[0]).includes('probe-worker'))
+          (window as unknown as { workersStarted: number }).workersStarted++;
       }
     };
   });

@@ -28,6 +28,9 @@ import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-v
 import { showProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';
 import { keepUpToDate } from './update.ts';
+import { askSizes, CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
+import { deviceFacts } from './device.ts';
+import { ModelsView } from './models-view.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
@@ -62,6 +65,11 @@ const ui = {
   projectorFile: $<HTMLInputElement>('projector-file'),
   record: $<HTMLButtonElement>('record'),
   attachStatus: $('attach-status'),
+  modelsToggle: $<HTMLButtonElement>('models-toggle'),
+  catalogue: $('catalogue'),
+  firstRun: $('first-run'),
+  deviceLine: $('device-line'),
+  storageLine: $('storage-line'),
 };
 const tray = new AttachmentTray(document, {
   dropTarget: ui.composer,
@@ -85,6 +93,14 @@ let modelReady = false;
  * start. */
 let engineFallback = 'null';
 const FAILED = 'failed';
+
+const models = new ModelsView($<HTMLUListElement>('catalogue-list'), () => engine, {
+  async load(model, progress, signal) {
+    askToKeep();
+    const projector = model.projector ? { hf: { ...model.hf, file: model.projector } } : undefined;
+    await openModel({ hf: model.hf }, projector, signal, progress);
+  },
+});
 
 const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputElement>('search'), {
   open: (c) => void openConversation(c.id),
@@ -254,19 +270,32 @@ async function loadModel() {
       : 'The engine is still starting; try again in a moment.';
     return;
   }
-  generating?.abort();
   loading = new AbortController();
+  try {
+    await openModel(source, chosenProjector(), loading.signal, onProgress);
+  } catch (err) {
+    ui.loadStatus.textContent = `Could not load the model: ${(err as Error).message}`;
+  } finally {
+    loading = null;
+    ui.progress.hidden = true;
+    setBusy();
+  }
+}
+
+/** Loads a model (downloading what the model store lacks) and makes the chat ready for it; throws what load throws. */
+async function openModel(
+  source: ModelSource,
+  projector: LoadOptions['projector'],
+  signal: AbortSignal,
+  progress: (p: Progress) => void,
+) {
+  generating?.abort();
   modelReady = false;
   showInputs([]);
   setBusy();
   try {
     if (!engine || JSON.stringify(fallback()) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
-    const projector = chosenProjector();
-    const info = await engine!.load(source, {
-      onProgress,
-      signal: loading.signal,
-      ...(projector ? { projector } : {}),
-    });
+    const info = await engine!.load(source, { onProgress: progress, signal, ...(projector ? { projector } : {}) });
     modelReady = true;
     const status = await engine!.info();
     const kinds = (status.input ?? []).filter((k): k is MediaKind => k !== 'text');
@@ -277,16 +306,87 @@ async function loadModel() {
       : `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.${reads}`;
     showStatus(status);
     ui.loadStatus.textContent = readyText;
+    showModels(false); // the chat takes the room; the Models button opens the catalogue again
     if (ui.settings.open) void showStoredModels();
     save();
     ui.prompt.focus();
-  } catch (err) {
-    ui.loadStatus.textContent = `Could not load the model: ${(err as Error).message}`;
   } finally {
-    loading = null;
-    ui.progress.hidden = true;
     setBusy();
+    void showStorage();
   }
+}
+
+/** Shows or hides the catalogue (the other-model form, with the load status, stays). */
+function showModels(open: boolean) {
+  ui.catalogue.hidden = !open;
+  ui.firstRun.hidden = !open || models.storedModels().length > 0;
+  ui.modelsToggle.setAttribute('aria-expanded', String(open));
+}
+
+/**
+ * Before a download: asks the browser to keep this site's storage (navigator.storage.persist()), so that a downloaded
+ * model is not cleared when the disk runs low. Asked here, on the visitor's click, where a browser that prompts for it
+ * has a reason to show. Not waited for: Firefox asks the visitor, who may answer late or never, and the download need
+ * not wait; the storage line says what the browser answered.
+ */
+function askToKeep() {
+  void navigator.storage
+    ?.persisted?.()
+    .then((kept) => kept || navigator.storage.persist())
+    .then(showStorage, () => {});
+}
+
+/** The storage line: what the models take, what the site may use, and whether the browser keeps it. */
+async function showStorage() {
+  const usage = await engine?.models.usage().catch(() => null);
+  if (!usage) return;
+  const site =
+    usage.used !== null && usage.quota !== null
+      ? ` · this site uses ${formatBytes(usage.used)} of the ${formatBytes(usage.quota)} the browser allows it`
+      : '';
+  const kept =
+    usage.persisted === true
+      ? 'the browser keeps them even when the disk runs low'
+      : usage.persisted === false
+        ? 'the browser may clear them when the disk runs low (they would be downloaded again)'
+        : '';
+  ui.storageLine.textContent = `Downloaded models: ${formatBytes(usage.models)}${site}${kept ? `. ${kept[0]!.toUpperCase()}${kept.slice(1)}.` : '.'}`;
+}
+
+const EXTRA_CATALOGUE = 'hearth-test-catalogue';
+
+/** The catalogue: the app's list and, on the test servers, their test entries (whose Hub is the test server). */
+async function showCatalogue() {
+  const extra = await fetch('/test-models/catalogue.json')
+    .then(
+      async (r) => {
+        const body = r.ok ? await r.json() : null;
+        localStorage.setItem(EXTRA_CATALOGUE, JSON.stringify(body));
+        return body;
+      },
+      () => JSON.parse(localStorage.getItem(EXTRA_CATALOGUE) ?? 'null'), // offline: as it was last
+    )
+    .catch(() => null);
+  const endpoint = typeof extra?.endpoint === 'string' ? (extra.endpoint as string) : undefined;
+  const list: CatalogueModel[] = [...validEntries(extra), ...CATALOGUE].map((m) =>
+    endpoint ? { ...m, hf: { ...m.hf, endpoint } } : m,
+  );
+  models.show(list, keptSizes());
+  await models.refresh();
+  ui.firstRun.hidden = models.storedModels().length > 0;
+  void showStorage();
+  void askSizes(list, (id, size) => models.setSize(id, size));
+  const info = await engine!.info();
+  const facts = await deviceFacts(info, { probe: true });
+  models.setDevice(facts);
+  const memory =
+    facts.deviceMemoryGiB !== null ? ` · about ${facts.deviceMemoryGiB} GB of memory, as the browser says` : '';
+  const probe = facts.probe ? ` · reads ${(facts.probe.bytesPerSecond / 1e9).toFixed(1)} GB/s (measured)` : '';
+  const runs =
+    facts.backend === 'webgpu'
+      ? `the GPU (${info.gpu?.adapter ?? 'WebGPU'})`
+      : `the CPU, ${info.threads} thread${info.threads > 1 ? 's' : ''}`;
+  ui.deviceLine.textContent = `This device: models run on ${runs}${probe}${memory}.`;
 }
 
 /** Sends the composer's text and attachments (`again`: a message's own, sent anew). */
@@ -374,6 +474,7 @@ ui.stop.addEventListener('click', () => generating?.abort());
 ui.regenerate.addEventListener('click', regenerate);
 ui.record.addEventListener('click', () => void record());
 ui.newChat.addEventListener('click', startNew);
+ui.modelsToggle.addEventListener('click', () => showModels(ui.modelsToggle.getAttribute('aria-expanded') !== 'true'));
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
 ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels()));
 document.addEventListener('visibilitychange', () => {
@@ -482,6 +583,7 @@ async function main() {
   await restore();
   try {
     await startEngine();
+    await showCatalogue();
   } catch (err) {
     setStatus(`The engine could not start: ${(err as Error).message}`);
   }

@@ -1,0 +1,99 @@
+// The models the app offers (catalogue.json), with their download sizes from the Hugging Face Hub's API — asked once
+// and kept, so the catalogue shows them offline and on the next visit. The Hub's answer goes through the model store's
+// own reading of it (core/models/web-source.ts): the same sizes and sha256 the download is then checked against.
+import type { HfFile } from '../types.ts';
+import { webModel } from '../core/models/web-source.ts';
+import list from './catalogue.json';
+
+export interface CatalogueModel {
+  id: string;
+  name: string;
+  /** Parameters, as people say it: "0.5B". */
+  params: string;
+  hf: HfFile;
+  /** The projector (mmproj GGUF) in the same repo, for models that read images. */
+  projector?: string;
+  quant: string;
+  context: number;
+  shape: { layers: number; kvHeads: number; headDim: number };
+  licence: string;
+  goodAt: string;
+  images?: boolean;
+}
+
+/** What the Hub said of a model's files: bytes of all of them (model and projector). */
+export interface HubSize {
+  bytes: number;
+  /** When the Hub said it (ms since the epoch). */
+  at: number;
+}
+
+const SIZES = 'hearth-catalogue-sizes';
+/** The Hub is asked again after this: a repo's files can change. */
+const SIZE_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+
+export const CATALOGUE: CatalogueModel[] = list.models as CatalogueModel[];
+
+/** The entries of a catalogue file that are complete and sane (a test server's, or one edited by hand). */
+export function validEntries(value: unknown): CatalogueModel[] {
+  const models = (value as { models?: unknown } | null)?.models;
+  if (!Array.isArray(models)) return [];
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) > 0;
+  return models.filter((m: CatalogueModel) => {
+    if (!m || typeof m !== 'object') return false;
+    const text = [m.id, m.name, m.params, m.quant, m.licence, m.goodAt, m.hf?.repo, m.hf?.file];
+    if (!text.every((t) => typeof t === 'string' && t.length > 0)) return false;
+    if (m.projector !== undefined && typeof m.projector !== 'string') return false;
+    return count(m.context) && count(m.shape?.layers) && count(m.shape?.kvHeads) && count(m.shape?.headDim);
+  });
+}
+
+/** The sizes kept from earlier answers of the Hub, by model id. */
+export function keptSizes(): Record<string, HubSize> {
+  try {
+    const kept = JSON.parse(localStorage.getItem(SIZES) ?? '{}') as Record<string, HubSize>;
+    return Object.fromEntries(
+      Object.entries(kept).filter(([, s]) => Number.isSafeInteger(s?.bytes) && s.bytes > 0 && Number.isFinite(s.at)),
+    );
+  } catch {
+    return {};
+  }
+}
+
+/** The model's files as the model store will download them: the model, and its projector. */
+export function modelFiles(m: CatalogueModel): Array<{ hf: HfFile }> {
+  return [{ hf: m.hf }, ...(m.projector ? [{ hf: { ...m.hf, file: m.projector } }] : [])];
+}
+
+/**
+ * Asks the Hub for the sizes of the models not known (or known for more than a week), `onSize` as each answers; an
+ * unreachable Hub leaves the kept sizes. Nothing is asked while the browser is offline.
+ */
+export async function askSizes(
+  models: CatalogueModel[],
+  onSize: (id: string, size: HubSize) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const kept = keptSizes();
+  const stale = models.filter((m) => !kept[m.id] || Date.now() - kept[m.id]!.at > SIZE_MAX_AGE_MS);
+  if (!navigator.onLine) return;
+  await Promise.all(
+    stale.map(async (m) => {
+      try {
+        const answers = await Promise.all(modelFiles(m).map((s) => webModel(s, { signal })));
+        const sizes = answers.flatMap((a) => a.files.map((f) => f.size));
+        if (sizes.some((s) => s === null)) return;
+        const size = { bytes: sizes.reduce((a, b) => a! + b!, 0)!, at: Date.now() };
+        kept[m.id] = size;
+        try {
+          localStorage.setItem(SIZES, JSON.stringify(kept));
+        } catch {
+          // storage full or off: the size is shown, not kept
+        }
+        onSize(m.id, size);
+      } catch {
+        // the Hub did not answer for this model: it shows "size unknown" until it does
+      }
+    }),
+  );
+}

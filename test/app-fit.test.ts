@@ -1,0 +1,85 @@
+// The app's fit rule (src/app/fit.ts) and its catalogue (src/app/catalogue.json): what a visitor is told before any
+// download — a model refused with the reason when it cannot run, the memory and speed of one that can, and the one
+// recommended. The browser's side (the cards, a simulated small device) is e2e/catalogue.spec.ts.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { validEntries } from '../src/app/catalogue.ts';
+import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, recommend } from '../src/app/fit.ts';
+
+const GiB = 1024 ** 3;
+const model = { bytes: 0.5 * GiB, stored: 0, layers: 24, kvHeads: 2, headDim: 64, context: 32768 };
+const roomy: DeviceFacts = {
+  deviceMemoryGiB: 8,
+  freeStorage: 50 * GiB,
+  backend: 'wasm',
+  decodeBytesPerSecond: 20e9,
+  tokenOverheadSeconds: 0,
+};
+
+describe('fit', () => {
+  it('counts the weights, the KV cache at the app context and working memory, and estimates speed from the probe', () => {
+    const f = modelFit(model, roomy);
+    expect(f.fits).toBe(true);
+    expect(f.context).toBe(APP_CONTEXT);
+    expect(f.memory).toBeGreaterThan(model.bytes + kvBytes(model, APP_CONTEXT));
+    expect(f.tokensPerSecond).toBeCloseTo(20e9 / model.bytes, 5);
+    expect(f.speed).toBe('fast');
+    // The GPU's fixed cost a token bounds a small model's speed.
+    const gpu = modelFit(model, {
+      ...roomy,
+      backend: 'webgpu',
+      decodeBytesPerSecond: 1e12,
+      tokenOverheadSeconds: 0.006,
+    });
+    expect(gpu.tokensPerSecond).toBeLessThan(1 / 0.006);
+    expect(gpu.backend).toBe('webgpu');
+  });
+
+  it('refuses, with the reason, what WebAssembly, the device or the storage cannot hold', () => {
+    expect(modelFit({ ...model, bytes: 4 * GiB }, roomy)).toMatchObject({
+      fits: false,
+      reason: expect.stringMatching(/more than a browser tab's engine holds/),
+    });
+    // Weights under the engine's limit, but a long KV cache takes the heap past 4 GiB.
+    const wide = { ...model, bytes: 3.3 * GiB, layers: 48, kvHeads: 8, headDim: 128 };
+    expect(modelFit(wide, roomy)).toMatchObject({
+      fits: false,
+      reason: expect.stringMatching(/WebAssembly gives 4\.00 GiB/),
+    });
+    expect(modelFit({ ...model, bytes: 1.2 * GiB }, { ...roomy, deviceMemoryGiB: 2 })).toMatchObject({
+      fits: false,
+      reason: expect.stringMatching(/this device has about 2 GB/),
+    });
+    expect(modelFit(model, { ...roomy, freeStorage: 0.2 * GiB })).toMatchObject({
+      fits: false,
+      reason: expect.stringMatching(/the download needs 512\.0 MiB of storage; this site may use 204\.8 MiB more/),
+    });
+    // What is already stored is not downloaded again.
+    expect(modelFit({ ...model, stored: model.bytes }, { ...roomy, freeStorage: 0 }).fits).toBe(true);
+    // A model whose size the Hub has not given yet is not refused, and not sized.
+    expect(modelFit({ ...model, bytes: null }, roomy)).toMatchObject({ fits: true, memory: null });
+  });
+
+  it('recommends the largest quick model that fits and downloads in minutes, else the smallest that fits', () => {
+    const entry = (bytes: number, device = roomy) => ({ bytes, fit: modelFit({ ...model, bytes }, device) });
+    const models = [entry(0.4 * GiB), entry(1.1 * GiB), entry(2.4 * GiB), entry(3.6 * GiB)];
+    expect(recommend(models)?.bytes).toBe(1.1 * GiB); // 2.4 GiB is over the first-download limit; 3.6 does not fit
+    const slow = { ...roomy, decodeBytesPerSecond: 1e9 };
+    expect(recommend([entry(0.4 * GiB, slow), entry(1.1 * GiB, slow)])?.bytes).toBe(0.4 * GiB);
+    expect(recommend([entry(3.6 * GiB)])).toBeNull();
+  });
+});
+
+describe('the catalogue', () => {
+  it('has every entry complete, ids unique, at least one that reads images, and no sizes typed by hand', () => {
+    const raw = JSON.parse(readFileSync('src/app/catalogue.json', 'utf8'));
+    const entries = validEntries(raw);
+    expect(entries).toHaveLength(raw.models.length);
+    expect(new Set(entries.map((m) => m.id)).size).toBe(entries.length);
+    expect(entries.some((m) => m.images && m.projector)).toBe(true);
+    expect(JSON.stringify(raw)).not.toMatch(/"(size|bytes|sha256)"/);
+    // A damaged entry is left out, not shown half.
+    expect(validEntries({ models: [{ ...raw.models[0], shape: { layers: 0 } }, raw.models[1]] })).toHaveLength(1);
+    expect(validEntries(null)).toEqual([]);
+  });
+});
