@@ -583,10 +583,13 @@ async function main() {
   await restore();
   try {
     await startEngine();
-    await showCatalogue();
   } catch (err) {
     setStatus(`The engine could not start: ${(err as Error).message}`);
+    return;
   }
+  await showCatalogue().catch((err) => {
+    ui.deviceLine.textContent = `The catalogue could not be shown: ${(err as Error).message}`;
+  });
 }
 
 /** The fallback server in the settings, or null when its URL is empty (the default: nothing leaves the browser). */

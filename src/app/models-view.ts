@@ -94,7 +94,7 @@ export class ModelsView {
     this.refit();
   }
 
-  /** The catalogue's ids of the stored, complete models. */
+  /** The catalogue's models that the model store holds complete. */
   storedModels(): CatalogueModel[] {
     return [...this.cards.values()].filter((c) => c.complete).map((c) => c.model);
   }
@@ -141,8 +141,11 @@ export class ModelsView {
       const bar = el('progress', { max: 1, value: ratio ?? 0 });
       bar.setAttribute('aria-label', `Downloading ${model.name}`);
       actions.append(bar, el('span', { className: 'card-progress', textContent: progress ?? '' }));
-      actions.append(this.button('Pause', 'pause', () => card.download?.abort()));
-      actions.append(this.button('Cancel', 'cancel', () => void this.cancel(card)));
+      // A stored model only loads: nothing to pause, and Cancel would delete what the visitor keeps.
+      if (!card.complete) {
+        actions.append(this.button('Pause', 'pause', () => card.download?.abort()));
+        actions.append(this.button('Cancel', 'cancel', () => void this.cancel(card)));
+      }
     } else {
       const partial = !card.complete && card.stored > 0;
       const label = card.complete ? 'Chat' : partial ? 'Resume download' : 'Download';
