@@ -23,7 +23,7 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 // the isolated page. The widget is for ordinary sites: the plain page.
 const apiSpecs = /\/(engine|cache|chat-features|media)\.spec\.ts$/;
 const engineSpec = /\/engine\.spec\.ts$/;
-const storeSpecs = /(models|app|catalogue|shared)\.spec\.ts$/;
+const storeSpecs = /(models|app|app-chat|catalogue|shared)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
 const demoSpec = /demo\.spec\.ts$/;

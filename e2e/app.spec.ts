@@ -17,7 +17,7 @@ import {
   type TestFile,
 } from './attach.ts';
 import { expect, test } from './fixtures.ts';
-import { savedConversations } from './kv.ts';
+import { putConversations, savedConversations } from './kv.ts';
 import { countWorkers, served, servedLog, type Site, type Tab, workersStarted } from './site.ts';
 
 async function openApp(site: Site): Promise<Tab> {
@@ -47,32 +47,21 @@ async function ask(tab: Tab, text: string) {
 const titles = (tab: Tab) => tab.texts('#conversations .title');
 
 /** A conversation of a <hearth-chat> widget on the same site: same store, not one of the app's. */
-function keepWidgetConversation(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const open = indexedDB.open('hearth-chat');
-    open.onupgradeneeded = () => open.result.createObjectStore('conversations');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const tx = open.result.transaction('conversations', 'readwrite');
-      const messages = [
-        { role: 'user', content: 'Do you deliver?' },
-        { role: 'assistant', content: 'Yes.' },
-      ];
-      tx.objectStore('conversations').put(
-        { id: 'widget:default', title: 'Do you deliver?', messages, updatedAt: Date.now() },
-        'widget:default',
-      );
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => reject(tx.error);
-    };
-  });
-}
+const WIDGET_CONVERSATION = {
+  id: 'widget:default',
+  title: 'Do you deliver?',
+  updatedAt: Date.now(),
+  messages: [
+    { role: 'user', content: 'Do you deliver?' },
+    { role: 'assistant', content: 'Yes.' },
+  ],
+};
 
 test('conversations: new, rename, search, delete; edit and resend; regenerate; settings kept; downloaded models deleted', async ({
   site,
 }) => {
   const first = await site.tab('/');
-  await first.evaluate(keepWidgetConversation);
+  await first.evaluate(putConversations, [WIDGET_CONVERSATION]);
   await first.close();
   const tab = await openApp(site);
   await ask(tab, 'How do I feed a **sourdough** starter?');

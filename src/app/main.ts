@@ -1,5 +1,8 @@
-// The app: pick a GGUF, watch it load, chat with streaming; stop, regenerate, edit and resend; many conversations, each
-// kept in IndexedDB (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once.
+// The app: pick a model from the catalogue (first-run.ts, models-view.ts: sizes, whether it fits this device) or any
+// GGUF, watch it download and load, chat with streaming; stop, regenerate, edit and resend; code highlighted with a
+// Copy button (code-blocks.ts); many conversations, exported and imported (transfer-view.ts), each kept in IndexedDB
+// (ui/conversation.ts) with its KV state (by Hearth), so reopening one continues at once; keyboard shortcuts
+// (shortcuts.ts).
 // Installable: a manifest and a service worker (workers/sw.ts) that keeps the shell and the engine for offline use;
 // models come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown. A
 // model loaded with its projector reads images (attach, paste, drop) and audio (a file, or the microphone, asked for
@@ -28,9 +31,12 @@ import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-v
 import { showProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';
 import { keepUpToDate } from './update.ts';
-import { askSizes, CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
-import { deviceFacts } from './device.ts';
 import { ModelsView } from './models-view.ts';
+import { askToKeep, showCatalogue, showStorage } from './first-run.ts';
+import { finishCodeBlocks } from './code-blocks.ts';
+import { bindTransfer } from './transfer-view.ts';
+import { bindShortcuts } from './shortcuts.ts';
+import { SYSTEM_PRESETS } from './presets.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
@@ -67,6 +73,13 @@ const ui = {
   attachStatus: $('attach-status'),
   modelsToggle: $<HTMLButtonElement>('models-toggle'),
   catalogue: $('catalogue'),
+  exportJson: $<HTMLButtonElement>('export-json'),
+  exportMd: $<HTMLButtonElement>('export-md'),
+  importButton: $<HTMLButtonElement>('import'),
+  importFile: $<HTMLInputElement>('import-file'),
+  transferStatus: $('transfer-status'),
+  preset: $<HTMLSelectElement>('system-preset'),
+  search: $<HTMLInputElement>('search'),
   firstRun: $('first-run'),
   deviceLine: $('device-line'),
   storageLine: $('storage-line'),
@@ -96,7 +109,7 @@ const FAILED = 'failed';
 
 const models = new ModelsView($<HTMLUListElement>('catalogue-list'), () => engine, {
   async load(model, progress, signal) {
-    askToKeep();
+    askToKeep(() => void showStorage(engine, ui.storageLine));
     const projector = model.projector ? { hf: { ...model.hf, file: model.projector } } : undefined;
     await openModel({ hf: model.hf }, projector, signal, progress);
   },
@@ -133,6 +146,7 @@ function showInputs(kinds: MediaKind[]) {
 function bubble(role: BubbleRole, text: string, index = -1, media: Attachment[] = []): HTMLElement {
   const el = drawBubble(ui.chat, role, text, renderMarkdown);
   drawMedia(el, media);
+  if (role === 'assistant') finishCodeBlocks(el);
   if (role === 'user' && index >= 0) {
     // Edit and resend: the conversation goes back to before this message, which returns to the composer.
     const edit = Object.assign(document.createElement('button'), {
@@ -226,6 +240,7 @@ async function restore() {
   if (model.projector) ui.projectorUrl.value = model.projector;
   const settings = saved.settings ?? {};
   if (settings.system !== undefined) ui.system.value = settings.system;
+  showPreset();
   if (settings.temperature) ui.temperature.value = settings.temperature;
   if (settings.overflow) ui.overflow.value = settings.overflow;
   if (settings.fallbackUrl) ui.fallbackUrl.value = settings.fallbackUrl;
@@ -312,7 +327,7 @@ async function openModel(
     ui.prompt.focus();
   } finally {
     setBusy();
-    void showStorage();
+    void showStorage(engine, ui.storageLine);
   }
 }
 
@@ -321,72 +336,6 @@ function showModels(open: boolean) {
   ui.catalogue.hidden = !open;
   ui.firstRun.hidden = !open || models.storedModels().length > 0;
   ui.modelsToggle.setAttribute('aria-expanded', String(open));
-}
-
-/**
- * Before a download: asks the browser to keep this site's storage (navigator.storage.persist()), so that a downloaded
- * model is not cleared when the disk runs low. Asked here, on the visitor's click, where a browser that prompts for it
- * has a reason to show. Not waited for: Firefox asks the visitor, who may answer late or never, and the download need
- * not wait; the storage line says what the browser answered.
- */
-function askToKeep() {
-  void navigator.storage
-    ?.persisted?.()
-    .then((kept) => kept || navigator.storage.persist())
-    .then(showStorage, () => {});
-}
-
-/** The storage line: what the models take, what the site may use, and whether the browser keeps it. */
-async function showStorage() {
-  const usage = await engine?.models.usage().catch(() => null);
-  if (!usage) return;
-  const site =
-    usage.used !== null && usage.quota !== null
-      ? ` · this site uses ${formatBytes(usage.used)} of the ${formatBytes(usage.quota)} the browser allows it`
-      : '';
-  const kept =
-    usage.persisted === true
-      ? 'the browser keeps them even when the disk runs low'
-      : usage.persisted === false
-        ? 'the browser may clear them when the disk runs low (they would be downloaded again)'
-        : '';
-  ui.storageLine.textContent = `Downloaded models: ${formatBytes(usage.models)}${site}${kept ? `. ${kept[0]!.toUpperCase()}${kept.slice(1)}.` : '.'}`;
-}
-
-const EXTRA_CATALOGUE = 'hearth-test-catalogue';
-
-/** The catalogue: the app's list and, on the test servers, their test entries (whose Hub is the test server). */
-async function showCatalogue() {
-  const extra = await fetch('/test-models/catalogue.json')
-    .then(
-      async (r) => {
-        const body = r.ok ? await r.json() : null;
-        localStorage.setItem(EXTRA_CATALOGUE, JSON.stringify(body));
-        return body;
-      },
-      () => JSON.parse(localStorage.getItem(EXTRA_CATALOGUE) ?? 'null'), // offline: as it was last
-    )
-    .catch(() => null);
-  const endpoint = typeof extra?.endpoint === 'string' ? (extra.endpoint as string) : undefined;
-  const list: CatalogueModel[] = [...validEntries(extra), ...CATALOGUE].map((m) =>
-    endpoint ? { ...m, hf: { ...m.hf, endpoint } } : m,
-  );
-  models.show(list, keptSizes());
-  await models.refresh();
-  ui.firstRun.hidden = models.storedModels().length > 0;
-  void showStorage();
-  void askSizes(list, (id, size) => models.setSize(id, size));
-  const info = await engine!.info();
-  const facts = await deviceFacts(info, { probe: true });
-  models.setDevice(facts);
-  const memory =
-    facts.deviceMemoryGiB !== null ? ` · about ${facts.deviceMemoryGiB} GB of memory, as the browser says` : '';
-  const probe = facts.probe ? ` · reads ${(facts.probe.bytesPerSecond / 1e9).toFixed(1)} GB/s (measured)` : '';
-  const runs =
-    facts.backend === 'webgpu'
-      ? `the GPU (${info.gpu?.adapter ?? 'WebGPU'})`
-      : `the CPU, ${info.threads} thread${info.threads > 1 ? 's' : ''}`;
-  ui.deviceLine.textContent = `This device: models run on ${runs}${probe}${memory}.`;
 }
 
 /** Sends the composer's text and attachments (`again`: a message's own, sent anew). */
@@ -419,7 +368,10 @@ async function send(text: string, again?: Attachment[]) {
         onText: (answer) => {
           if (!ttft) ttft = performance.now() - t0;
           ui.progress.hidden = true;
+          // The log follows the answer while the reader is at its end; one who scrolled up to read stays put.
+          const following = ui.chat.scrollHeight - ui.chat.scrollTop - ui.chat.clientHeight < 48;
           out.replaceChildren(renderMarkdown(answer));
+          if (following) ui.chat.scrollTop = ui.chat.scrollHeight;
         },
         onTimings: (t) => {
           const tps = t.predicted_ms > 0 ? (t.predicted_n / t.predicted_ms) * 1000 : 0;
@@ -433,6 +385,7 @@ async function send(text: string, again?: Attachment[]) {
       },
     );
     out.replaceChildren(renderMarkdown(answer));
+    finishCodeBlocks(out);
     if (stopped) note(out, 'stopped');
   } catch (err) {
     out.previousElementSibling?.remove(); // the user's message goes back to the composer
@@ -476,10 +429,42 @@ ui.record.addEventListener('click', () => void record());
 ui.newChat.addEventListener('click', startNew);
 ui.modelsToggle.addEventListener('click', () => showModels(ui.modelsToggle.getAttribute('aria-expanded') !== 'true'));
 for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
+ui.preset.append(...SYSTEM_PRESETS.map((p) => new Option(p.name, p.text)));
+ui.preset.addEventListener('change', () => {
+  if (!ui.preset.value) return;
+  ui.system.value = ui.preset.value;
+  save();
+});
+ui.system.addEventListener('input', showPreset);
+bindTransfer(
+  { ...ui, status: ui.transferStatus },
+  () => conversation,
+  () => sidebar.refresh(conversation.id),
+);
+bindShortcuts(document, {
+  stop: () => {
+    generating?.abort();
+    return generating !== null;
+  },
+  newChat: () => {
+    startNew();
+    ui.prompt.focus();
+  },
+  search: () => ui.search.focus(),
+  compose: () => {
+    if (!ui.prompt.disabled) ui.prompt.focus();
+    return !ui.prompt.disabled;
+  },
+});
 ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels()));
 document.addEventListener('visibilitychange', () => {
   if (engine && document.visibilityState === 'visible') void engine.info().then(showStatus, () => {});
 });
+
+/** The preset menu shows the preset the system prompt is, or "your own". */
+function showPreset() {
+  ui.preset.value = SYSTEM_PRESETS.some((p) => p.text === ui.system.value) ? ui.system.value : '';
+}
 
 /** Record, then Stop recording: the clip becomes an attachment. The microphone is asked for here, never before. */
 async function record() {
@@ -587,7 +572,7 @@ async function main() {
     setStatus(`The engine could not start: ${(err as Error).message}`);
     return;
   }
-  await showCatalogue().catch((err) => {
+  await showCatalogue(engine!, models, ui).catch((err) => {
     ui.deviceLine.textContent = `The catalogue could not be shown: ${(err as Error).message}`;
   });
 }
