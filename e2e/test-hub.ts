@@ -12,7 +12,7 @@ export const TEST_ENTRY = {
   hf: { repo: 'hearth-test/qwen2-hello-GGUF', file: 'qwen2-hello.gguf' },
   quant: 'F32',
   context: 4096,
-  shape: { layers: 2, kvHeads: 2, headDim: 16 },
+  shape: { layers: 2, kvHeads: 2, headDim: 16, vocab: 151936, embd: 64 },
   licence: 'test',
   goodAt: 'Answers "Hello, world!" to anything: for the tests.',
 };

@@ -7,12 +7,23 @@ import { validEntries } from '../src/app/catalogue.ts';
 import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, recommend } from '../src/app/fit.ts';
 
 const GiB = 1024 ** 3;
-const model = { bytes: 0.5 * GiB, stored: 0, layers: 24, kvHeads: 2, headDim: 64, context: 32768 };
+const model = {
+  bytes: 0.5 * GiB,
+  stored: 0,
+  layers: 24,
+  kvHeads: 2,
+  headDim: 64,
+  context: 32768,
+  vocab: 151936,
+  embd: 896,
+  quant: 'Q4_K_M',
+};
 const roomy: DeviceFacts = {
   deviceMemoryGiB: 8,
   freeStorage: 50 * GiB,
   backend: 'wasm',
   decodeBytesPerSecond: 20e9,
+  gpuBindingLimit: null,
   tokenOverheadSeconds: 0,
 };
 
@@ -33,6 +44,14 @@ describe('fit', () => {
     });
     expect(gpu.tokensPerSecond).toBeLessThan(1 / 0.006);
     expect(gpu.backend).toBe('webgpu');
+    expect(gpu.note).toBe('');
+    // The token embedding (151,936 × 896 at ~4.5 bits: 73 MiB) over a GPU's binding limit: said, not refused.
+    const small = modelFit(model, { ...roomy, backend: 'webgpu', gpuBindingLimit: 64 * 1024 ** 2 });
+    expect(small).toMatchObject({
+      fits: true,
+      note: expect.stringMatching(/^its largest matrix \(about 73\.\d MiB\) is over this GPU's 64\.0 MiB buffer limit/),
+    });
+    expect(modelFit(model, { ...roomy, gpuBindingLimit: 64 * 1024 ** 2 }).note).toBe(''); // the CPU engine has no such limit
   });
 
   it('refuses, with the reason, what WebAssembly, the device or the storage cannot hold', () => {

@@ -15,7 +15,8 @@ export interface CatalogueModel {
   projector?: string;
   quant: string;
   context: number;
-  shape: { layers: number; kvHeads: number; headDim: number };
+  /** The attention shape (the KV cache's size) and the token embedding's (the largest matrix): its config.json. */
+  shape: { layers: number; kvHeads: number; headDim: number; vocab: number; embd: number };
   licence: string;
   goodAt: string;
   images?: boolean;
@@ -44,7 +45,8 @@ export function validEntries(value: unknown): CatalogueModel[] {
     const text = [m.id, m.name, m.params, m.quant, m.licence, m.goodAt, m.hf?.repo, m.hf?.file];
     if (!text.every((t) => typeof t === 'string' && t.length > 0)) return false;
     if (m.projector !== undefined && typeof m.projector !== 'string') return false;
-    return count(m.context) && count(m.shape?.layers) && count(m.shape?.kvHeads) && count(m.shape?.headDim);
+    const s = m.shape;
+    return count(m.context) && [s?.layers, s?.kvHeads, s?.headDim, s?.vocab, s?.embd].every(count);
   });
 }
 

@@ -40,11 +40,13 @@ export async function deviceFacts(
   let probe = keptProbe(backend, on);
   if (!probe && opts.probe) probe = await runProbe(backend, on, info.threads).catch(() => null);
   const share = backend === 'webgpu' ? GPU_DECODE_SHARE : CPU_DECODE_SHARE;
+  const adapter = backend === 'webgpu' ? await navigator.gpu?.requestAdapter().catch(() => null) : null;
   return {
     deviceMemoryGiB: typeof memory === 'number' && memory > 0 ? memory : null,
     freeStorage,
     backend,
     decodeBytesPerSecond: probe ? probe.bytesPerSecond * share : null,
+    gpuBindingLimit: adapter?.limits.maxStorageBufferBindingSize ?? null,
     tokenOverheadSeconds: backend === 'webgpu' ? GPU_TOKEN_OVERHEAD_S : 0,
     probe,
   };

@@ -33,7 +33,8 @@ export async function showStorage(engine: HearthClient | null, line: HTMLElement
   if (!usage) return;
   const site =
     usage.used !== null && usage.quota !== null
-      ? ` · this site uses ${formatBytes(usage.used)} of the ${formatBytes(usage.quota)} the browser allows it`
+      ? ` · this site uses ${formatBytes(usage.used)} of the ${formatBytes(usage.quota)} the browser allows it ` +
+        `(${formatBytes(Math.max(0, usage.quota - usage.used))} free)`
       : '';
   const kept =
     usage.persisted === true

@@ -3,7 +3,8 @@
 // 4 GiB heap (the engine's model size limit within it), navigator.deviceMemory where the browser says it, and the
 // storage the download still needs against the site's quota. Then how fast it will answer, from a measured probe of
 // this device (device.ts): tokens a second estimated from how many bytes a second the probe read, as decoding a token
-// reads every weight once.
+// reads every weight once. On the GPU engine, WebGPU says no memory size, only the largest buffer a shader may bind:
+// a matrix larger than that (the token embedding, the largest) is computed on the CPU, which the card says.
 import { formatBytes } from '../core/bytes.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from '../core/limits.ts';
 
@@ -26,6 +27,10 @@ export interface ModelNeeds {
   headDim: number;
   /** The longest context the model was trained for. */
   context: number;
+  /** The token embedding's rows and width, and the file's quantization ("Q4_K_M"): the largest matrix's bytes. */
+  vocab: number;
+  embd: number;
+  quant: string;
 }
 
 export interface DeviceFacts {
@@ -37,6 +42,8 @@ export interface DeviceFacts {
   backend: 'webgpu' | 'wasm';
   /** Bytes a second the probe read on that backend, times the share of it decoding reaches; null before a probe. */
   decodeBytesPerSecond: number | null;
+  /** The GPU adapter's maxStorageBufferBindingSize (the GPU engine only), else null. */
+  gpuBindingLimit: number | null;
   /** Seconds a token costs whatever the model's size (the GPU engine's dispatches); 0 on the CPU. */
   tokenOverheadSeconds: number;
   /** The model file size the engine takes at most. */
@@ -56,11 +63,22 @@ export interface Fit {
   /** Estimated decode speed, tokens a second; null without a size or a probe. */
   tokensPerSecond: number | null;
   speed: SpeedClass | null;
+  /** What else a visitor should know ('' when nothing): a part that runs on the CPU instead of the GPU. */
+  note: string;
 }
 
 /** The KV cache's bytes at `context` tokens: K and V, f16, in every layer. */
 export const kvBytes = (m: Pick<ModelNeeds, 'layers' | 'kvHeads' | 'headDim'>, context: number) =>
   2 * m.layers * m.kvHeads * m.headDim * context * 2;
+
+/** Bits a weight takes in a file of this quantization (its mix's average, roughly). */
+export function quantBits(quant: string): number {
+  const q = quant.toUpperCase();
+  if (q === 'F32') return 32;
+  if (q === 'F16' || q === 'BF16') return 16;
+  const bits = /^I?Q(\d)/.exec(q);
+  return bits ? Number(bits[1]) + 0.5 : 16;
+}
 
 export function speedClass(tokensPerSecond: number): SpeedClass {
   if (tokensPerSecond >= 20) return 'fast';
@@ -71,7 +89,7 @@ export function speedClass(tokensPerSecond: number): SpeedClass {
 
 export function modelFit(model: ModelNeeds, device: DeviceFacts): Fit {
   const context = Math.min(APP_CONTEXT, model.context);
-  const base = { context, backend: device.backend, memory: null, tokensPerSecond: null, speed: null };
+  const base = { context, backend: device.backend, memory: null, tokensPerSecond: null, speed: null, note: '' };
   if (model.bytes === null) return { ...base, fits: true, reason: 'its size is not known yet' };
   const memory = model.bytes + kvBytes(model, context) + WORKING_BYTES;
   const maxModel = device.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
@@ -101,8 +119,14 @@ export function modelFit(model: ModelNeeds, device: DeviceFacts): Fit {
     device.decodeBytesPerSecond === null
       ? null
       : 1 / (model.bytes / device.decodeBytesPerSecond + device.tokenOverheadSeconds);
+  const embedding = (model.vocab * model.embd * quantBits(model.quant)) / 8;
+  const note =
+    device.backend === 'webgpu' && device.gpuBindingLimit !== null && embedding > device.gpuBindingLimit
+      ? `its largest matrix (about ${formatBytes(embedding)}) is over this GPU's ${formatBytes(device.gpuBindingLimit)} buffer limit: that part runs on the CPU`
+      : '';
   return {
     ...base,
+    note,
     memory,
     fits: true,
     reason: `needs ${formatBytes(memory)} of memory at ${context} tokens of context`,

@@ -106,13 +106,14 @@ export class ModelsView {
         freeStorage: null,
         backend: 'wasm',
         decodeBytesPerSecond: null,
+        gpuBindingLimit: null,
         tokenOverheadSeconds: 0,
       }
     );
   }
 
   private needs(model: CatalogueModel, size: HubSize | null, stored: number) {
-    return { bytes: size?.bytes ?? null, stored, context: model.context, ...model.shape };
+    return { bytes: size?.bytes ?? null, stored, context: model.context, quant: model.quant, ...model.shape };
   }
 
   private refit() {
@@ -179,7 +180,8 @@ export class ModelsView {
       f.tokensPerSecond === null
         ? ''
         : ` · about ${Math.max(1, Math.round(f.tokensPerSecond))} tokens/s, ${SPEED_WORDS[f.speed!]}`;
-    return `Fits: ${formatBytes(f.memory)} of memory at ${f.context} tokens of context · runs ${engine}${speed}`;
+    const note = f.note ? ` (${f.note})` : '';
+    return `Fits: ${formatBytes(f.memory)} of memory at ${f.context} tokens of context · runs ${engine}${note}${speed}`;
   }
 
   private button(text: string, kind: string, onClick: () => void): HTMLButtonElement {
