@@ -1,6 +1,7 @@
-// What this device offers a model (fit.ts): memory as the browser reports it, free storage, the engine that will run
-// the model, and a short measured probe of its speed — kept for a month, so the catalogue opens at once next time.
-import type { EngineInfo } from '../types.ts';
+// What this device offers a model (fit.ts): memory as the browser reports it, free storage (the model store's own
+// figures), the engine that will run the model, and a short measured probe of its speed — kept for a month, so the
+// catalogue opens at once next time.
+import type { EngineInfo, ModelStoreUsage } from '../types.ts';
 import type { DeviceFacts } from './fit.ts';
 
 const PROBE = 'hearth-speed-probe';
@@ -16,7 +17,7 @@ const PROBE_MS = 700;
  */
 const CPU_DECODE_SHARE = 0.6;
 const GPU_DECODE_SHARE = 0.5;
-export const GPU_TOKEN_OVERHEAD_S = 0.006;
+const GPU_TOKEN_OVERHEAD_S = 0.006;
 
 export interface Probe {
   backend: 'webgpu' | 'wasm';
@@ -26,24 +27,28 @@ export interface Probe {
   at: number;
 }
 
-/** The facts modelFit() needs, with a probe (measured now unless one for this backend is kept). */
+/** Storage the site may still use, from the model store's usage (engine.models.usage()); null when unknown. */
+export const freeStorage = (usage: ModelStoreUsage | null) =>
+  usage && usage.used !== null && usage.quota !== null ? Math.max(0, usage.quota - usage.used) : null;
+
+/**
+ * The facts modelFit() needs, with a probe (measured now unless one for this backend is kept); `usage` is the model
+ * store's.
+ */
 export async function deviceFacts(
   info: EngineInfo,
-  opts: { probe: boolean },
+  usage: ModelStoreUsage | null,
 ): Promise<DeviceFacts & { probe: Probe | null }> {
   const backend = info.backend === 'webgpu' ? 'webgpu' : 'wasm';
   const memory = (navigator as { deviceMemory?: number }).deviceMemory;
-  const estimate = await navigator.storage?.estimate?.().catch(() => null);
-  const freeStorage =
-    estimate?.quota !== undefined && estimate.usage !== undefined ? Math.max(0, estimate.quota - estimate.usage) : null;
+  const adapter = backend === 'webgpu' ? await navigator.gpu?.requestAdapter().catch(() => null) : null;
   const on = backend === 'webgpu' ? (info.gpu?.adapter ?? 'GPU') : `${info.threads} threads`;
   let probe = keptProbe(backend, on);
-  if (!probe && opts.probe) probe = await runProbe(backend, on, info.threads).catch(() => null);
+  probe ??= await runProbe(backend, on, info.threads, adapter ?? null).catch(() => null);
   const share = backend === 'webgpu' ? GPU_DECODE_SHARE : CPU_DECODE_SHARE;
-  const adapter = backend === 'webgpu' ? await navigator.gpu?.requestAdapter().catch(() => null) : null;
   return {
     deviceMemoryGiB: typeof memory === 'number' && memory > 0 ? memory : null,
-    freeStorage,
+    freeStorage: freeStorage(usage),
     backend,
     decodeBytesPerSecond: probe ? probe.bytesPerSecond * share : null,
     gpuBindingLimit: adapter?.limits.maxStorageBufferBindingSize ?? null,
@@ -63,8 +68,13 @@ function keptProbe(backend: Probe['backend'], on: string): Probe | null {
   }
 }
 
-async function runProbe(backend: Probe['backend'], on: string, threads: number): Promise<Probe> {
-  const bytesPerSecond = backend === 'webgpu' ? await gpuProbe() : await cpuProbe(Math.max(1, threads));
+async function runProbe(
+  backend: Probe['backend'],
+  on: string,
+  threads: number,
+  adapter: GPUAdapter | null,
+): Promise<Probe> {
+  const bytesPerSecond = backend === 'webgpu' ? await gpuProbe(adapter) : await cpuProbe(Math.max(1, threads));
   const probe = { backend, on, bytesPerSecond, at: Date.now() };
   try {
     localStorage.setItem(PROBE, JSON.stringify(probe));
@@ -98,8 +108,7 @@ async function cpuProbe(threads: number): Promise<number> {
 }
 
 /** Bytes a second a GPU buffer copy moves (read and written), on the adapter the GPU engine uses. */
-async function gpuProbe(): Promise<number> {
-  const adapter = await navigator.gpu!.requestAdapter();
+async function gpuProbe(adapter: GPUAdapter | null): Promise<number> {
   if (!adapter) throw new Error('no adapter');
   const device = await adapter.requestDevice();
   try {

@@ -2,8 +2,9 @@
 // and whether the browser keeps it, and — before a download — the request that it keep it.
 import { formatBytes } from '../core/bytes.ts';
 import type { HearthClient } from '../index.ts';
+import type { ModelStoreUsage } from '../types.ts';
 import { askSizes, CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
-import { deviceFacts } from './device.ts';
+import { deviceFacts, freeStorage } from './device.ts';
 import type { ModelsView } from './models-view.ts';
 
 export interface FirstRunControls {
@@ -29,12 +30,16 @@ export function askToKeep(answered: () => void) {
 
 /** The storage line: what the models take, what the site may use, and whether the browser keeps it. */
 export async function showStorage(engine: HearthClient | null, line: HTMLElement) {
-  const usage = await engine?.models.usage().catch(() => null);
+  writeStorage(await engine?.models.usage().catch(() => null), line);
+}
+
+function writeStorage(usage: ModelStoreUsage | null | undefined, line: HTMLElement) {
   if (!usage) return;
+  const free = freeStorage(usage);
   const site =
-    usage.used !== null && usage.quota !== null
-      ? ` · this site uses ${formatBytes(usage.used)} of the ${formatBytes(usage.quota)} the browser allows it ` +
-        `(${formatBytes(Math.max(0, usage.quota - usage.used))} free)`
+    free !== null
+      ? ` · this site uses ${formatBytes(usage.used!)} of the ${formatBytes(usage.quota!)} the browser allows it ` +
+        `(${formatBytes(free)} free)`
       : '';
   const kept =
     usage.persisted === true
@@ -67,10 +72,11 @@ export async function showCatalogue(engine: HearthClient, models: ModelsView, ui
   models.show(list, keptSizes());
   await models.refresh();
   ui.firstRun.hidden = models.storedModels().length > 0;
-  void showStorage(engine, ui.storageLine);
   void askSizes(list, (id, size) => models.setSize(id, size));
+  const usage = await engine.models.usage().catch(() => null);
+  writeStorage(usage, ui.storageLine);
   const info = await engine.info();
-  const facts = await deviceFacts(info, { probe: true });
+  const facts = await deviceFacts(info, usage);
   models.setDevice(facts);
   const memory =
     facts.deviceMemoryGiB !== null ? ` · about ${facts.deviceMemoryGiB} GB of memory, as the browser says` : '';

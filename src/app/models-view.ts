@@ -22,7 +22,6 @@ interface Card {
   stored: number;
   complete: boolean;
   fit: Fit;
-  bytes: number | null;
   download: AbortController | null;
   /** Why the last download or load failed (not a pause). */
   error: string;
@@ -61,7 +60,6 @@ export class ModelsView {
         stored: 0,
         complete: false,
         fit: modelFit(this.needs(model, null, 0), this.facts()),
-        bytes: null,
         download: null,
         error: '',
       };
@@ -117,11 +115,10 @@ export class ModelsView {
   }
 
   private refit() {
-    for (const card of this.cards.values()) {
-      card.bytes = card.size?.bytes ?? null;
-      card.fit = modelFit(this.needs(card.model, card.size, card.stored), this.facts());
-    }
-    this.recommended = recommend([...this.cards.values()])?.model.id ?? null;
+    const cards = [...this.cards.values()];
+    for (const card of cards) card.fit = modelFit(this.needs(card.model, card.size, card.stored), this.facts());
+    this.recommended =
+      recommend(cards.map((c) => ({ id: c.model.id, fit: c.fit, bytes: c.size?.bytes ?? null })))?.id ?? null;
     for (const card of this.cards.values()) if (!card.download) this.draw(card);
   }
 
@@ -155,7 +152,7 @@ export class ModelsView {
       go.disabled = !f.fits || (!card.complete && card.size === null);
       actions.append(go);
       if (partial) {
-        const pct = card.bytes ? ` (${Math.floor((card.stored / card.bytes) * 100)} %)` : '';
+        const pct = card.size ? ` (${Math.floor((card.stored / card.size.bytes) * 100)} %)` : '';
         actions.append(
           el('span', { className: 'card-progress', textContent: `Paused: ${formatBytes(card.stored)}${pct} kept` }),
         );
@@ -195,7 +192,7 @@ export class ModelsView {
     const download = new AbortController();
     card.download = download;
     card.error = '';
-    const total = card.bytes ?? 0;
+    const total = card.size?.bytes ?? 0;
     this.draw(card, card.complete ? 'Loading…' : 'Starting the download…', 0);
     try {
       await this.actions.load(

@@ -76,10 +76,5 @@ async function hubProjector(hf: HfRepo, opts: SourceOptions): Promise<HfFile> {
       { url: api },
     );
   }
-  return {
-    repo: hf.repo,
-    file,
-    ...(hf.revision ? { revision: hf.revision } : {}),
-    ...(hf.endpoint ? { endpoint: hf.endpoint } : {}),
-  };
+  return { ...hf, file };
 }
