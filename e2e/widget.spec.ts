@@ -144,6 +144,16 @@ test("a CSP on every response without 'wasm-unsafe-eval' is an error that names 
   await expect
     .poll(() => tab.texts('.status'))
     .toEqual([expect.stringMatching(/Could not start: .*'wasm-unsafe-eval'/)]);
+  // A message sent while the engine cannot start is refused, and waits in the box for the next try.
+  const sent = await tab.evaluate(async () => {
+    const widget = document.querySelector('hearth-chat') as HTMLElement & { send(text: string): Promise<string> };
+    const error = await widget.send('Is rye bread sour?').then(
+      () => null,
+      (e: { code?: string }) => e.code,
+    );
+    return { error, box: widget.shadowRoot!.querySelector('textarea')!.value };
+  });
+  expect(sent).toEqual({ error: 'csp_blocked', box: 'Is rye bread sour?' });
 });
 
 /** A WebGPU adapter with shader-f16 (simulated: this machine has no GPU), as a GPU machine offers one. */

@@ -194,8 +194,15 @@ export class HearthChatElement extends HTMLElement {
   /** Sends a message as the visitor would (with the images attached); resolves with the reply's text. */
   async send(text: string): Promise<string> {
     if ((!text.trim() && !this.#tray?.items.length) || this.#generating) return '';
-    if (this.#ui.panel.hidden || !this.#chat) await this.open();
-    const engine = await this.#ready();
+    let engine: StreamingChat;
+    try {
+      if (this.#ui.panel.hidden || !this.#chat) await this.open();
+      engine = await this.#ready();
+    } catch (err) {
+      // The engine did not start (or its tab closed as this one joined): the text waits in the box for another try.
+      this.#ui.input.value = text;
+      throw err;
+    }
     const chat = this.#chat!;
     const conversation = this.#conversation!;
     const ui = this.#ui;
