@@ -119,9 +119,12 @@ export class ModelStore implements ModelStoreApi {
     await this.sweep();
     return this.backend.lock(key, async () => {
       let meta = await this.readMeta(key, id);
-      if (!meta?.complete) meta = await this.fetch(source, key, meta, opts);
-      meta.lastUsed = Date.now();
-      await this.writeMeta(key, meta);
+      if (meta?.complete) {
+        meta.lastUsed = Date.now();
+        await this.writeMeta(key, meta);
+      } else {
+        meta = await this.fetch(source, key, meta, opts);
+      }
       return { id, folder: key, files: urls.map(fileName), identity: modelIdentity(meta.parts.map((p) => p.hash!)) };
     });
   }
@@ -203,8 +206,9 @@ export class ModelStore implements ModelStoreApi {
       };
     }
     await this.checkSpace(meta);
-    // Every file the download writes is opened before it starts and stays open until it ends: in Chromium, opening
-    // an OPFS file while a download writes others was seen to wait for ever (incognito profiles, as in Playwright).
+    // Every file the download writes is opened before it starts, and the record stays open until the checked record is
+    // written: in Chromium, opening an OPFS file while others are written or read was seen to wait for ever (incognito
+    // profiles, as in Playwright; a first visit stuck after "Checking the download").
     const recorder = await this.backend.recorder(key);
     const writers: FileWriter[] = [];
     try {
@@ -217,15 +221,13 @@ export class ModelStore implements ModelStoreApi {
         )),
       );
       await this.download(meta, recorder, writers, opts);
+      await Promise.all(writers.splice(0).map((w) => w.close())); // read back by the check
+      const checked = { ...(await this.check(key, meta, opts)), lastUsed: Date.now() };
+      await recorder.write(checked);
+      await recorder.close();
+      return checked;
     } catch (err) {
       await Promise.all([recorder, ...writers].map((w) => w.close().catch(() => {})));
-      if (err instanceof ModelLoadError && BAD_FILE.has(err.code)) await this.backend.remove(key);
-      throw err;
-    }
-    await Promise.all([recorder, ...writers].map((w) => w.close()));
-    try {
-      return await this.check(key, meta, opts);
-    } catch (err) {
       if (err instanceof ModelLoadError && BAD_FILE.has(err.code)) await this.backend.remove(key);
       throw err;
     }
