@@ -119,7 +119,7 @@ export class ModelsView {
     for (const card of cards) card.fit = modelFit(this.needs(card.model, card.size, card.stored), this.facts());
     this.recommended =
       recommend(cards.map((c) => ({ id: c.model.id, fit: c.fit, bytes: c.size?.bytes ?? null })))?.id ?? null;
-    for (const card of this.cards.values()) if (!card.download) this.draw(card);
+    for (const card of cards) if (!card.download) this.draw(card);
   }
 
   private draw(card: Card, progress?: string, ratio?: number) {
