@@ -16,6 +16,10 @@ export interface ScenarioOptions {
   model: string | null;
   /** webgpu: count and time the GPU engine's WebGPU calls in one more run. */
   trace: boolean;
+  /** webgpu: also the models people put on a GPU (Llama-3.2-1B's and Qwen2.5-3B's shapes, Q4_K_M). */
+  large: boolean;
+  /** webgpu: also a ~512-token prompt's prefill (Node). */
+  long: boolean;
   log: (line: string) => void;
 }
 
@@ -28,6 +32,17 @@ export const PROMPT = [
       'to cook the bread, the soup and the stew. Families gathered around it to tell stories, to mend clothes and to ' +
       'plan the work of the next day. Describe, in a few calm paragraphs, how such a room might have looked, sounded ' +
       'and smelled on a cold night, and what the people in it might have talked about before going to sleep.',
+  },
+];
+
+/** About 512 tokens of prompt (with its chat template): where a prompt's matrix products fill a GPU. */
+export const LONG_PROMPT = [
+  {
+    role: 'user' as const,
+    content: [1, 2, 3, 4]
+      .map((n) => `Part ${n}. ${PROMPT[0]!.content}`)
+      .concat('Answer each part in turn, and say which of the four rooms you would rather sit in.')
+      .join('\n\n'),
   },
 ];
 

@@ -1,5 +1,5 @@
 // npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node]
-// [--model NAME] [--trace]
+// [--model NAME] [--trace] [--large] [--long]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
 import type { ScenarioOptions } from './common.ts';
@@ -30,7 +30,7 @@ const flag = (f: string) => {
 };
 if (!name || !scenarios[name]) {
   console.error(
-    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace]`,
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace] [--large] [--long]`,
   );
   process.exit(2);
 }
@@ -44,6 +44,8 @@ const opts: ScenarioOptions = {
   node: args.includes('--node'),
   model: flag('--model') ?? null,
   trace: args.includes('--trace'),
+  large: args.includes('--large'),
+  long: args.includes('--long'),
   log: (line) => (json ? console.error(line) : console.log(line)),
 };
 const rows = await (await scenarios[name]!())(opts);

@@ -3,7 +3,7 @@
 // adds .device-carry/bench/: bench/run.ts bundled (esbuild), the wasm builds the scenario loads, and the tokenizer
 // and chat template the benchmark model is made from — xz'd, as a device call carries 64 MiB; the model itself
 // (530 MB) is generated there. Then call the device tool with carry [".device-carry"] and the command
-//   bash .device-carry/bench/run.sh webgpu --node --json --threads 16
+//   bash .device-carry/bench/run.sh webgpu --node --json --threads 16 [--trace] [--long] [--large]
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,10 +50,11 @@ for (const f of ['webgpu.js', 'webgpu.wasm', 'mt.js', 'mt.wasm', 'mt-relaxed.was
   ]);
 }
 const source = llamaSource();
-for (const f of ['ggml-vocab-qwen2.gguf', 'templates/Qwen-Qwen2.5-7B-Instruct.jinja']) {
-  copyFileSync(join(source.dir, 'models', f), join(out, 'llama', 'models', f));
-}
-execFileSync('xz', ['-T2', '-6', join(out, 'llama', 'models', 'ggml-vocab-qwen2.gguf')]);
+// The benchmark models' tokenizers and templates (Qwen2.5's shapes; Llama-3.2-1B's, for --large).
+const vocabs = ['ggml-vocab-qwen2.gguf', 'ggml-vocab-llama-bpe.gguf'];
+const templates = ['templates/Qwen-Qwen2.5-7B-Instruct.jinja', 'templates/meta-llama-Llama-3.2-3B-Instruct.jinja'];
+for (const f of [...vocabs, ...templates]) copyFileSync(join(source.dir, 'models', f), join(out, 'llama', 'models', f));
+for (const f of vocabs) execFileSync('xz', ['-T2', '-6', join(out, 'llama', 'models', f)]);
 writeFileSync(join(out, 'llama', 'COMMIT'), `${source.commit} ${source.tag}\n`);
 
 writeFileSync(

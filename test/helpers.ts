@@ -47,6 +47,8 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   variant?: BuildVariant;
   /** The WebGPU build: false takes the f32 shader path (EngineConfig.shaderF16). */
   shaderF16?: boolean;
+  /** The WebGPU build: false encodes every graph afresh (EngineConfig.gpuReplay). */
+  gpuReplay?: boolean;
 }
 
 /** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
@@ -57,6 +59,7 @@ export async function testEngine(model: ModelName, opts: TestEngineOptions = {})
     path,
     variant,
     shaderF16,
+    gpuReplay,
     persistent,
     systemPrompt,
     conversations,
@@ -67,7 +70,7 @@ export async function testEngine(model: ModelName, opts: TestEngineOptions = {})
   const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
-  const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16 });
+  const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16, gpuReplay });
   await engine.load({ path: path ?? modelPath(model) }, load);
   return engine;
 }

@@ -1,4 +1,5 @@
-// npm run bench -- webgpu [--node] [--json] [--reps N] [--threads 16] [--types q8_0,q4_k_m] [--model NAME]
+// npm run bench -- webgpu [--node] [--json] [--reps N] [--threads 16] [--types q8_0,q4_k_m] [--model NAME] [--trace]
+// [--large] [--long]
 // Hearth's GPU engine (the WebGPU build, every layer on the GPU) against Hearth's CPU engine (the threaded build) on
 // the same machine, through the public API: prefill and decode tok/s of the benchmark model (Qwen2.5-0.5B shapes;
 // Q8_0 and Q4_K_M unless --types or --model say otherwise), a ~124-token prompt, 64 generated tokens, nothing cached,
@@ -7,7 +8,9 @@
 // --node, in one Node process on Dawn for Node's adapter: here lavapipe (a CPU driver: a correctness-sized run), on a
 // machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts); where that adapter has
 // shader-f16, the GPU engine's f32 path (`shaderF16: false`) runs as a third engine, `gpu_f32`, with its ratios to the
-// f16 path (f32_path_prefill_ratio, f32_path_decode_ratio).
+// f16 path (f32_path_prefill_ratio, f32_path_decode_ratio). --large adds Llama-3.2-1B's and Qwen2.5-3B's shapes at
+// Q4_K_M; --long (Node) also times a ~512-token prompt's prefill (long_* fields); --trace counts the GPU engine's
+// WebGPU calls per prompt and per decode token (trace_* fields).
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { chooseBuild } from '../../src/backends/llamacpp/worker/simd.ts';
@@ -16,9 +19,9 @@ import type { BackendName } from '../../src/types.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { installDawn } from '../../test/webgpu/dawn.ts';
 import { webgpuNode } from '../../scripts/webgpu-node.mjs';
-import { median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
+import { LONG_PROMPT, median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
 import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
-import { takeTrace, traceWebGpu } from '../gpu-trace.ts';
+import { takeTrace, traceCounts, traceDiff, traceWebGpu } from '../../test/webgpu/gpu-trace.ts';
 
 const N_CTX = 1024;
 const GEN = 64;
@@ -62,8 +65,9 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
       }
       const names = Object.keys(engines) as EngineName[];
       const row = await compare(names, (e) => timedChat(engines[e]!, PROMPT, GEN), opts);
-      if (opts.trace) await traceRun(gpu, opts);
-      rows.push({ ...row, threads });
+      const long = opts.long ? await longPrefill(names, engines, opts) : {};
+      const trace = opts.trace ? await traceRun(gpu, opts) : {};
+      rows.push({ ...row, ...long, ...trace, threads });
     } finally {
       for (const e of Object.values(engines)) await e.unload();
     }
@@ -71,12 +75,27 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
   return rows;
 }
 
-const benchModels = (opts: ScenarioOptions): ModelName[] =>
-  opts.model
-    ? [opts.model as ModelName]
-    : (opts.types ?? ['q8_0', 'q4_k_m']).map(
-        (t) => (t === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${t}`) as ModelName,
-      );
+function benchModels(opts: ScenarioOptions): ModelName[] {
+  if (opts.model) return [opts.model as ModelName];
+  const models = (opts.types ?? ['q8_0', 'q4_k_m']).map(
+    (t) => (t === 'q8_0' ? 'bench-qwen2.5-0.5b' : `bench-qwen2.5-0.5b-${t}`) as ModelName,
+  );
+  if (opts.large) models.push('bench-llama3.2-1b-q4_k_m', 'bench-qwen2.5-3b-q4_k_m');
+  return models;
+}
+
+/** The engines' prefill of LONG_PROMPT (one token generated), as long_* fields: a prompt that fills the GPU. */
+async function longPrefill(
+  names: EngineName[],
+  engines: Partial<Record<EngineName, NodeEngine>>,
+  opts: ScenarioOptions,
+): Promise<Record<string, number>> {
+  opts.log('  the long prompt:');
+  const row = await compare(names, (e) => timedChat(engines[e]!, LONG_PROMPT, 1), opts);
+  const long: Record<string, number> = {};
+  for (const [k, v] of Object.entries(row)) if (/prefill|prompt_tokens/.test(k)) long[`long_${k}`] = v;
+  return long;
+}
 
 /** The three engines in one Firefox page, on its adapter; wllama left out (and said why) where it cannot run. */
 async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
@@ -178,28 +197,32 @@ async function compare(
   return row;
 }
 
-/** One more prefill and decode on the GPU engine, its WebGPU calls counted and timed per phase (--trace). */
-async function traceRun(engine: NodeEngine, opts: ScenarioOptions) {
+/**
+ * One more prefill and decode on the GPU engine with every WebGPU call counted and timed (--trace), per prompt and per
+ * decode token: the prompt alone (one token generated), then the prompt and GEN tokens; a decode token's counts are
+ * the second run less the first, over the tokens it added. Returned as trace_prefill_* and trace_decode_* fields.
+ */
+async function traceRun(engine: NodeEngine, opts: ScenarioOptions): Promise<Record<string, number>> {
   takeTrace();
-  // The prompt alone (one token generated): the prefill's calls.
   const prefill = await timedChat(engine, PROMPT, 1);
-  const show = (what: string, ms: number, per: number) => {
-    opts.log(`  ${what}: ${ms.toFixed(1)} ms; WebGPU calls per ${per > 1 ? 'token' : 'run'}:`);
-    for (const t of takeTrace().slice(0, 12)) {
-      opts.log(
-        `    ${t.call.padEnd(44)} ${(t.calls / per).toFixed(1).padStart(7)} calls ${(t.ms / per).toFixed(2).padStart(8)} ms`,
-      );
-    }
-  };
-  show(`prefill of ${prefill.promptTokens} tokens`, prefill.ttftMs, 1);
+  const p = takeTrace();
   const both = await timedChat(engine, PROMPT, GEN);
-  const perToken = both.decodeMs / (both.genTokens - 1);
-  // Both phases again: what the decode adds is the whole minus one prefill; shown per generated token.
-  show(
-    `decode, ${perToken.toFixed(2)} ms per token (prefill included below, spread over ${both.genTokens} tokens)`,
-    both.decodeMs,
-    both.genTokens,
-  );
+  const decode = traceCounts(traceDiff(takeTrace(), p), both.genTokens - 1, both.decodeMs);
+  const counts = { prefill: traceCounts(p, 1, prefill.ttftMs), decode };
+  const row: Record<string, number> = {};
+  for (const [phase, c] of Object.entries(counts)) {
+    const unit = phase === 'prefill' ? `the ${prefill.promptTokens}-token prompt` : 'a decode token';
+    opts.log(
+      `  trace, ${unit}: ${c.ms} ms = ${c.gpuWaitMs} waiting for the GPU (${c.suspensions} waits) + ${c.webgpuMs} in ` +
+        `WebGPU's calls + ${c.wasmMs} in the wasm and the engine's JS; ${c.calls} WebGPU calls: ${c.dispatches} ` +
+        `dispatches, ${c.setPipeline} setPipeline, ${c.setBindGroup} setBindGroup (${c.repeatedSets} repeated), ` +
+        `${c.bindGroupsCreated} bind groups created, ${c.encoders} encoders, ${c.passes} passes, ${c.submits} ` +
+        `submits, ${c.writeBuffer} writeBuffer, ${c.mapAsync} mapAsync; ${c.replays} graphs replayed`,
+    );
+    for (const [k, v] of Object.entries(c))
+      row[`trace_${phase}_${k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`)}`] = v;
+  }
+  return row;
 }
 
 function commonPrefix(a: string, b: string): number {

@@ -2,7 +2,9 @@
 // to a page's device when the GPU resets or its driver restarts — gives the answer in flight a typed error, and the
 // next request reloads the model and continues the conversation from its saved state (on the CPU when no adapter
 // comes back). A buffer the GPU cannot hold gives a typed error that names the sizes; with gpuFallback (backend
-// 'auto' in pages) the model loads on the CPU instead.
+// 'auto' in pages) the model loads on the CPU instead. A slow GPU — a read of the outputs that waits longer than
+// ggml-webgpu's 30 s deadline did — is waited for; a GPU engine that crashes twice hands the model to the CPU under
+// gpuFallback.
 import 'fake-indexeddb/auto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createNodeEngine } from '../../src/node.ts';
@@ -30,14 +32,21 @@ const turn1: ChatMessage[] = [
 
 /**
  * Dawn's navigator.gpu behind a wrapper the test controls: the devices the engines get (to destroy one), an adapter
- * that is gone (requestAdapter answers null, as a browser's does once its GPU is), and devices whose buffers past
+ * that is gone (requestAdapter answers null, as a browser's does once its GPU is), devices whose buffers past
  * `budget` bytes are ones the device refuses (a GPU out of memory, simulated: the real device rejects the buffer, so
- * the error arrives as a real one would).
+ * the error arrives as a real one would), buffer maps held back by `slowMapMs` once (a GPU slow to finish, simulated:
+ * the map completes, late) or all failing while `failMaps` (a GPU whose work never completes right).
  */
 function wrapGpu() {
   const real = Object.getOwnPropertyDescriptor(globalThis.navigator, 'gpu')!;
   const gpu = real.value as GPU;
-  const control = { devices: [] as GPUDevice[], gone: false, budget: Number.POSITIVE_INFINITY };
+  const control = {
+    devices: [] as GPUDevice[],
+    gone: false,
+    budget: Number.POSITIVE_INFINITY,
+    slowMapMs: 0,
+    failMaps: false,
+  };
   const wrapped = {
     wgslLanguageFeatures: gpu.wgslLanguageFeatures,
     getPreferredCanvasFormat: () => gpu.getPreferredCanvasFormat(),
@@ -53,7 +62,17 @@ function wrapGpu() {
         let used = 0;
         device.createBuffer = (d) => {
           used += d.size;
-          return createBuffer(used > control.budget ? { ...d, size: 2 ** 52 } : d);
+          const buffer = createBuffer(used > control.budget ? { ...d, size: 2 ** 52 } : d);
+          const mapAsync = buffer.mapAsync.bind(buffer);
+          buffer.mapAsync = async (...args) => {
+            if (control.failMaps) throw new DOMException('the map failed (simulated)', 'OperationError');
+            const delay = control.slowMapMs;
+            control.slowMapMs = 0;
+            const mapped = mapAsync(...args);
+            if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+            return mapped;
+          };
+          return buffer;
         };
         return device;
       };
@@ -122,6 +141,42 @@ describe('a GPU that fails', () => {
     const diff = answerDiff(onCpu, await ask(cpu, turn1));
     expect(diff.tokens[0]).toEqual(diff.tokens[1]);
     expect(diff.logprobs).toBe(0); // the same CPU code
+  });
+
+  it('a GPU slower than any fixed deadline (a read of the outputs held back 31 s, simulated): the answer waits for it and is the same', async () => {
+    const gpu = wrapGpu();
+    const engine = await track(testEngine('qwen2-tiny', { variant: 'webgpu', ...NO_CACHE, nCtx: 2048 }));
+    const first = await ask(engine, turn1);
+    gpu.slowMapMs = 31_000;
+    const t0 = performance.now();
+    const slow = await ask(engine, turn1);
+    expect(performance.now() - t0).toBeGreaterThan(30_000);
+    expect(gpu.slowMapMs).toBe(0); // the held-back map was this answer's
+    expect(answerDiff(slow, first).logprobs).toBe(0);
+  });
+
+  it("a GPU engine that crashes twice hands the model to the CPU under gpuFallback ('auto'), saying why, and answers as the CPU engine does (every map failing, simulated)", async () => {
+    const gpu = wrapGpu();
+    const engine = await track(
+      createNodeEngine({ variant: 'webgpu', modelsDir: null, cache: NO_CACHE, gpuFallback: true }),
+    );
+    await engine.load({ path: modelPath('qwen2-tiny') }, { nCtx: 2048 });
+    gpu.failMaps = true;
+    for (let crash = 1; crash <= 2; crash++) {
+      const err = await ask(engine, turn1).catch((e) => e);
+      expect(err).toMatchObject({ name: 'EngineError', code: 'wasm_crash' });
+      expect(err.message).toMatch(/loads the model again/);
+    }
+    const onCpu = await ask(engine, turn1);
+    const info = await engine.info();
+    expect(info.gpu?.layers).toBe(0);
+    expect(info.model?.warnings?.at(-1)).toMatch(
+      /^every layer runs on the CPU: the GPU engine crashed 2 times \(last: .*map/i,
+    );
+    const cpu = await track(testEngine('qwen2-tiny', { ...NO_CACHE, nCtx: 2048 }));
+    const diff = answerDiff(onCpu, await ask(cpu, turn1));
+    expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+    expect(diff.logprobs).toBe(0);
   });
 
   it('a model the GPU cannot hold: a typed error naming the sizes, and the engine loads again after it; with gpuFallback it loads on the CPU (GPU out of memory, simulated: the device refuses buffers past a budget)', async () => {

@@ -23,6 +23,15 @@
 //   slot of a uniform buffer, so writes to small uniform buffers land in a copy here and go to the GPU as one write
 //   per buffer just before the queue is next used (a uniform buffer changes only through writes, so the copy is
 //   exact, gaps included).
+// - Submits wait for the queue's next use: command buffers submitted in a row go to the GPU in one submit (a token's
+//   graph and the copy of its logits), and anything else that uses the queue (a write, a map, a wait, a buffer
+//   destroyed) sends them first, so the queue's order is what ggml asked for. A pass leaves out a setPipeline or
+//   setBindGroup that repeats what it set last.
+// - A graph ggml-webgpu recorded (wasm/patches/0022) is issued again by hearth_webgpu_replay: one call from the wasm
+//   for all its kernels.
+// - Waits have no deadline (a slow adapter is not a dead one); a lost device ends every wait.
+// - globalThis.hearthGpuTrace, when a benchmark or test sets it (test/webgpu/gpu-trace.ts), counts what JavaScript
+//   alone sees: the waits that suspended the wasm and for how long, and the graphs replayed.
 
 // webgpu.h's WGPUFeatureName and WGPUWGSLLanguageFeatureName values, by the names the JavaScript API uses.
 const WGPU_FEATURES = {
@@ -64,11 +73,19 @@ const webgpuLibrary = {
     groupKeys: null,
     dirty: null,
     dirtyQueue: null,
+    // Command buffers submitted and not yet sent, and their queue.
+    commands: null,
+    commandsQueue: null,
+    // Settles when a device is lost: wakes every wait.
+    lost: null,
+    onLost: null,
     init() {
       WebGPU.ids = new WeakMap();
       WebGPU.groups = new Map();
       WebGPU.groupKeys = new Map();
       WebGPU.dirty = new Set();
+      WebGPU.commands = [];
+      WebGPU.lost = new Promise((resolve) => (WebGPU.onLost = resolve));
     },
     features: WGPU_FEATURES,
     wgslFeatures: WGPU_WGSL_FEATURES,
@@ -103,6 +120,8 @@ const webgpuLibrary = {
       e.mapped = [];
     },
     destroy(e) {
+      // Work already submitted may use it: that goes first.
+      WebGPU.flush();
       WebGPU.bytes -= e.size ?? 0;
       e.size = 0;
       WebGPU.unmap(e);
@@ -120,8 +139,23 @@ const webgpuLibrary = {
       if (id === undefined) WebGPU.ids.set(object, (id = ++WebGPU.uids));
       return id;
     },
-    // The uniform buffers' pending bytes to the GPU, one write each (offsets and sizes on 4-byte bounds).
+    // The command buffers submitted so far to the GPU, in one submit.
+    send() {
+      if (!WebGPU.commands.length) return;
+      const list = WebGPU.commands;
+      WebGPU.commands = [];
+      WebGPU.commandsQueue.submit(list);
+    },
+    // Everything held back to the GPU: the uniform writes, then the command buffers.
     flush() {
+      WebGPU.writes();
+      WebGPU.send();
+    },
+    // The uniform buffers' pending bytes to the GPU, one write each (offsets and sizes on 4-byte bounds), after the
+    // command buffers submitted before them.
+    writes() {
+      if (!WebGPU.dirty.size) return;
+      WebGPU.send();
       for (const e of WebGPU.dirty) {
         const lo = e.dirty[0] & ~3;
         const hi = Math.min(e.mirror.length, (e.dirty[1] + 3) & ~3);
@@ -259,13 +293,21 @@ const webgpuLibrary = {
       // A uint64 that arrives as a signed BigInt: UINT64_MAX (wait for ever, what ggml asks) is -1n here.
       const ns = BigInt.asUintN(64, BigInt(timeoutNS));
       if (ns === 0n) return 2; // TimedOut
+      WebGPU.send();
       const waits = ids.map((id) => WebGPU.futures[id].promise);
+      waits.push(WebGPU.lost);
       let timer;
       const ms = Number(ns / 1000000n);
       // Past setTimeout's range (about 24.8 days), for ever.
       if (ms < 2 ** 31) waits.push(new Promise((resolve) => (timer = setTimeout(resolve, ms))));
+      const trace = globalThis.hearthGpuTrace;
+      const t0 = trace ? performance.now() : 0;
       await Promise.race(waits);
       clearTimeout(timer);
+      if (trace) {
+        trace.suspensions++;
+        trace.suspendedMs += performance.now() - t0;
+      }
     }
     // Which of ours finished, before settle() forgets them.
     const done = ids.map((id) => !WebGPU.futures[id] || WebGPU.futures[id].done);
@@ -374,6 +416,7 @@ const webgpuLibrary = {
       };
       device.lost.then((e) => {
         WebGPU.notify('lost', `${e.reason}: ${e.message}`);
+        WebGPU.onLost();
         // Destroyed 2, Unknown 1
         WebGPU.pending.push(() => fire(lost, [self, e.reason === 'destroyed' ? 2 : 1], e.message));
       });
@@ -606,13 +649,25 @@ const webgpuLibrary = {
 
   wgpuComputePassEncoderSetPipeline__deps: ['$WebGPU'],
   wgpuComputePassEncoderSetPipeline__sig: 'vpp',
-  wgpuComputePassEncoderSetPipeline: (pass, pipeline) => WebGPU.get(pass).setPipeline(WebGPU.get(pipeline)),
+  wgpuComputePassEncoderSetPipeline: (pass, pipeline) => {
+    const e = WebGPU.entry(pass);
+    const p = WebGPU.get(pipeline);
+    if (e.pipeline === p) return;
+    e.pipeline = p;
+    e.object.setPipeline(p);
+  },
 
   wgpuComputePassEncoderSetBindGroup__deps: ['$WebGPU'],
   wgpuComputePassEncoderSetBindGroup__sig: 'vpippp',
   wgpuComputePassEncoderSetBindGroup: (pass, index, group, count, offsets) => {
+    const e = WebGPU.entry(pass);
+    const g = WebGPU.get(group);
+    // Group 0 without dynamic offsets (all ggml sets) is remembered; anything else is set as asked and forgotten.
+    const plain = index === 0 && !count;
+    if (plain && e.group === g) return;
+    e.group = plain ? g : undefined;
     const dynamic = count ? Array.from(HEAPU32.subarray(offsets >> 2, (offsets >> 2) + count)) : [];
-    WebGPU.get(pass).setBindGroup(index, WebGPU.get(group), dynamic);
+    e.object.setBindGroup(index, g, dynamic);
   },
 
   wgpuComputePassEncoderDispatchWorkgroups__deps: ['$WebGPU'],
@@ -626,10 +681,11 @@ const webgpuLibrary = {
   wgpuQueueSubmit__deps: ['$WebGPU'],
   wgpuQueueSubmit__sig: 'vppp',
   wgpuQueueSubmit: (queue, count, commands) => {
-    WebGPU.flush();
-    const list = [];
-    for (let i = 0; i < count; i++) list.push(WebGPU.get(HEAPU32[(commands >> 2) + i]));
-    WebGPU.get(queue).submit(list);
+    const q = WebGPU.get(queue);
+    if (WebGPU.commandsQueue !== q) WebGPU.send();
+    WebGPU.writes();
+    for (let i = 0; i < count; i++) WebGPU.commands.push(WebGPU.get(HEAPU32[(commands >> 2) + i]));
+    WebGPU.commandsQueue = q;
   },
 
   wgpuQueueWriteBuffer__deps: ['$WebGPU'],
@@ -644,6 +700,7 @@ const webgpuLibrary = {
       WebGPU.dirtyQueue = WebGPU.get(queue);
       return;
     }
+    WebGPU.send();
     // A shared heap (the threaded builds) cannot be handed to writeBuffer directly: copy it out.
     const bytes = HEAPU8.subarray(data, data + size);
     const src = bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
@@ -659,6 +716,32 @@ const webgpuLibrary = {
       err ? WebGPU.call(info, cb, [3], String(err.message ?? err)) : WebGPU.call(info, cb, [1]),
     );
   },
+
+  // A recorded graph's kernels (wasm/patches/0022): per kernel its pipeline, bind group and workgroups x and y.
+  hearth_webgpu_replay__deps: ['$WebGPU'],
+  hearth_webgpu_replay__sig: 'vppi',
+  hearth_webgpu_replay: (pass, calls, count) => {
+    const e = WebGPU.entry(pass);
+    const p = e.object;
+    const objects = WebGPU.objects;
+    let pipeline = e.pipeline;
+    let group = e.group;
+    for (let i = 0, at = calls >> 2; i < count; i++, at += 4) {
+      const next = objects[HEAPU32[at]].object;
+      if (next !== pipeline) p.setPipeline((pipeline = next));
+      const g = objects[HEAPU32[at + 1]].object;
+      if (g !== group) p.setBindGroup(0, (group = g));
+      p.dispatchWorkgroups(HEAPU32[at + 2], HEAPU32[at + 3], 1);
+    }
+    e.pipeline = pipeline;
+    e.group = group;
+    const trace = globalThis.hearthGpuTrace;
+    if (trace) trace.replays++;
+  },
+
+  // Module.hearthGpuReplay false: every graph encoded afresh (to compare a replay with it).
+  hearth_webgpu_replay_allowed__sig: 'i',
+  hearth_webgpu_replay_allowed: () => (Module.hearthGpuReplay === false ? 0 : 1),
 };
 
 // Reference counting is the same for every object type webgpu.h names.

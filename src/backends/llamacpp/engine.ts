@@ -55,6 +55,9 @@ export interface EngineConfig {
    * 32-bit words): the path of adapters without it, to compare the two on one GPU. Default: f16 where the adapter has
    * it. */
   shaderF16?: boolean;
+  /** The WebGPU build: false encodes every graph afresh instead of issuing a recorded one of the same signature again
+   * (wasm/patches/0022), to compare the two. Default: replay. */
+  gpuReplay?: boolean;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.
    */
   kvStore?: KvStore | null;
@@ -76,6 +79,9 @@ export class Engine implements ServedCalls {
   /** The model loaded last, what a crashed module is reloaded with; null when none is (or it was unloaded). */
   private loaded: LoadRequest | null = null;
   private reviving: Promise<void> | null = null;
+  /** Crashes of this engine while layers ran on the GPU, the last one's message: under gpuFallback the second hands
+   * the model to the CPU (a GPU that traps every time would otherwise reload and crash on every request). */
+  private gpuCrashes = { count: 0, last: '' };
   private readonly cacheConfig: CacheConfig & { persistent: boolean };
 
   constructor(private readonly config: EngineConfig) {
@@ -100,7 +106,10 @@ export class Engine implements ServedCalls {
   private async getLlama(orCpu = false): Promise<Llama> {
     if (!this.llama || this.llama.crashed) {
       const mark = this.llama?.log.mark() ?? 0;
-      const llama = await Llama.create(await this.config.loader.load(), { shaderF16: this.config.shaderF16 });
+      const llama = await Llama.create(await this.config.loader.load(), {
+        shaderF16: this.config.shaderF16,
+        gpuReplay: this.config.gpuReplay,
+      });
       // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
       if (this.config.loader.variant === 'webgpu' && !llama.gpu && !orCpu) {
         const log = llama.log.since(mark);
@@ -176,15 +185,23 @@ export class Engine implements ServedCalls {
         projector,
       };
       const into = { ...options, signal, onProgress };
-      try {
-        this.session = await loadSession(await this.getLlama(revive), file, into, settings);
-      } catch (err) {
-        if (!(this.config.gpuFallback && (err as EngineError).code === 'gpu_allocation_failed')) throw err;
-        // The GPU could not hold it: a fresh module (the failed one trapped), every layer on the CPU.
-        const why = this.llama?.gpuFault?.message ?? (err as Error).message;
-        this.session = await loadSession(await this.getLlama(true), file, { ...into, gpuLayers: 0 }, settings);
-        const info = this.session.info;
-        info.warnings = [...(info.warnings ?? []), `every layer runs on the CPU: ${why}`];
+      const onCpu = async (why: string) => {
+        const session = await loadSession(await this.getLlama(true), file, { ...into, gpuLayers: 0 }, settings);
+        session.info.warnings = [...(session.info.warnings ?? []), `every layer runs on the CPU: ${why}`];
+        return session;
+      };
+      if (revive && this.config.gpuFallback && this.gpuCrashes.count >= 2) {
+        this.session = await onCpu(
+          `the GPU engine crashed ${this.gpuCrashes.count} times (last: ${this.gpuCrashes.last})`,
+        );
+      } else {
+        try {
+          this.session = await loadSession(await this.getLlama(revive), file, into, settings);
+        } catch (err) {
+          if (!(this.config.gpuFallback && (err as EngineError).code === 'gpu_allocation_failed')) throw err;
+          // The GPU could not hold it: a fresh module (the failed one trapped), every layer on the CPU.
+          this.session = await onCpu(this.llama?.gpuFault?.message ?? (err as Error).message);
+        }
       }
       this.loaded = request;
       return this.session.info;
@@ -198,6 +215,10 @@ export class Engine implements ServedCalls {
   private revive(): Promise<void> {
     if (this.live || !this.session || !this.loaded) return Promise.resolve();
     const request = this.loaded;
+    if (!this.reviving && this.session.model.offloaded?.layers) {
+      this.gpuCrashes.count++;
+      this.gpuCrashes.last = this.session.llama.crashReason ?? 'no reason kept';
+    }
     this.reviving ??= this.load(request, {}, true)
       .then(() => {})
       .finally(() => {

@@ -31,6 +31,8 @@ export class Llama {
   readonly log = new LogTail();
   /** Set when a call trapped (see guard): nothing may call into this module again. */
   crashed = false;
+  /** Why it trapped, in a line: what the GPU reported, else llama.cpp's last error, else the trap. */
+  crashReason: string | null = null;
   /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
   gpu: string | null = null;
   /** The GPU's shaders compute in f16 (the adapter's shader-f16); else in f32, with f16 data packed in 32-bit words
@@ -41,10 +43,12 @@ export class Llama {
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
   /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for).
-   * `shaderF16` false: the WebGPU build's shaders compute in f32 even where the adapter has shader-f16. */
-  static async create(mod: HearthModule, opts: { shaderF16?: boolean } = {}): Promise<Llama> {
+   * `shaderF16` false: the WebGPU build's shaders compute in f32 even where the adapter has shader-f16; `gpuReplay`
+   * false: it encodes every graph afresh (wasm/patches/0022). */
+  static async create(mod: HearthModule, opts: { shaderF16?: boolean; gpuReplay?: boolean } = {}): Promise<Llama> {
     const llama = new Llama(mod);
     mod.hearthShaderF16 = opts.shaderF16;
+    mod.hearthGpuReplay = opts.gpuReplay;
     await llama.guard(() => mod._hearth_init());
     if (mod._hearth_gpu_devices() > 0) {
       llama.gpu = adapterName(mod) || mod.UTF8ToString(mod._hearth_gpu_name());
@@ -105,6 +109,9 @@ export class Llama {
       .slice(0, 12)
       .join('\n');
     const details = { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) };
+    // The last error or warning llama.cpp logged before emscripten's own "Aborted()".
+    const why = details.log.filter((l) => /^(error|warning): /.test(l) && !/Aborted\(\)/.test(l)).at(-1);
+    this.crashReason = this.gpuFault?.message ?? why?.replace(/^(error|warning): /, '') ?? (err as Error).message;
     // ggml aborts on any GPU failure; what the GPU reported says which it was.
     if (this.gpuFault?.kind === 'lost') {
       return new EngineError(
