@@ -1,6 +1,7 @@
 // Backend choice in Chromium ('chromium-wllama' project) on a real WebGPU adapter: SwiftShader, Chromium's Vulkan on
 // the CPU (playwright.config.ts turns it on), a fallback adapter without shader-f16: 'wllama' runs wllama after proving
-// itself against the CPU engine. ('auto' there picks Hearth's GPU engine: gpu-engine.spec.ts, chromium-webgpu.)
+// itself against the CPU engine. ('auto' there times Hearth's GPU engine against its CPU engine and runs the CPU one:
+// gpu-engine.spec.ts, chromium-webgpu.)
 import { expect, openEngine, test } from './fixtures.ts';
 
 test('backend "wllama" on SwiftShader proves itself against the wasm engine on the probe model, then answers; info() says why', async ({

@@ -13,13 +13,20 @@ const WORDS = (
 /** Prompt of the probe: words of its vocabulary. */
 export const PROBE_PROMPT = 'the cat said that the word was long and the day was hot';
 
-const N_EMBD = 128;
+/** A probe's size: the self-test's is small (it checks arithmetic); the speed probe's weights (14 MB) outweigh a
+ * token's fixed costs on a CPU, as a real model's do. */
+export interface ProbeShape {
+  embd: number;
+  ff: number;
+  layers: number;
+}
+export const CHECK_PROBE: ProbeShape = { embd: 128, ff: 256, layers: 2 };
+export const SPEED_PROBE: ProbeShape = { embd: 384, ff: 1152, layers: 4 };
 const N_HEAD = 4;
 const N_HEAD_KV = 2;
-const N_FF = 256;
-const N_LAYER = 2;
 
-export function probeModel(): Uint8Array {
+export function probeModel(shape: ProbeShape = CHECK_PROBE): Uint8Array {
+  const { embd, ff, layers } = shape;
   // SentencePiece-style: '▁' marks a word start; letters cover other words, byte tokens anything else (llama.cpp
   // falls back to them for characters outside the vocabulary).
   const words = [...WORDS.map((w) => `▁${w}`), '▁', ...'abcdefghijklmnopqrstuvwxyz'];
@@ -38,12 +45,12 @@ export function probeModel(): Uint8Array {
     ['general.architecture', str('llama')],
     ['general.name', str('hearth-probe')],
     ['llama.context_length', u32(256)],
-    ['llama.embedding_length', u32(N_EMBD)],
-    ['llama.block_count', u32(N_LAYER)],
-    ['llama.feed_forward_length', u32(N_FF)],
+    ['llama.embedding_length', u32(embd)],
+    ['llama.block_count', u32(layers)],
+    ['llama.feed_forward_length', u32(ff)],
     ['llama.attention.head_count', u32(N_HEAD)],
     ['llama.attention.head_count_kv', u32(N_HEAD_KV)],
-    ['llama.rope.dimension_count', u32(N_EMBD / N_HEAD)],
+    ['llama.rope.dimension_count', u32(embd / N_HEAD)],
     ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
     ['tokenizer.ggml.model', str('llama')],
     ['tokenizer.ggml.tokens', arr(GgufValueType.STRING, tokens)],
@@ -69,8 +76,9 @@ export function probeModel(): Uint8Array {
     ['tokenizer.chat_template', str('{{ messages[0].content }}')],
   ];
   let seed = 0;
-  /** Uniform random rows of standard deviation `std` (0: ones); rows from `zeroFrom` on are zero. */
-  const tensor = (name: string, dims: number[], type: TensorType, std: number, zeroFrom = Infinity) => {
+  /** Uniform random rows of standard deviation `std` (0: ones); rows from `zeroFrom` on, and before `zeroBelow`, are
+   * zero (the speed probe's special tokens: its greedy answer then never ends before its length). */
+  const tensor = (name: string, dims: number[], type: TensorType, std: number, zeroFrom = Infinity, zeroBelow = 0) => {
     const next = rng(++seed * 7919);
     const rows = dims.slice(1).reduce((x, y) => x * y, 1);
     const rowBytes = encodedRowBytes(type, dims[0]!);
@@ -78,30 +86,30 @@ export function probeModel(): Uint8Array {
     const row = new Float32Array(dims[0]!);
     for (let r = 0; r < rows; r++) {
       for (let i = 0; i < row.length; i++) {
-        row[i] = r >= zeroFrom ? 0 : std === 0 ? 1 : (next() * 2 - 1) * std * Math.sqrt(3);
+        row[i] = r >= zeroFrom || r < zeroBelow ? 0 : std === 0 ? 1 : (next() * 2 - 1) * std * Math.sqrt(3);
       }
       encodeRow(type, row, data.subarray(r * rowBytes, (r + 1) * rowBytes));
     }
     return { name, dims, type, data };
   };
-  const headDim = N_EMBD / N_HEAD;
+  const headDim = embd / N_HEAD;
   const t = [
-    tensor('token_embd.weight', [N_EMBD, nVocab], 'f16', 1),
-    tensor('output_norm.weight', [N_EMBD], 'f32', 0),
+    tensor('token_embd.weight', [embd, nVocab], 'f16', 1),
+    tensor('output_norm.weight', [embd], 'f32', 0),
     // Byte tokens get logit 0, far below the likeliest words: the top tokens are whole words, comparable by text.
-    tensor('output.weight', [N_EMBD, nVocab], 'f16', 0.5, firstByte),
+    tensor('output.weight', [embd, nVocab], 'f16', 0.5, firstByte, shape === CHECK_PROBE ? 0 : 3),
   ];
-  for (let i = 0; i < N_LAYER; i++) {
+  for (let i = 0; i < layers; i++) {
     t.push(
-      tensor(`blk.${i}.attn_norm.weight`, [N_EMBD], 'f32', 0),
-      tensor(`blk.${i}.attn_q.weight`, [N_EMBD, N_EMBD], 'f16', 0.1),
-      tensor(`blk.${i}.attn_k.weight`, [N_EMBD, headDim * N_HEAD_KV], 'f16', 0.1),
-      tensor(`blk.${i}.attn_v.weight`, [N_EMBD, headDim * N_HEAD_KV], 'f16', 0.1),
-      tensor(`blk.${i}.attn_output.weight`, [N_EMBD, N_EMBD], 'f16', 0.1),
-      tensor(`blk.${i}.ffn_norm.weight`, [N_EMBD], 'f32', 0),
-      tensor(`blk.${i}.ffn_gate.weight`, [N_EMBD, N_FF], 'f16', 0.1),
-      tensor(`blk.${i}.ffn_up.weight`, [N_EMBD, N_FF], 'f16', 0.1),
-      tensor(`blk.${i}.ffn_down.weight`, [N_FF, N_EMBD], 'f16', 0.1),
+      tensor(`blk.${i}.attn_norm.weight`, [embd], 'f32', 0),
+      tensor(`blk.${i}.attn_q.weight`, [embd, embd], 'f16', 0.1),
+      tensor(`blk.${i}.attn_k.weight`, [embd, headDim * N_HEAD_KV], 'f16', 0.1),
+      tensor(`blk.${i}.attn_v.weight`, [embd, headDim * N_HEAD_KV], 'f16', 0.1),
+      tensor(`blk.${i}.attn_output.weight`, [embd, embd], 'f16', 0.1),
+      tensor(`blk.${i}.ffn_norm.weight`, [embd], 'f32', 0),
+      tensor(`blk.${i}.ffn_gate.weight`, [embd, ff], 'f16', 0.1),
+      tensor(`blk.${i}.ffn_up.weight`, [embd, ff], 'f16', 0.1),
+      tensor(`blk.${i}.ffn_down.weight`, [ff, embd], 'f16', 0.1),
     );
   }
   return ggufBytes(kv, t);

@@ -19,7 +19,9 @@ type Adapter = NonNullable<BackendSelection['adapter']>;
 interface GpuAdapterLike {
   features: { has(name: string): boolean };
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number };
-  info?: { vendor?: string; architecture?: string; device?: string; description?: string };
+  info?: { vendor?: string; architecture?: string; device?: string; description?: string; isFallbackAdapter?: boolean };
+  /** Older browsers' place for it (before GPUAdapterInfo had it). */
+  isFallbackAdapter?: boolean;
 }
 
 /** The browser's WebGPU adapter, if it offers one. */
@@ -40,6 +42,7 @@ function adapterOf(found: GpuAdapterLike): Adapter {
     device: found.info?.device ?? '',
     description: found.info?.description ?? '',
     shaderF16: found.features.has('shader-f16'),
+    fallback: found.info?.isFallbackAdapter === true || found.isFallbackAdapter === true,
   };
 }
 

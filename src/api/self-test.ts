@@ -5,7 +5,7 @@
 import type { BackendCalls } from '../contract.ts';
 import { resolveRequest } from '../core/chat/request.ts';
 import type { BackendSelection, ChatCompletionChunk, ModelSource } from '../types.ts';
-import { probeModel, PROBE_PROMPT } from './probe-model.ts';
+import { probeModel, PROBE_PROMPT, SPEED_PROBE } from './probe-model.ts';
 import type { WllamaBackend } from '../backends/wllama/wllama.ts';
 
 export type SelfTest = NonNullable<BackendSelection['selfTest']>;
@@ -53,6 +53,48 @@ export async function gpuSelfTest(engine: BackendCalls, source?: ModelSource): P
     }
   };
   return compareProbe(await run(0), await run());
+}
+
+/** Decode speed of the speed probe, tokens/s: on the GPU, and on the same engine's CPU (one thread). */
+export interface SpeedTest {
+  gpuTps: number;
+  cpuTps: number;
+}
+
+/** Tokens the speed probe generates per timing (after one untimed run: pipelines compile on first use). */
+const SPEED_TOKENS = 8;
+
+/**
+ * The GPU build's decode speed on the speed probe (probe-model.ts), every layer on the GPU and none, in the same
+ * engine: what 'auto' weighs against the CPU engine (gpu-engine.ts). `source` as for gpuSelfTest.
+ */
+export async function gpuSpeedTest(engine: BackendCalls, source?: ModelSource): Promise<SpeedTest> {
+  const blob = new Blob([probeModel(SPEED_PROBE) as BlobPart]);
+  const run = async (gpuLayers?: number) => {
+    await engine.load({ source: source ?? blob, options: { nCtx: 256, store: false, gpuLayers } });
+    try {
+      await decodeTps(engine);
+      return await decodeTps(engine);
+    } finally {
+      await engine.unload();
+    }
+  };
+  return { cpuTps: await run(0), gpuTps: await run() };
+}
+
+/** Tokens/s of a greedy answer to the probe's prompt, as the engine timed its decode. */
+async function decodeTps(engine: BackendCalls): Promise<number> {
+  const { onProgress: _, ...request } = resolveRequest({
+    messages: [{ role: 'user', content: PROBE_PROMPT }],
+    max_tokens: SPEED_TOKENS,
+    temperature: 0,
+  });
+  let timings: ChatCompletionChunk['timings'];
+  await engine.complete(request, { onChunk: (c) => void (timings ??= c.timings) });
+  if (!timings || timings.predicted_n < 2 || !(timings.predicted_ms > 0)) {
+    throw new Error(`the speed probe's answer had no decode timings (${JSON.stringify(timings ?? null)})`);
+  }
+  return (timings.predicted_n / timings.predicted_ms) * 1000;
 }
 
 async function probeLogprobs(wasm: BackendCalls): Promise<TopLogprobs> {

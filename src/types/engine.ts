@@ -58,11 +58,23 @@ export interface BackendSelection {
   /** Plain words: e.g. "no WebGPU adapter", "the adapter lacks shader-f16", "WebGPU self-test passed". */
   reason: string;
   /** The WebGPU adapter the browser offered, if any. */
-  adapter: { vendor: string; architecture: string; device: string; description: string; shaderF16: boolean } | null;
+  adapter: {
+    vendor: string;
+    architecture: string;
+    device: string;
+    description: string;
+    shaderF16: boolean;
+    /** The browser calls it a fallback (software) adapter: lavapipe, SwiftShader, WARP. */
+    fallback: boolean;
+  } | null;
   /** The probe comparison with the CPU engine, when it ran (the GPU engine: the probe model on the GPU against the
    * same engine's CPU; wllama: against the CPU engine): the largest difference of the top next-token
    * log-probabilities, and whether the likeliest tokens agreed. */
   selfTest: { passed: boolean; maxLogprobDiff: number; sameTopTokens: boolean } | null;
+  /** Under 'auto', once the GPU engine passed its self-test: its decode speed on the speed probe (tokens/s) and the CPU
+   * engine's at `cpuThreads` threads, estimated from the GPU build's CPU at one thread; the GPU engine runs only where
+   * it is the faster. Null otherwise. */
+  speed?: { gpuTps: number; cpuTps: number; cpuThreads: number } | null;
 }
 
 export interface EngineInfo {

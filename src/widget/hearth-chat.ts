@@ -313,8 +313,9 @@ export class HearthChatElement extends HTMLElement {
     const { createEngine } = await import('../create-engine.ts');
     const assetsUrl =
       this.getAttribute('assets') ?? (OWN_ASSETS === null ? undefined : new URL(OWN_ASSETS, import.meta.url).href);
-    // 'auto': the GPU engine where the visitor's adapter passes its self-test, else the CPU engine. Both keep the
-    // conversations across reloads (the same KV state); the GPU build is fetched only when the adapter qualifies.
+    // 'auto': the GPU engine where the visitor's adapter passes its self-test and decodes faster than the CPU engine
+    // would, else the CPU engine. Both keep the conversations across reloads (the same KV state); the GPU build is
+    // fetched only when the adapter qualifies.
     const backend = (this.getAttribute('backend') ?? 'auto') as BackendName;
     // A server for visitors whose device cannot run the model; off unless the site names one.
     const fallbackUrl = this.getAttribute('fallback-url')?.trim();
