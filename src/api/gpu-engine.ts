@@ -49,9 +49,9 @@ export async function startGpuEngine(init: HostInit, selection: BackendSelection
       const auto = selection.requested === 'auto';
       // Timed under 'auto' only: a page that asked for 'webgpu' gets the GPU engine either way.
       const timed = auto && !kept?.speed;
-      const measured = timed ? await bounded(gpuSpeedTest(worker.calls), "the GPU engine's speed test") : null;
-      if (!kept || timed) keepPass(id, selection.selfTest, measured ?? kept?.speed ?? null);
-      const speed = auto ? (measured ?? kept?.speed ?? null) : null;
+      const known = timed ? await bounded(gpuSpeedTest(worker.calls), "the GPU engine's speed test") : kept?.speed;
+      if (!kept || timed) keepPass(id, selection.selfTest, known ?? null);
+      const speed = auto ? known : null;
       const passed =
         `the GPU engine passed its self-test on ${gpu.adapter}${shaderNote(gpu.shaderPath)} (log-probabilities ` +
         `within ${selection.selfTest.maxLogprobDiff.toFixed(4)} of its CPU's${kept ? '; kept from an earlier start' : ''})`;

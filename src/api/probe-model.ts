@@ -19,14 +19,16 @@ export interface ProbeShape {
   embd: number;
   ff: number;
   layers: number;
+  /** Output rows of the special tokens (unknown, start, end) zeroed: a greedy answer never ends before its length. */
+  endless?: boolean;
 }
 export const CHECK_PROBE: ProbeShape = { embd: 128, ff: 256, layers: 2 };
-export const SPEED_PROBE: ProbeShape = { embd: 384, ff: 1152, layers: 4 };
+export const SPEED_PROBE: ProbeShape = { embd: 384, ff: 1152, layers: 4, endless: true };
 const N_HEAD = 4;
 const N_HEAD_KV = 2;
 
 export function probeModel(shape: ProbeShape = CHECK_PROBE): Uint8Array {
-  const { embd, ff, layers } = shape;
+  const { embd, ff, layers, endless } = shape;
   // SentencePiece-style: '▁' marks a word start; letters cover other words, byte tokens anything else (llama.cpp
   // falls back to them for characters outside the vocabulary).
   const words = [...WORDS.map((w) => `▁${w}`), '▁', ...'abcdefghijklmnopqrstuvwxyz'];
@@ -77,7 +79,7 @@ export function probeModel(shape: ProbeShape = CHECK_PROBE): Uint8Array {
   ];
   let seed = 0;
   /** Uniform random rows of standard deviation `std` (0: ones); rows from `zeroFrom` on, and before `zeroBelow`, are
-   * zero (the speed probe's special tokens: its greedy answer then never ends before its length). */
+   * zero (ProbeShape.endless). */
   const tensor = (name: string, dims: number[], type: TensorType, std: number, zeroFrom = Infinity, zeroBelow = 0) => {
     const next = rng(++seed * 7919);
     const rows = dims.slice(1).reduce((x, y) => x * y, 1);
@@ -97,7 +99,7 @@ export function probeModel(shape: ProbeShape = CHECK_PROBE): Uint8Array {
     tensor('token_embd.weight', [embd, nVocab], 'f16', 1),
     tensor('output_norm.weight', [embd], 'f32', 0),
     // Byte tokens get logit 0, far below the likeliest words: the top tokens are whole words, comparable by text.
-    tensor('output.weight', [embd, nVocab], 'f16', 0.5, firstByte, shape === CHECK_PROBE ? 0 : 3),
+    tensor('output.weight', [embd, nVocab], 'f16', 0.5, firstByte, endless ? 3 : 0),
   ];
   for (let i = 0; i < layers; i++) {
     t.push(

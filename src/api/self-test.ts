@@ -43,16 +43,20 @@ export async function selfTest(
  * in Node, a file).
  */
 export async function gpuSelfTest(engine: BackendCalls, source?: ModelSource): Promise<SelfTest> {
-  const blob = new Blob([probeModel() as BlobPart]);
-  const run = async (gpuLayers?: number) => {
-    await engine.load({ source: source ?? blob, options: { nCtx: 256, store: false, gpuLayers } });
+  const run = onProbe(engine, source ?? new Blob([probeModel() as BlobPart]), () => probeLogprobs(engine));
+  return compareProbe(await run(0), await run());
+}
+
+/** `read` with a probe loaded into `engine` with `gpuLayers` on the GPU (all when undefined), unloaded after. */
+function onProbe<T>(engine: BackendCalls, source: ModelSource, read: () => Promise<T>) {
+  return async (gpuLayers?: number): Promise<T> => {
+    await engine.load({ source, options: { nCtx: 256, store: false, gpuLayers } });
     try {
-      return await probeLogprobs(engine);
+      return await read();
     } finally {
       await engine.unload();
     }
   };
-  return compareProbe(await run(0), await run());
 }
 
 /** Decode speed of the speed probe, tokens/s: on the GPU, and on the same engine's CPU (one thread). */
@@ -69,16 +73,10 @@ const SPEED_TOKENS = 8;
  * engine: what 'auto' weighs against the CPU engine (gpu-engine.ts). `source` as for gpuSelfTest.
  */
 export async function gpuSpeedTest(engine: BackendCalls, source?: ModelSource): Promise<SpeedTest> {
-  const blob = new Blob([probeModel(SPEED_PROBE) as BlobPart]);
-  const run = async (gpuLayers?: number) => {
-    await engine.load({ source: source ?? blob, options: { nCtx: 256, store: false, gpuLayers } });
-    try {
-      await decodeTps(engine);
-      return await decodeTps(engine);
-    } finally {
-      await engine.unload();
-    }
-  };
+  const run = onProbe(engine, source ?? new Blob([probeModel(SPEED_PROBE) as BlobPart]), async () => {
+    await decodeTps(engine);
+    return decodeTps(engine);
+  });
   return { cpuTps: await run(0), gpuTps: await run() };
 }
 

@@ -110,7 +110,10 @@ export class Llama {
       .join('\n');
     const details = { stack, log: this.log.since(Math.max(0, this.log.mark() - 20)) };
     // The last error or warning llama.cpp logged before emscripten's own "Aborted()".
-    const why = details.log.filter((l) => /^(error|warning): /.test(l) && !/Aborted\(\)/.test(l)).at(-1);
+    const why = this.log
+      .since(Math.max(0, this.log.mark() - 20), true)
+      .filter((l) => !/Aborted\(\)/.test(l))
+      .at(-1);
     this.crashReason = this.gpuFault?.message ?? why?.replace(/^(error|warning): /, '') ?? (err as Error).message;
     // ggml aborts on any GPU failure; what the GPU reported says which it was.
     if (this.gpuFault?.kind === 'lost') {
