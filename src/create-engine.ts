@@ -57,6 +57,7 @@ function starter(options: EngineOptions, backend: BackendName): () => Promise<Lo
       cache: options.cache,
     }),
     shaderF16: options.gpuShaderF16,
+    subgroupMatrix: options.gpuSubgroupMatrix,
   };
   return async () => {
     const started = await startEngine(init, backend);

@@ -120,7 +120,7 @@ export const systemPrefixLength = (engine: NodeEngine, messages: ChatMessage[]) 
 export async function openLlama(
   mounts: Record<string, string> = { '/models': modelsDir },
   variant?: BuildVariant,
-  opts: { shaderF16?: boolean } = {},
+  opts: Parameters<typeof Llama.create>[1] = {},
 ): Promise<Llama> {
   const llama = await Llama.create(await nodeModuleLoader({ variant }).load(), opts);
   for (const [at, dir] of Object.entries(mounts)) {

@@ -20,6 +20,7 @@ Comlink.expose(
       hfEndpoint: init.hfEndpoint,
       gpuFallback: init.gpuFallback,
       shaderF16: init.shaderF16,
+      subgroupMatrix: init.subgroupMatrix,
       models: models && new ModelStore(models),
     });
   }),

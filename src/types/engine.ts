@@ -115,10 +115,13 @@ export interface EngineInfo {
    * 32-bit words; f16 ops other than matrix products and row reads and writes run on the CPU), and how many of the
    * loaded model's layers run there (llama.cpp's count, the output layer included; 0 of 0 before a load), and where
    * the projector's encoder runs (null without one: images and audio). What the GPU backend cannot run stays on the
-   * CPU. null for the CPU builds, wllama and a server. */
+   * CPU. `subgroupMatrix`: the matrix products run on the adapter's matrix units (its
+   * `chromium-experimental-subgroup-matrix` feature, with shader-f16), not the register-tiled shaders. null for the
+   * CPU builds, wllama and a server. */
   gpu: {
     adapter: string;
     shaderPath: 'f16' | 'f32';
+    subgroupMatrix: boolean;
     layers: number;
     totalLayers: number;
     projector: 'gpu' | 'cpu' | null;

@@ -50,6 +50,11 @@ export interface EngineOptions {
    * 16-bit, packed two to a 32-bit word), the path adapters without it take — to compare the two on one GPU. Default:
    * f16 where the adapter has it. engine.info().gpu.shaderPath says which runs. */
   gpuShaderF16?: boolean;
+  /** The GPU engine: false runs matrix products on the register-tiled shaders even where the adapter offers its matrix
+   * units (`chromium-experimental-subgroup-matrix`: Chrome with unsafe WebGPU APIs allowed) — to compare the two.
+   * Default: the matrix units where the adapter has them, with shader-f16. engine.info().gpu.subgroupMatrix says which
+   * runs. */
+  gpuSubgroupMatrix?: boolean;
   /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
   maxModelBytes?: number;
   /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */

@@ -65,6 +65,7 @@ describe('the GPU engine', () => {
     expect(info.build).toBe('webgpu');
     expect(info.gpu?.adapter).toMatch(/llvmpipe/);
     expect(info.gpu?.shaderPath).toBe('f16');
+    expect(info.gpu?.subgroupMatrix).toBe(false);
     expect(info.gpu?.layers).toBeGreaterThan(0);
     expect(info.gpu?.layers).toBe(info.gpu?.totalLayers);
     const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
@@ -89,6 +90,80 @@ describe('the GPU engine', () => {
       Object.defineProperty(globalThis.navigator, 'gpu', gpu);
     }
   });
+
+  // lavapipe has no matrix units: the adapter is wrapped to offer them (its device is then asked without the feature,
+  // which lavapipe would refuse). What is checked is the glue between the browser's adapter and ggml-webgpu:
+  // the feature and its configurations read, an f16 one chosen, the device asked for it; the shaders themselves
+  // need a GPU that has the feature (the device benchmark).
+  it.each([
+    ['an f16 configuration', true, [{ componentType: 'f16', resultComponentType: 'f16', M: 16, N: 16, K: 16 }], {}],
+    ['only f32 configurations', false, [{ componentType: 'f32', resultComponentType: 'f32', M: 8, N: 8, K: 8 }], {}],
+    [
+      'subgroupMatrix: false',
+      false,
+      [{ componentType: 'f16', resultComponentType: 'f16', M: 16, N: 16, K: 16 }],
+      { subgroupMatrix: false },
+    ],
+    [
+      'shaderF16: false',
+      false,
+      [{ componentType: 'f16', resultComponentType: 'f16', M: 8, N: 16, K: 16 }],
+      { shaderF16: false },
+    ],
+  ] as const)(
+    'subgroup matrices (the adapter simulated: lavapipe has none), %s: used = %s',
+    async (_, used, configs, opts) => {
+      const gpu = Object.getOwnPropertyDescriptor(globalThis.navigator, 'gpu')!;
+      const real = gpu.value as GPU;
+      const feature = 'chromium-experimental-subgroup-matrix';
+      const asked: string[][] = [];
+      const simulated = {
+        requestAdapter: async (o?: GPURequestAdapterOptions) => {
+          const a = (await real.requestAdapter(o))!;
+          const i = a.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+          return {
+            features: new Set([...a.features, feature]),
+            limits: a.limits,
+            isFallbackAdapter: i.isFallbackAdapter,
+            info: {
+              vendor: i.vendor,
+              architecture: i.architecture,
+              device: i.device,
+              description: i.description,
+              subgroupMinSize: i.subgroupMinSize,
+              subgroupMaxSize: i.subgroupMaxSize,
+              subgroupMatrixConfigs: configs,
+            },
+            requestDevice: (d: GPUDeviceDescriptor = {}) => {
+              const features = [...(d.requiredFeatures ?? [])] as string[];
+              asked.push(features);
+              return a.requestDevice({
+                ...d,
+                requiredFeatures: features.filter((f) => f !== feature) as GPUFeatureName[],
+              });
+            },
+          };
+        },
+      };
+      Object.defineProperty(globalThis.navigator, 'gpu', { value: simulated, configurable: true });
+      try {
+        const llama = await openLlama({}, 'webgpu', opts);
+        expect(asked).toHaveLength(1);
+        expect(asked[0]!.includes(feature)).toBe(used);
+        expect(llama.gpuSubgroupMatrix).toBe(used);
+        // The configuration's sizes as ggml-webgpu read them from the struct the glue filled.
+        const logged = llama.log.since(0).join('\n');
+        if (used) expect(logged).toMatch(/subgroup matrices f16 16x16x16/);
+        else expect(logged).not.toMatch(/subgroup matrices/);
+        if (used) {
+          const engine = await track(createNodeEngine({ variant: 'webgpu', modelsDir: null }));
+          expect((await engine.info()).gpu?.subgroupMatrix).toBe(true);
+        }
+      } finally {
+        Object.defineProperty(globalThis.navigator, 'gpu', gpu);
+      }
+    },
+  );
 
   it.each(['qwen2-hello', 'llama3-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello'] as const)(
     '%s: answers as the CPU engine does (greedy tokens, top-20 log-probabilities)',

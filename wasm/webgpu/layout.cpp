@@ -68,6 +68,7 @@ int main() {
     F(WGPULimits, maxComputeWorkgroupSizeZ);
     F(WGPULimits, maxComputeWorkgroupsPerDimension);
     F(WGPULimits, maxImmediateSize);
+    F(WGPUAdapterInfo, nextInChain);
     F(WGPUAdapterInfo, vendor);
     F(WGPUAdapterInfo, architecture);
     F(WGPUAdapterInfo, device);
@@ -78,6 +79,14 @@ int main() {
     F(WGPUAdapterInfo, deviceID);
     F(WGPUAdapterInfo, subgroupMinSize);
     F(WGPUAdapterInfo, subgroupMaxSize);
+    F(WGPUAdapterPropertiesSubgroupMatrixConfigs, configCount);
+    F(WGPUAdapterPropertiesSubgroupMatrixConfigs, configs);
+    F(WGPUSubgroupMatrixConfig, componentType);
+    F(WGPUSubgroupMatrixConfig, resultComponentType);
+    F(WGPUSubgroupMatrixConfig, M);
+    F(WGPUSubgroupMatrixConfig, N);
+    F(WGPUSubgroupMatrixConfig, K);
+    SIZE(WGPUSubgroupMatrixConfig);
     F(WGPUDeviceDescriptor, label);
     F(WGPUDeviceDescriptor, requiredFeatureCount);
     F(WGPUDeviceDescriptor, requiredFeatures);

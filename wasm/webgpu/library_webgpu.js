@@ -38,7 +38,13 @@ const WGPU_FEATURES = {
   9: 'timestamp-query',
   11: 'shader-f16',
   18: 'subgroups',
+  // Matrix units (cooperative matrices on Vulkan, simdgroup matrices on Metal): where the browser offers it (Chrome
+  // with unsafe WebGPU APIs allowed, Dawn with allow_unsafe_apis), ggml-webgpu's subgroup-matrix matmul and flash
+  // attention run (wasm/patches/0023).
+  327732: 'chromium-experimental-subgroup-matrix',
 };
+// WGPUSubgroupMatrixComponentType values, by the names the JavaScript API uses.
+const WGPU_MATRIX_TYPES = { f32: 1, f16: 2, u32: 3, i32: 4, u8: 5, i8: 6 };
 const WGPU_WGSL_FEATURES = {
   1: 'readonly_and_readwrite_storage_textures',
   2: 'packed_4x8_integer_dot_product',
@@ -89,6 +95,7 @@ const webgpuLibrary = {
     },
     features: WGPU_FEATURES,
     wgslFeatures: WGPU_WGSL_FEATURES,
+    matrixTypes: WGPU_MATRIX_TYPES,
 
     add(object, extra) {
       const h = WebGPU.freeHandles.length ? WebGPU.freeHandles.pop() : WebGPU.objects.length;
@@ -185,6 +192,27 @@ const webgpuLibrary = {
     setString(p, s) {
       HEAPU32[(p + WGPU_L.WGPUStringView.data) >> 2] = stringToNewUTF8(s ?? '');
       HEAPU32[(p + WGPU_L.WGPUStringView.length) >> 2] = 0xffffffff;
+    },
+    // Fills a WGPUAdapterPropertiesSubgroupMatrixConfigs from the adapter's info (the feature's configurations, in a
+    // block the caller frees with wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers). A configuration of a type
+    // webgpu.h does not name is left out: ggml-webgpu reads only f16 ones.
+    setMatrixConfigs(p, info) {
+      const P = WGPU_L.WGPUAdapterPropertiesSubgroupMatrixConfigs;
+      const M = WGPU_L.WGPUSubgroupMatrixConfig;
+      const configs = [...(info.subgroupMatrixConfigs ?? [])].filter(
+        (c) => WebGPU.matrixTypes[c.componentType] && WebGPU.matrixTypes[c.resultComponentType],
+      );
+      const list = configs.length ? _malloc(configs.length * M.$size) : 0;
+      configs.forEach((c, i) => {
+        const at = list + i * M.$size;
+        HEAPU32[(at + M.componentType) >> 2] = WebGPU.matrixTypes[c.componentType];
+        HEAPU32[(at + M.resultComponentType) >> 2] = WebGPU.matrixTypes[c.resultComponentType];
+        HEAPU32[(at + M.M) >> 2] = c.M;
+        HEAPU32[(at + M.N) >> 2] = c.N;
+        HEAPU32[(at + M.K) >> 2] = c.K;
+      });
+      HEAPU32[(p + P.configCount) >> 2] = configs.length;
+      HEAPU32[(p + P.configs) >> 2] = list;
     },
     // Calls a webgpu.h callback with a message: (…args, WGPUStringView*, userdata1, userdata2).
     call(info, callbackOffset, args, message) {
@@ -334,6 +362,8 @@ const webgpuLibrary = {
     const name = WebGPU.features[feature];
     // Module.hearthShaderF16 false: llama.cpp takes the path of adapters without shader-f16 (binding/llama.ts).
     if (name === 'shader-f16' && Module.hearthShaderF16 === false) return 0;
+    // Module.hearthSubgroupMatrix false: the register-tiled matmuls even where the adapter has matrix units.
+    if (name === 'chromium-experimental-subgroup-matrix' && Module.hearthSubgroupMatrix === false) return 0;
     return name && WebGPU.get(adapter).features.has(name) ? 1 : 0;
   },
 
@@ -353,7 +383,20 @@ const webgpuLibrary = {
     HEAPU32[(out + L.deviceID) >> 2] = 0;
     HEAPU32[(out + L.subgroupMinSize) >> 2] = info.subgroupMinSize ?? 0;
     HEAPU32[(out + L.subgroupMaxSize) >> 2] = info.subgroupMaxSize ?? 0;
+    // Chained structs the caller asked to be filled: WGPUAdapterPropertiesSubgroupMatrixConfigs (sType 0x5003B) is the
+    // one we know.
+    const C = WGPU_L.WGPUChainedStruct;
+    for (let next = HEAPU32[(out + L.nextInChain) >> 2]; next; next = HEAPU32[(next + C.next) >> 2]) {
+      if (HEAPU32[(next + C.sType) >> 2] === 0x5003b) WebGPU.setMatrixConfigs(next, info);
+    }
     return 1;
+  },
+
+  wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers__deps: ['$WebGPU'],
+  wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers__sig: 'vp',
+  // The struct is passed by value, which wasm32's C ABI passes as a pointer to a copy.
+  wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers: (props) => {
+    _free(HEAPU32[(props + WGPU_L.WGPUAdapterPropertiesSubgroupMatrixConfigs.configs) >> 2]);
   },
 
   wgpuAdapterInfoFreeMembers__deps: ['$WebGPU'],
@@ -396,6 +439,7 @@ const webgpuLibrary = {
     const lost = copy(lostInfo && lostInfo + WGPU_L.WGPUDeviceLostCallbackInfo.callback);
     const uncaptured = copy(errorInfo && errorInfo + WGPU_L.WGPUUncapturedErrorCallbackInfo.callback);
     const cb = WGPU_L.WGPURequestDeviceCallbackInfo.callback;
+    Module.hearthDeviceFeatures = requiredFeatures; // engine.info() says which shaders run (binding/llama.ts)
     return WebGPU.future(a.requestDevice({ requiredFeatures, requiredLimits }), (device, err) => {
       if (!device) {
         WebGPU.call(info, cb, [3, 0], String(err?.message ?? err)); // Error

@@ -58,6 +58,10 @@ export interface EngineConfig {
   /** The WebGPU build: false encodes every graph afresh instead of issuing a recorded one of the same signature again
    * (wasm/patches/0022), to compare the two. Default: replay. */
   gpuReplay?: boolean;
+  /** The WebGPU build: false runs the matrix products on the register-tiled shaders even where the adapter offers
+   * subgroup matrices (`chromium-experimental-subgroup-matrix`, wasm/patches/0023), to compare the two. Default: the
+   * subgroup-matrix shaders where the adapter has them with shader-f16. */
+  subgroupMatrix?: boolean;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.
    */
   kvStore?: KvStore | null;
@@ -109,6 +113,7 @@ export class Engine implements ServedCalls {
       const llama = await Llama.create(await this.config.loader.load(), {
         shaderF16: this.config.shaderF16,
         gpuReplay: this.config.gpuReplay,
+        subgroupMatrix: this.config.subgroupMatrix,
       });
       // The GPU build without its GPU would be a slower CPU engine: say why (api/gpu-engine.ts then starts a CPU one).
       if (this.config.loader.variant === 'webgpu' && !llama.gpu && !orCpu) {
@@ -318,6 +323,7 @@ export class Engine implements ServedCalls {
         ? {
             adapter: llama.gpu,
             shaderPath: llama.gpuShaderF16 ? 'f16' : 'f32',
+            subgroupMatrix: llama.gpuSubgroupMatrix,
             layers: s?.model.offloaded?.layers ?? 0,
             totalLayers: s?.model.offloaded?.of ?? 0,
             projector: s?.projector ? (s.projector.onGpu ? 'gpu' : 'cpu') : null,

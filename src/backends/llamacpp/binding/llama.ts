@@ -38,21 +38,30 @@ export class Llama {
   /** The GPU's shaders compute in f16 (the adapter's shader-f16); else in f32, with f16 data packed in 32-bit words
    * (wasm/patches/0018). */
   gpuShaderF16 = false;
+  /** The WebGPU build: the adapter is a software one (the browser calls it a fallback: lavapipe, SwiftShader). */
+  gpuSoftware = false;
   /** What went wrong on the GPU first (its device lost, a buffer it could not allocate): why a trap happened. */
   gpuFault: { kind: 'lost' | 'allocation'; message: string } | null = null;
   private views: { buffer: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array } | null = null;
 
   /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for).
    * `shaderF16` false: the WebGPU build's shaders compute in f32 even where the adapter has shader-f16; `gpuReplay`
-   * false: it encodes every graph afresh (wasm/patches/0022). */
-  static async create(mod: HearthModule, opts: { shaderF16?: boolean; gpuReplay?: boolean } = {}): Promise<Llama> {
+   * false: it encodes every graph afresh (wasm/patches/0022); `subgroupMatrix` false: its matrix products take the
+   * register-tiled shaders even where the adapter has subgroup matrices (wasm/patches/0023). */
+  static async create(
+    mod: HearthModule,
+    opts: { shaderF16?: boolean; gpuReplay?: boolean; subgroupMatrix?: boolean } = {},
+  ): Promise<Llama> {
     const llama = new Llama(mod);
     mod.hearthShaderF16 = opts.shaderF16;
     mod.hearthGpuReplay = opts.gpuReplay;
+    mod.hearthSubgroupMatrix = opts.subgroupMatrix;
     await llama.guard(() => mod._hearth_init());
     if (mod._hearth_gpu_devices() > 0) {
       llama.gpu = adapterName(mod) || mod.UTF8ToString(mod._hearth_gpu_name());
       llama.gpuShaderF16 = opts.shaderF16 !== false && mod.hearthAdapter?.features?.has('shader-f16') === true;
+      const a = mod.hearthAdapter;
+      llama.gpuSoftware = a?.info?.isFallbackAdapter === true || a?.isFallbackAdapter === true;
     }
     return llama;
   }
@@ -159,6 +168,12 @@ export class Llama {
   }
 
   /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
+  /** The WebGPU build: the device was asked for subgroup matrices (ggml-webgpu found an f16 configuration it can use,
+   * wasm/patches/0023), so its matrix products and flash attention take the subgroup-matrix shaders. */
+  get gpuSubgroupMatrix(): boolean {
+    return this.mod.hearthDeviceFeatures?.includes('chromium-experimental-subgroup-matrix') === true;
+  }
+
   get heapInUse(): number {
     return this.mod._hearth_heap_in_use();
   }

@@ -21,7 +21,10 @@ export interface HearthModule extends FileSystemHost {
   hearthStderr?: string[];
   /** The WebGPU build: the adapter llama.cpp asked for (wasm/webgpu/library_webgpu.js), with its info. */
   hearthAdapter?: {
-    info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>>;
+    info?: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>> & {
+      isFallbackAdapter?: boolean;
+    };
+    isFallbackAdapter?: boolean;
     features?: { has(name: string): boolean };
   };
   /** The WebGPU build: the device lost, a GPU error, or a buffer it could not allocate, as they happen. */
@@ -30,6 +33,10 @@ export interface HearthModule extends FileSystemHost {
   hearthShaderF16?: boolean;
   /** false: the WebGPU build encodes every graph afresh instead of replaying a recorded one (wasm/patches/0022). */
   hearthGpuReplay?: boolean;
+  /** false: the WebGPU build leaves the adapter's subgroup matrices unused (library_webgpu.js). */
+  hearthSubgroupMatrix?: boolean;
+  /** The WebGPU build: the features llama.cpp asked its device for (library_webgpu.js), once it has one. */
+  hearthDeviceFeatures?: string[];
 
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;

@@ -20,6 +20,8 @@ export interface HostInit {
   gpuFallback?: boolean;
   /** The GPU build: false computes in f32 even where the adapter has shader-f16 (EngineOptions.gpuShaderF16). */
   shaderF16?: boolean;
+  /** The GPU build: false leaves the adapter's subgroup matrices unused (EngineOptions.gpuSubgroupMatrix). */
+  subgroupMatrix?: boolean;
   /** A Web Lock the worker holds for its life: the page learns of its end when the browser grants the lock. Set per
    * worker by the page (client.ts). */
   lifeLock?: string;
