@@ -4,7 +4,6 @@
 // so later requests that start with them reuse the cells.
 import { AbortError, ContextFullError, EngineError } from '../../../errors.ts';
 import type { CallControl } from '../../../contract.ts';
-import { N_BATCH } from '../binding/limits.ts';
 import { yieldToEventLoop } from './yield.ts';
 import { fit } from './growth.ts';
 import type { Session } from './session.ts';
@@ -31,9 +30,9 @@ export async function prefillState(s: Session, tokens: Int32Array, control: Call
     });
   }
   try {
-    for (let from = 0; from < n; from += N_BATCH) {
+    for (let from = 0; from < n; from += s.stepTokens) {
       if (control.signal?.aborted) throw new AbortError('exportPrompt aborted');
-      const part = tokens.subarray(from, Math.min(n, from + N_BATCH));
+      const part = tokens.subarray(from, Math.min(n, from + s.stepTokens));
       const pos = Array.from(part, (_, k) => from + k);
       const status = await s.llama.guard(() =>
         s.ctx.decode(

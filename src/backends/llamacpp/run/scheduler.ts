@@ -17,7 +17,6 @@ import { contextFor, DEFAULT_REPLY_BUDGET } from '../cache/kv-layout.ts';
 import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
-import { N_BATCH } from '../binding/limits.ts';
 import { yieldToEventLoop } from './yield.ts';
 import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/media.ts';
 
@@ -58,7 +57,7 @@ export class Scheduler {
   private running = false;
   private wakeUp: (() => void) | null = null;
   /** Decode steps and the time they took (for the batch benchmark's profile). */
-  readonly profile = { steps: 0, decodeMs: 0, sampleMs: 0, stepMs: 0 };
+  readonly profile = { steps: 0, decodeMs: 0, sampleMs: 0, stepMs: 0, longestDecodeMs: 0, mostTokens: 0 };
 
   /** `session()` is the loaded model; it throws when none is loaded. */
   constructor(private readonly session: () => Session) {}
@@ -274,7 +273,7 @@ export class Scheduler {
       if (job.phase === 'generate' && !job.blocked) batch.add(job, [job.next], true);
     }
     for (const job of this.active) {
-      const room = N_BATCH - batch.size;
+      const room = s.stepTokens - batch.size;
       if (job.phase !== 'prefill' || room <= 0) continue;
       const from = job.slot.tokens.length;
       let end = Math.min(from + room, job.tokens.length);
@@ -313,6 +312,8 @@ export class Scheduler {
     const p = this.profile;
     p.steps++;
     p.decodeMs += t2 - t1;
+    p.longestDecodeMs = Math.max(p.longestDecodeMs, t2 - t1);
+    p.mostTokens = Math.max(p.mostTokens, batch.size);
     p.sampleMs += t3 - t2;
     p.stepMs += t3 - t0;
     return true;

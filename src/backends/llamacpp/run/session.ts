@@ -9,6 +9,7 @@ import type { Llama } from '../binding/llama.ts';
 import type { LlamaProjector } from '../binding/media.ts';
 import type { LlamaModel } from '../binding/model.ts';
 import { LlamaContext } from '../binding/context.ts';
+import { gpuStepTokens, N_BATCH } from '../binding/limits.ts';
 import type { Prompts } from './prompt.ts';
 
 export interface SessionParts {
@@ -36,6 +37,8 @@ export class Session implements ContextHolder {
   readonly identity: string;
   readonly projector: LlamaProjector | null;
   readonly cache: PromptCache;
+  /** Tokens one decode step takes at most: N_BATCH, less on a software GPU adapter (binding/limits.ts). */
+  readonly stepTokens: number;
   private context: LlamaContext;
 
   /** `cache` builds the KV cache over this session's context. */
@@ -49,6 +52,8 @@ export class Session implements ContextHolder {
     this.identity = parts.identity;
     this.projector = parts.projector;
     this.context = parts.ctx;
+    const onGpu = parts.llama.gpu !== null && (parts.model.offloaded?.layers ?? 0) > 0;
+    this.stepTokens = onGpu ? gpuStepTokens(parts.llama.gpuSoftware, parts.info.nParams) : N_BATCH;
     this.cache = cache(this);
   }
 
