@@ -31,7 +31,9 @@ const demoSpec = /demo\.spec\.ts$/;
 const kernelsSpec = /kernels\.spec\.ts$/;
 // The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
 const remoteSpec = /remote\.spec\.ts$/;
-// The same cold request many times on every build a page runs: the isolated page (all four CPU builds) of each browser.
+// The same cold request many times on every build a page runs: Chromium's isolated page (all four CPU builds), Firefox's
+// plain one (the two single-thread builds: the threaded ones run the same C in Chromium, and each browser's own part is
+// its wasm compiler, which the single-thread builds exercise), WebKit's one build.
 const determinismSpec = /determinism\.spec\.ts$/;
 // The soak (widgets and the API on one shared engine, many turns): Chromium's plain page, where the widget runs.
 const soakSpec = /soak\.spec\.ts$/;
@@ -45,7 +47,8 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   testMatch: [
     fullApi[browser] === isolation ? apiSpecs : engineSpec,
-    ...(isolation === 'isolated' ? [storeSpecs, determinismSpec] : [widgetSpec, kernelsSpec, remoteSpec]),
+    ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]),
+    ...((browser === 'chromium') === (isolation === 'isolated') ? [determinismSpec] : []),
     ...(browser === 'chromium' ? [demoSpec, ...(isolation === 'plain' ? [soakSpec] : [])] : []),
   ],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
@@ -94,9 +97,12 @@ export default defineConfig<
     project('firefox', 'isolated'),
     project('firefox', 'plain'),
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
+    // The reload test on attention and recurrent state: WebKit's part is its IndexedDB, the same for every
+    // architecture (the hybrid and sliding-window models' reloads run in Chromium and Firefox).
     {
       name: 'webkit-plain',
       testMatch: [apiSpecs, determinismSpec],
+      grepInvert: /page reload without reading it again.*\((qwen35|gemma3)-hello\)/,
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
     },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
@@ -124,10 +130,12 @@ export default defineConfig<
     // engine's shaders compute in f32 over f16 data packed in 32-bit words (wasm/patches/0018). SwiftShader runs a
     // workgroup's invocations four at a time, each group a coroutine where the shader has a barrier: the test models'
     // output product (151,936 rows of 64) took 16 s a token until patch 0019 sized its workgroup to the row (0.4 s).
+    // Only the GPU engine's own spec and determinism here: the API specs test what the engine does above llama.cpp, the
+    // same code on either shader path (firefox-webgpu runs them on a GPU in a browser, and a conversation's state
+    // crossing between the engines is in gpu-engine.spec), and on SwiftShader they took 7.7 of CI's minutes.
     {
       name: 'chromium-webgpu',
-      testMatch: gpuSpecs,
-      grepInvert: gpuGrepInvert,
+      testMatch: [determinismSpec, /gpu-engine\.spec\.ts$/],
       use: {
         baseURL: servers.plain,
         isolated: false,
