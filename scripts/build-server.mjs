@@ -25,7 +25,8 @@ export const serverBinary = join(serverDir, 'llama-server');
 /** test/native/mtmd-probe.cpp linked with the same build's libraries: libmtmd's native results for the media tests. */
 export const probeBinary = join(serverDir, 'mtmd-probe');
 
-const cmakeArgs = {
+/** What every native build of llama.cpp here shares (the server's, and build-native-vulkan.mjs's llama-bench). */
+export const nativeCmakeArgs = {
   CMAKE_BUILD_TYPE: 'Release',
   // One self-contained executable (llama.cpp defaults to shared libraries): it can be copied out of the build tree.
   BUILD_SHARED_LIBS: 'OFF',
@@ -42,8 +43,8 @@ const cmakeArgs = {
   LLAMA_BUILD_EXAMPLES: 'OFF',
   LLAMA_BUILD_APP: 'OFF',
   LLAMA_BUILD_TOOLS: 'ON',
-  LLAMA_BUILD_SERVER: 'ON',
 };
+const cmakeArgs = { ...nativeCmakeArgs, LLAMA_BUILD_SERVER: 'ON' };
 
 function main() {
   const source = llamaSource();
@@ -57,13 +58,30 @@ function main() {
   ensurePackages('server');
   const t0 = Date.now();
   const buildDir = join(serverDir, 'build');
-  const defs = { ...cmakeArgs };
-  // ccache only helps a machine that rebuilds (a fresh CI clone has an empty cache), so it is used when present, not
-  // installed.
+  cmakeBuild({ source, buildDir, defs: cmakeArgs, target: 'llama-server', ccacheDir: join(cacheDir, 'ccache-native') });
+  // Copy, then rename: a half-written binary is never taken for a finished one.
+  copyFileSync(join(buildDir, 'bin', 'llama-server'), `${serverBinary}.partial`);
+  renameSync(`${serverBinary}.partial`, serverBinary);
+  writeFileSync(stampFile, stamp);
+  buildProbe(source, buildDir);
+  console.log(
+    `[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+  );
+}
+
+/**
+ * Configures llama.cpp's `source` in `buildDir` with `defs` and builds `target` with the host's cmake and g++ (every
+ * core, or HEARTH_BUILD_JOBS), through ccache where the machine has it (a fresh CI clone has an empty cache, so it is
+ * used when present, not installed). `env`: more environment for both steps.
+ * @param {{ source: { dir: string }, buildDir: string, defs: Record<string, string>, target: string,
+ *   ccacheDir: string, env?: Record<string, string> }} o
+ */
+export function cmakeBuild({ source, buildDir, defs, target, ccacheDir, env: more = {} }) {
+  const all = { ...defs };
   if (spawnSync('sh', ['-c', 'command -v ccache'], { stdio: 'ignore' }).status === 0) {
-    defs.CMAKE_C_COMPILER_LAUNCHER = defs.CMAKE_CXX_COMPILER_LAUNCHER = 'ccache';
+    all.CMAKE_C_COMPILER_LAUNCHER = all.CMAKE_CXX_COMPILER_LAUNCHER = 'ccache';
   }
-  const env = { ...process.env, CCACHE_DIR: join(cacheDir, 'ccache-native') };
+  const env = { ...process.env, CCACHE_DIR: ccacheDir, ...more };
   // A build tree belongs to one source folder (CMake refuses another): a new commit starts a fresh one.
   const cache = join(buildDir, 'CMakeCache.txt');
   if (existsSync(cache) && !readFileSync(cache, 'utf8').includes(`CMAKE_HOME_DIRECTORY:INTERNAL=${source.dir}\n`)) {
@@ -80,23 +98,12 @@ function main() {
       '-G',
       'Unix Makefiles',
       '-Wno-dev',
-      ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`),
+      ...Object.entries(all).map(([k, v]) => `-D${k}=${v}`),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'], env },
   );
   const jobs = String(Number(process.env.HEARTH_BUILD_JOBS) || availableParallelism());
-  execFileSync('cmake', ['--build', buildDir, '--target', 'llama-server', '--', `-j${jobs}`], {
-    stdio: 'inherit',
-    env,
-  });
-  // Copy, then rename: a half-written binary is never taken for a finished one.
-  copyFileSync(join(buildDir, 'bin', 'llama-server'), `${serverBinary}.partial`);
-  renameSync(`${serverBinary}.partial`, serverBinary);
-  writeFileSync(stampFile, stamp);
-  buildProbe(source, buildDir);
-  console.log(
-    `[build:server] ${serverBinary} (llama.cpp ${source.tag}+${source.commit.slice(0, 12)}, built in ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
-  );
+  execFileSync('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`], { stdio: 'inherit', env });
 }
 
 /** The probe, against the static libraries the llama-server build left (libmtmd is one of them); rebuilt when older. */

@@ -56,6 +56,11 @@ const templates = ['templates/Qwen-Qwen2.5-7B-Instruct.jinja', 'templates/meta-l
 for (const f of [...vocabs, ...templates]) copyFileSync(join(source.dir, 'models', f), join(out, 'llama', 'models', f));
 for (const f of vocabs) execFileSync('xz', ['-T2', '-6', join(out, 'llama', 'models', f)]);
 writeFileSync(join(out, 'llama', 'COMMIT'), `${source.commit} ${source.tag}\n`);
+// Native llama.cpp with Vulkan (npm run build:native-vulkan), run beside the GPU engine on the same GPU.
+const llamaBench = join(root, '.cache', 'native-vulkan', 'llama-bench');
+if (existsSync(llamaBench))
+  execFileSync('sh', ['-c', `xz -T2 -6 -c "${llamaBench}" > "${join(out, 'llama-bench.xz')}"`]);
+else console.warn('[device-bench] no native llama-bench (npm run build:native-vulkan): the run will leave native out');
 
 writeFileSync(
   join(out, 'run.sh'),
@@ -70,11 +75,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/../setup.sh" >/dev/null
 . /tmp/device-env.sh
 w=/tmp/hearth-bench
-rm -rf "$w/bench" "$w/public" "$w/llama"; mkdir -p "$w"; cp -r "$here/bench" "$here/public" "$here/llama" "$w/"
+rm -rf "$w/bench" "$w/public" "$w/llama" "$w/llama-bench"; mkdir -p "$w"
+cp -r "$here/bench" "$here/public" "$here/llama" "$w/"
+[ -f "$here/llama-bench.xz" ] && xz -dc "$here/llama-bench.xz" > "$w/llama-bench" && chmod +x "$w/llama-bench"
 find "$w" -name '*.xz' -exec xz -d -f {} +
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); cpu: $(nproc) x $(lscpu | sed -n 's/^Model name: *//p')"
-export HEARTH_WEBGPU="$WEBGPU" HEARTH_LLAMA_DIR="$w/llama"
-export HEARTH_DAWN_FLAGS="\${HEARTH_DAWN_FLAGS-enable-dawn-features=vulkan_enable_f16_on_nvidia}"
+export HEARTH_WEBGPU="$WEBGPU" HEARTH_LLAMA_DIR="$w/llama" HEARTH_LLAMA_BENCH="$w/llama-bench"
+export HEARTH_DAWN_FLAGS="\${HEARTH_DAWN_FLAGS-enable-dawn-features=vulkan_enable_f16_on_nvidia,allow_unsafe_apis}"
 cd "$w" && node bench/run.mjs "$@"
 `,
 );

@@ -69,7 +69,16 @@ export function debianMirror() {
  * inside .cache for a later `rm -rf` to walk into. `opts.binds`: more folders to show at their own paths.
  */
 export function inToolchain(cmd, args, opts = {}) {
-  const wrapped = [
+  return execFileSync('bwrap', toolchainArgs(cmd, args, opts), {
+    encoding: opts.encoding,
+    stdio: opts.stdio,
+    env: { ...process.env, ...opts.env },
+  });
+}
+
+/** bubblewrap's arguments that run `cmd` inside the build root as inToolchain does (opts.binds, opts.cwd). */
+export function toolchainArgs(cmd, args, opts = {}) {
+  return [
     '--bind',
     toolchainDir,
     '/',
@@ -107,9 +116,4 @@ export function inToolchain(cmd, args, opts = {}) {
     cmd,
     ...args,
   ];
-  return execFileSync('bwrap', wrapped, {
-    encoding: opts.encoding,
-    stdio: opts.stdio,
-    env: { ...process.env, ...opts.env },
-  });
 }
