@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { launchFirefox } from '../e2e/firefox.ts';
-import { createServer, type ViteDevServer } from 'vite';
+import { build } from 'esbuild';
+import { createServer, type Plugin, type ViteDevServer } from 'vite';
 import type { Bench } from './page.ts';
 
 export interface BenchBrowser {
@@ -88,10 +89,33 @@ async function serve(): Promise<{ server: ViteDevServer; origin: string }> {
   const server = await createServer({
     server: { port: 0, host: '127.0.0.1', hmr: false, watch: null },
     logLevel: 'warn',
+    plugins: [traceWorkerScript()],
   });
   await server.listen();
   const address = server.httpServer!.address();
   return { server, origin: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}
+
+/** bench/gpu-trace-worker.ts as a classic script at /bench/gpu-trace-worker.js (a worker's importScripts takes no
+ * module), bundled when asked for. */
+function traceWorkerScript(): Plugin {
+  return {
+    name: 'hearth-bench-gpu-trace-worker',
+    configureServer(server) {
+      server.middlewares.use('/bench/gpu-trace-worker.js', async (_req, res) => {
+        const out = await build({
+          entryPoints: [join(import.meta.dirname, 'gpu-trace-worker.ts')],
+          bundle: true,
+          format: 'iife',
+          write: false,
+          logLevel: 'warning',
+        });
+        res.setHeader('Content-Type', 'text/javascript');
+        res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+        res.end(out.outputFiles[0]!.text);
+      });
+    },
+  };
 }
 
 /** Runs in the page: one method of window.bench. */

@@ -13,6 +13,7 @@ import {
   type Progress,
   type SimdChoice,
 } from '../src/index.ts';
+import type { GpuTrace } from '../test/webgpu/gpu-trace.ts';
 import { NO_CACHE, type RunResult, timedChat } from './timed-chat.ts';
 
 let model: Blob | null = null;
@@ -69,6 +70,38 @@ const bench = {
     const engine = (backends[backend] = await createEngine({ backend, threads, cache: NO_CACHE }));
     await engine.load(await modelBlob(url), { nCtx });
     return engine.info();
+  },
+
+  /**
+   * Engines started from now on run their worker traced (bench/gpu-trace-worker.ts loaded first): the page's Worker
+   * is swapped for one that starts the engine's script from a small script that loads the tracer, then it.
+   */
+  traceGpu() {
+    const Real = globalThis.Worker;
+    globalThis.Worker = class extends Real {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        const href = new URL(String(url), location.href).href;
+        if (!href.endsWith('/engine.worker.js')) {
+          super(url, options);
+          return;
+        }
+        const load = [`${location.origin}/bench/gpu-trace-worker.js`, href];
+        const script = load.map((u) => `importScripts(${JSON.stringify(u)});`).join('\n');
+        super(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })), options);
+      }
+    };
+  },
+
+  /** What the traced engine workers counted since the last take (test/webgpu/gpu-trace.ts's takeTrace). */
+  takeGpuTrace(): Promise<GpuTrace> {
+    const channel = new BroadcastChannel('hearth-gpu-trace');
+    return new Promise((resolve) => {
+      channel.onmessage = (e: MessageEvent<GpuTrace>) => {
+        channel.close();
+        resolve(e.data);
+      };
+      channel.postMessage('take');
+    });
   },
 
   selectBackend(backend: BackendName) {

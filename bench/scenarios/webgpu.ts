@@ -8,24 +8,28 @@
 // --node, in one Node process on Dawn for Node's adapter: here lavapipe (a CPU driver: a correctness-sized run), on a
 // machine with a GPU that GPU (HEARTH_WEBGPU, HEARTH_DAWN_FLAGS: test/webgpu/dawn.ts); where that adapter has
 // shader-f16, the GPU engine's f32 path (`shaderF16: false`) runs as a third engine, `gpu_f32`, with its ratios to the
-// f16 path (f32_path_prefill_ratio, f32_path_decode_ratio). --large adds Llama-3.2-1B's and Qwen2.5-3B's shapes at
-// Q4_K_M; --long (Node) also times a ~512-token prompt's prefill (long_* fields); --trace counts the GPU engine's
-// WebGPU calls per prompt and per decode token (trace_* fields).
+// f16 path (f32_path_prefill_ratio, f32_path_decode_ratio); where it has subgroup matrices (Dawn's
+// allow_unsafe_apis), the register-tiled shaders run as `gpu_tiled` (subgroup_matrix_prefill_ratio, _decode_ratio); and
+// native llama.cpp with Vulkan runs on the same adapter where it is built (npm run build:native-vulkan): native_*
+// fields and the GPU engine's ratios to it. --large adds Llama-3.2-1B's and Qwen2.5-3B's shapes at Q4_K_M; --long
+// (Node) also times a ~512-token prompt's prefill (long_* fields); --trace counts the GPU engine's WebGPU calls per
+// prompt and per decode token (trace_* fields), in Node and in Firefox (its worker started traced).
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { chooseBuild } from '../../src/backends/llamacpp/worker/simd.ts';
 import { createNodeEngine, type NodeEngine } from '../../src/node.ts';
-import type { BackendName } from '../../src/types.ts';
+import type { BackendName, EngineInfo } from '../../src/types.ts';
 import { ensureModel, type ModelName } from '../../test/fixtures/models.ts';
 import { installDawn } from '../../test/webgpu/dawn.ts';
 import { webgpuNode } from '../../scripts/webgpu-node.mjs';
 import { LONG_PROMPT, median, pause, PROMPT, rotate, round, type ScenarioOptions } from '../common.ts';
+import { llamaBenchPath, runNativeVulkan } from '../native-vulkan.ts';
 import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
-import { takeTrace, traceCounts, traceDiff, traceWebGpu } from '../../test/webgpu/gpu-trace.ts';
+import { type GpuTrace, takeTrace, traceCounts, traceDiff, traceWebGpu } from '../../test/webgpu/gpu-trace.ts';
 
 const N_CTX = 1024;
 const GEN = 64;
-type EngineName = 'gpu' | 'cpu' | 'wllama' | 'gpu_f32';
+type EngineName = 'gpu' | 'cpu' | 'wllama' | 'gpu_f32' | 'gpu_tiled';
 /** Firefox ESR's WebGPU (wgpu over Vulkan: lavapipe here), as the e2e project firefox-webgpu turns it on. */
 const FIREFOX_WEBGPU = { 'dom.webgpu.enabled': true, 'gfx.webgpu.ignore-blocklist': true };
 
@@ -54,7 +58,7 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
         throw new Error(`no layer of ${name} went to the GPU (${info.gpu?.adapter ?? 'no adapter'})`);
       opts.log(
         `${name}: GPU engine on ${info.gpu.adapter} (${info.gpu.layers}/${info.gpu.totalLayers} layers, ` +
-          `${info.gpu.shaderPath} shaders) vs CPU engine (${cpuBuild.variant}, ${threads} threads), llama.cpp ${info.llamaBuild}`,
+          `${info.gpu.shaderPath} shaders${info.gpu.subgroupMatrix ? ', subgroup matrices' : ''}) vs CPU engine (${cpuBuild.variant}, ${threads} threads), llama.cpp ${info.llamaBuild}`,
       );
       // Where the adapter has shader-f16, the f32 path (shaders made without it) runs beside, on the same GPU: what an
       // adapter without shader-f16 (NVIDIA on Linux without Dawn's toggle) would get, as a ratio to the f16 path.
@@ -63,11 +67,30 @@ export async function webgpu(opts: ScenarioOptions): Promise<Array<Record<string
         await f32.load({ path }, { nCtx: N_CTX });
         engines.gpu_f32 = f32;
       }
+      // Where the adapter's matrix units run the matrix products, the register-tiled shaders run beside (what the f16
+      // path did before, and what a browser without the feature gets), as a ratio.
+      if (info.gpu.subgroupMatrix) {
+        const tiled = await createNodeEngine({
+          variant: 'webgpu',
+          cache: NO_CACHE,
+          modelsDir: null,
+          subgroupMatrix: false,
+        });
+        await tiled.load({ path }, { nCtx: N_CTX });
+        engines.gpu_tiled = tiled;
+      }
       const names = Object.keys(engines) as EngineName[];
       const row = await compare(names, (e) => timedChat(engines[e]!, PROMPT, GEN), opts);
       const long = opts.long ? await longPrefill(names, engines, opts) : {};
-      const trace = opts.trace ? await traceRun(gpu, opts) : {};
-      rows.push({ ...row, ...long, ...trace, threads });
+      const native = nativeRun(path, info, { ...row, ...long }, opts);
+      const trace = opts.trace
+        ? await traceRun(
+            (max) => timedChat(gpu, PROMPT, max),
+            async () => takeTrace(),
+            opts,
+          )
+        : {};
+      rows.push({ ...row, ...long, ...native, ...trace, threads });
     } finally {
       for (const e of Object.values(engines)) await e.unload();
     }
@@ -82,6 +105,51 @@ function benchModels(opts: ScenarioOptions): ModelName[] {
   );
   if (opts.large) models.push('bench-llama3.2-1b-q4_k_m', 'bench-qwen2.5-3b-q4_k_m');
   return models;
+}
+
+/**
+ * Native llama.cpp with Vulkan on the same adapter (bench/native-vulkan.ts), when it is built: its prefill of the same
+ * prompt lengths and decode of GEN tokens, and the GPU engine's ratios to it (native_* and long_native_* fields).
+ */
+function nativeRun(
+  path: string,
+  info: EngineInfo,
+  row: Record<string, number>,
+  opts: ScenarioOptions,
+): Record<string, number> {
+  const bin = llamaBenchPath();
+  if (!bin) {
+    opts.log('  native Vulkan llama.cpp: not built (npm run build:native-vulkan), left out');
+    return {};
+  }
+  const prompts = [row.prompt_tokens!, ...(row.long_prompt_tokens ? [row.long_prompt_tokens] : [])];
+  const kv = info.kvCache!;
+  const n = runNativeVulkan(bin, path, {
+    prompts,
+    gen: GEN,
+    reps: opts.reps,
+    flashAttention: kv.flashAttention,
+    typeK: kv.typeK,
+    typeV: kv.typeV,
+  });
+  const out: Record<string, number> = {
+    native_prefill_tps: round(n.prefillTps[prompts[0]!] ?? 0),
+    native_decode_tps: round(n.decodeTps),
+  };
+  out.prefill_ratio_vs_native = round(row.gpu_prefill_tps! / out.native_prefill_tps!);
+  out.decode_ratio_vs_native = round(row.gpu_decode_tps! / out.native_decode_tps!);
+  if (prompts[1]) {
+    out.long_native_prefill_tps = round(n.prefillTps[prompts[1]] ?? 0);
+    out.long_prefill_ratio_vs_native = round(row.long_gpu_prefill_tps! / out.long_native_prefill_tps!);
+  }
+  opts.log(
+    `  native llama.cpp (Vulkan, ${n.device}): prefill ${out.native_prefill_tps} tok/s, decode ${out.native_decode_tps} ` +
+      `tok/s; GPU engine / native: prefill ${out.prefill_ratio_vs_native}x, decode ${out.decode_ratio_vs_native}x` +
+      (prompts[1]
+        ? `; the long prompt: ${out.long_native_prefill_tps} tok/s, ${out.long_prefill_ratio_vs_native}x`
+        : ''),
+  );
+  return out;
 }
 
 /** The engines' prefill of LONG_PROMPT (one token generated), as long_* fields: a prompt that fills the GPU. */
@@ -109,6 +177,7 @@ async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, nu
     for (const name of benchModels(opts)) {
       await ensureModel(name);
       const url = `/test-models/${name}.gguf`;
+      if (opts.trace) await b.call('traceGpu');
       const gpu = await b.call('loadBackend', url, 'webgpu', 1, N_CTX);
       if (gpu.backend !== 'webgpu' || !gpu.gpu?.layers) {
         throw new Error(`the GPU engine did not take ${name}: ${gpu.selection?.reason ?? 'no reason given'}`);
@@ -134,7 +203,17 @@ async function inBrowser(opts: ScenarioOptions): Promise<Array<Record<string, nu
         opts.log(`    (${e}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
         return r;
       };
-      rows.push({ ...(await compare(engines, run, opts)), threads });
+      const row = await compare(engines, run, opts);
+      let trace = {};
+      if (opts.trace) {
+        await b.call('selectBackend', 'webgpu');
+        trace = await traceRun(
+          (max) => b.call('runHearth', PROMPT, max),
+          () => b.call('takeGpuTrace'),
+          opts,
+        );
+      }
+      rows.push({ ...row, ...trace, threads });
     }
   } finally {
     await b.close();
@@ -183,6 +262,13 @@ async function compare(
     row.f32_path_decode_ratio = round(row.gpu_f32_decode_tps! / row.gpu_decode_tps!);
     opts.log(`  f32 path / f16 path: prefill ${row.f32_path_prefill_ratio}x, decode ${row.f32_path_decode_ratio}x`);
   }
+  if (row.gpu_tiled_decode_tps) {
+    row.subgroup_matrix_prefill_ratio = round(row.gpu_prefill_tps! / row.gpu_tiled_prefill_tps!);
+    row.subgroup_matrix_decode_ratio = round(row.gpu_decode_tps! / row.gpu_tiled_decode_tps!);
+    opts.log(
+      `  subgroup matrices / register-tiled: prefill ${row.subgroup_matrix_prefill_ratio}x, decode ${row.subgroup_matrix_decode_ratio}x`,
+    );
+  }
   // Greedy answers of random weights: the same text from both engines is a sign (not the proof: test/webgpu) of the
   // GPU computing what the CPU does; the length they share says how far they went together.
   row.same_chars = commonPrefix(first.gpu!.text ?? '', first.cpu!.text ?? '');
@@ -202,12 +288,16 @@ async function compare(
  * decode token: the prompt alone (one token generated), then the prompt and GEN tokens; a decode token's counts are
  * the second run less the first, over the tokens it added. Returned as trace_prefill_* and trace_decode_* fields.
  */
-async function traceRun(engine: NodeEngine, opts: ScenarioOptions): Promise<Record<string, number>> {
-  takeTrace();
-  const prefill = await timedChat(engine, PROMPT, 1);
-  const p = takeTrace();
-  const both = await timedChat(engine, PROMPT, GEN);
-  const decode = traceCounts(traceDiff(takeTrace(), p), both.genTokens - 1, both.decodeMs);
+async function traceRun(
+  run: (maxTokens: number) => Promise<RunResult>,
+  take: () => Promise<GpuTrace>,
+  opts: ScenarioOptions,
+): Promise<Record<string, number>> {
+  await take();
+  const prefill = await run(1);
+  const p = await take();
+  const both = await run(GEN);
+  const decode = traceCounts(traceDiff(await take(), p), both.genTokens - 1, both.decodeMs);
   const counts = { prefill: traceCounts(p, 1, prefill.ttftMs), decode };
   const row: Record<string, number> = {};
   for (const [phase, c] of Object.entries(counts)) {
