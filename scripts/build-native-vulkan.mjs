@@ -5,8 +5,8 @@
 // it to the GPU machine. Not part of npm test: the shaders alone take about 20 minutes of 2 cores.
 //
 // What it is built with, and why: the host's g++ (bookworm's glibc 2.36, so the binary runs here and on the GPU
-// machine's Ubuntu 24.04) against trixie's Vulkan headers (1.4.309) and trixie's glslc (shaderc 2025.2), both unpacked
-// from Debian (scripts/debian-files.mjs). Bookworm's glslc 2023.2 cannot compile GL_KHR_cooperative_matrix or
+// machine's Ubuntu 24.04) against trixie's Vulkan and SPIR-V headers (1.4.309) and trixie's glslc (shaderc 2025.2),
+// unpacked from Debian (scripts/debian-files.mjs). Bookworm's glslc 2023.2 cannot compile GL_KHR_cooperative_matrix or
 // GL_NV_cooperative_matrix2, and without them llama.cpp builds no matrix-unit shaders: native would run slower on an
 // NVIDIA GPU than llama.cpp does, and the ratio would flatter the GPU engine. Trixie's glslc needs trixie's C library,
 // so it runs inside the wasm build root (scripts/toolchain.mjs) through a small wrapper. The binary links the host's
@@ -58,7 +58,7 @@ function main() {
   ensureToolchain();
   const t0 = Date.now();
   mkdirSync(nativeVulkanDir, { recursive: true });
-  const files = debianFiles('native-vulkan', ['trixie'], ['glslc', 'libshaderc1', 'libvulkan-dev']);
+  const files = debianFiles('native-vulkan', ['trixie'], ['glslc', 'libshaderc1', 'libvulkan-dev', 'spirv-headers']);
   const buildDir = join(nativeVulkanDir, 'build');
   cmakeBuild({
     source,
@@ -68,6 +68,7 @@ function main() {
       Vulkan_INCLUDE_DIR: join(files, 'usr', 'include'),
       Vulkan_LIBRARY: loader,
       Vulkan_GLSLC_EXECUTABLE: glslcWrapper(files),
+      'SPIRV-Headers_DIR': join(files, 'usr', 'share', 'cmake', 'SPIRV-Headers'),
     },
     target: 'llama-bench',
     ccacheDir: join(cacheDir, 'ccache-native'),

@@ -1,5 +1,5 @@
 // webgpu.h — the C API llama.cpp's WebGPU backend (ggml-webgpu) is written against — over the JavaScript WebGPU API
-// (navigator.gpu), as an emscripten JS library: the 55 entry points ggml-webgpu calls, nothing more.
+// (navigator.gpu), as an emscripten JS library: the 56 entry points ggml-webgpu calls, nothing more.
 //
 // Why our own: emscripten's port of it (emdawnwebgpu) is downloaded from the internet at build time and ships in no
 // Debian or npm package; trixie's emscripten has only the old, incompatible -sUSE_WEBGPU.
@@ -40,7 +40,7 @@ const WGPU_FEATURES = {
   18: 'subgroups',
   // Matrix units (cooperative matrices on Vulkan, simdgroup matrices on Metal): where the browser offers it (Chrome
   // with unsafe WebGPU APIs allowed, Dawn with allow_unsafe_apis), ggml-webgpu's subgroup-matrix matmul and flash
-  // attention run (wasm/patches/0023).
+  // attention run (wasm/patches/0023). WGPUFeatureName_ChromiumExperimentalSubgroupMatrix, 0x00050034.
   327732: 'chromium-experimental-subgroup-matrix',
 };
 // WGPUSubgroupMatrixComponentType values, by the names the JavaScript API uses.

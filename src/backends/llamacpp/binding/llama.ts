@@ -167,13 +167,13 @@ export class Llama {
     return mode < 0 ? null : mode ? 'int16' : 'int32';
   }
 
-  /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
   /** The WebGPU build: the device was asked for subgroup matrices (ggml-webgpu found an f16 configuration it can use,
    * wasm/patches/0023), so its matrix products and flash attention take the subgroup-matrix shaders. */
   get gpuSubgroupMatrix(): boolean {
     return this.mod.hearthDeviceFeatures?.includes('chromium-experimental-subgroup-matrix') === true;
   }
 
+  /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
   get heapInUse(): number {
     return this.mod._hearth_heap_in_use();
   }
