@@ -73,8 +73,9 @@ const bench = {
   },
 
   /**
-   * Engines started from now on run their worker traced (bench/gpu-trace-worker.ts loaded first): the page's Worker
-   * is swapped for one that starts the engine's script from a small script that loads the tracer, then it.
+   * The next engine started runs its worker traced (bench/gpu-trace-worker.ts loaded first): the page's Worker is
+   * swapped, for that one worker, for one that starts the engine's script from a small script that loads the tracer,
+   * then it. One worker only: every traced worker answers takeGpuTrace, and the first answer is taken.
    */
   traceGpu() {
     const Real = globalThis.Worker;
@@ -85,6 +86,7 @@ const bench = {
           super(url, options);
           return;
         }
+        globalThis.Worker = Real;
         const load = [`${location.origin}/bench/gpu-trace-worker.js`, href];
         const script = load.map((u) => `importScripts(${JSON.stringify(u)});`).join('\n');
         super(URL.createObjectURL(new Blob([script], { type: 'text/javascript' })), options);
