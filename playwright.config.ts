@@ -29,7 +29,8 @@ const widgetSpec = /widget\.spec\.ts$/;
 const demoSpec = /demo\.spec\.ts$/;
 // The relaxed-SIMD kernels against ggml's reference: the browsers that have relaxed SIMD, once each.
 const kernelsSpec = /kernels\.spec\.ts$/;
-// The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page.
+// The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page;
+// Chromium's only, as what it tests is fetch and the server (its hostile cases run in Node: test/remote-hostile.test.ts).
 const remoteSpec = /remote\.spec\.ts$/;
 // The same cold request many times on every build a page runs: Chromium's isolated page (all four CPU builds), Firefox's
 // plain one (the two single-thread builds: the threaded ones run the same C in Chromium, and each browser's own part is
@@ -47,7 +48,9 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
   testMatch: [
     fullApi[browser] === isolation ? apiSpecs : engineSpec,
-    ...(isolation === 'isolated' ? [storeSpecs] : [widgetSpec, kernelsSpec, remoteSpec]),
+    ...(isolation === 'isolated'
+      ? [storeSpecs]
+      : [widgetSpec, kernelsSpec, ...(browser === 'chromium' ? [remoteSpec] : [])]),
     ...((browser === 'chromium') === (isolation === 'isolated') ? [determinismSpec] : []),
     ...(browser === 'chromium' ? [demoSpec, ...(isolation === 'plain' ? [soakSpec] : [])] : []),
   ],
@@ -68,6 +71,11 @@ const gpuGrepInvert = new RegExp(
     'audio: read once',
     // storage, not the GPU: the CPU engine's projects run it
     "site's storage cleared",
+    // what the engine does above llama.cpp, the same on either engine (tools, schema, logprobs, embeddings: the GPU
+    // engine's answers are checked against the CPU engine's in Node and in gpu-engine.spec), and an image, which the
+    // GPU engine reads in Node (test/webgpu/engine.test.ts)
+    'tool calls, structured output',
+    'image: read once',
   ].join('|'),
 );
 const swiftshader = ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'];
@@ -98,11 +106,14 @@ export default defineConfig<
     project('firefox', 'plain'),
     // WebKit (WebKitGTK's MiniBrowser, e2e/webkit.ts) has no SharedArrayBuffer even when isolated: the API specs, once.
     // The reload test on attention and recurrent state: WebKit's part is its IndexedDB, the same for every
-    // architecture (the hybrid and sliding-window models' reloads run in Chromium and Firefox).
+    // architecture (the hybrid and sliding-window models' reloads run in Chromium and Firefox). Left out too: what
+    // the engine does above llama.cpp, the same in every browser (tools, schema, logprobs, embeddings), and the audio
+    // clip (WebKit's part of an image, its decoder, runs).
     {
       name: 'webkit-plain',
       testMatch: [apiSpecs, determinismSpec],
-      grepInvert: /page reload without reading it again.*\((qwen35|gemma3)-hello\)/,
+      grepInvert:
+        /page reload without reading it again.*\((qwen35|gemma3)-hello\)|tool calls, structured output|audio: read once/,
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
     },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.

@@ -8,7 +8,7 @@ import { SYSTEM } from '../test/helpers.ts';
 import { expect, test } from './fixtures.ts';
 
 // HEARTH_DETERMINISM_RUNS asks for more (a hunt for a rare difference).
-const RUNS = Number(process.env.HEARTH_DETERMINISM_RUNS) || 20;
+const RUNS = Number(process.env.HEARTH_DETERMINISM_RUNS) || 10;
 // The architectures of the cache tests (attention, recurrent, hybrid, sliding window) and a K-quant, whose 8-bit dot
 // products are the relaxed build's own kernels.
 const CPU_MODELS = ['qwen2-hello', 'gemma3-hello', 'mamba-hello', 'qwen35-hello', 'qwen2-hello-256-q4_k_m'];
