@@ -15,6 +15,14 @@ const chromiumArgs = [
 ];
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
+// Two tiers. `npm test` (CI: 90 minutes on a 2-core machine, where the builds take a third) runs every spec in every
+// browser it is meant for, once. `npm run test:e2e:full` (HEARTH_E2E_FULL=1) adds the repeats that test the same code
+// on slower ground: determinism in Firefox and WebKit (Chromium's runs all four CPU builds), the app's screens in
+// Firefox (its model store and shared tabs stay), the demo on the plain page, and on SwiftShader the GPU engine's
+// every-architecture and every-quantization comparisons and its determinism (the f32 path runs all of them in Node,
+// test/webgpu/equivalence.test.ts; Chromium's WebGPU keeps its probe, a conversation crossing engines and 'auto').
+const full = process.env.HEARTH_E2E_FULL === '1';
+
 // The API specs in full once per browser and per build: Chromium on the isolated page (the threaded build), Firefox on
 // the plain one (the single-thread build); on its other page each browser runs engine.spec (load, stream, abort,
 // errors, batching), so both builds run in both browsers. The rest of the API specs (the cache, media, tools and
@@ -24,6 +32,7 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 const apiSpecs = /\/(engine|cache|chat-features|media)\.spec\.ts$/;
 const engineSpec = /\/engine\.spec\.ts$/;
 const storeSpecs = /(models|app|app-chat|catalogue|shared)\.spec\.ts$/;
+const appSpecs = /\/(app|app-chat|catalogue)\.spec\.ts$/;
 const widgetSpec = /widget\.spec\.ts$/;
 // The demo page (index.html as the first screen of the app): Chromium, both pages.
 const demoSpec = /demo\.spec\.ts$/;
@@ -34,7 +43,7 @@ const kernelsSpec = /kernels\.spec\.ts$/;
 const remoteSpec = /remote\.spec\.ts$/;
 // The same cold request many times on every build a page runs: Chromium's isolated page (all four CPU builds), Firefox's
 // plain one (the two single-thread builds: the threaded ones run the same C in Chromium, and each browser's own part is
-// its wasm compiler, which the single-thread builds exercise), WebKit's one build.
+// its wasm compiler, which the single-thread builds exercise), WebKit's one build; the last two in the full tier.
 const determinismSpec = /determinism\.spec\.ts$/;
 // The soak (widgets and the API on one shared engine, many turns): Chromium's plain page, where the widget runs.
 const soakSpec = /soak\.spec\.ts$/;
@@ -51,9 +60,13 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
     ...(isolation === 'isolated'
       ? [storeSpecs]
       : [widgetSpec, kernelsSpec, ...(browser === 'chromium' ? [remoteSpec] : [])]),
-    ...((browser === 'chromium') === (isolation === 'isolated') ? [determinismSpec] : []),
-    ...(browser === 'chromium' ? [demoSpec, ...(isolation === 'plain' ? [soakSpec] : [])] : []),
+    ...((browser === 'chromium') === (isolation === 'isolated') && (full || browser === 'chromium')
+      ? [determinismSpec]
+      : []),
+    ...(browser === 'chromium' && (full || isolation === 'isolated') ? [demoSpec] : []),
+    ...(browser === 'chromium' && isolation === 'plain' ? [soakSpec] : []),
   ],
+  testIgnore: browser === 'firefox' && !full ? [appSpecs] : [],
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
@@ -111,7 +124,7 @@ export default defineConfig<
     // clip (WebKit's part of an image, its decoder, runs).
     {
       name: 'webkit-plain',
-      testMatch: [apiSpecs, determinismSpec],
+      testMatch: full ? [apiSpecs, determinismSpec] : [apiSpecs],
       grepInvert:
         /page reload without reading it again.*\((qwen35|gemma3)-hello\)|tool calls, structured output|audio: read once/,
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
@@ -141,12 +154,13 @@ export default defineConfig<
     // engine's shaders compute in f32 over f16 data packed in 32-bit words (wasm/patches/0018). SwiftShader runs a
     // workgroup's invocations four at a time, each group a coroutine where the shader has a barrier: the test models'
     // output product (151,936 rows of 64) took 16 s a token until patch 0019 sized its workgroup to the row (0.4 s).
-    // Only the GPU engine's own spec and determinism here: the API specs test what the engine does above llama.cpp, the
+    // Only the GPU engine's own spec here (and determinism in the full tier): the API specs test what the engine does above llama.cpp, the
     // same code on either shader path (firefox-webgpu runs them on a GPU in a browser, and a conversation's state
     // crossing between the engines is in gpu-engine.spec), and on SwiftShader they took 7.7 of CI's minutes.
     {
       name: 'chromium-webgpu',
-      testMatch: [determinismSpec, /gpu-engine\.spec\.ts$/],
+      testMatch: full ? [determinismSpec, /gpu-engine\.spec\.ts$/] : [/gpu-engine\.spec\.ts$/],
+      grepInvert: full ? undefined : /every fixture architecture|every quantization type/,
       use: {
         baseURL: servers.plain,
         isolated: false,
