@@ -86,8 +86,20 @@ async function session(llama: Llama, name: string, gpuLayers: number) {
 }
 
 /** Greedy decoding of `prompt` then STEPS tokens, one token per decode after the prompt; with `forced`, those tokens
- * are fed instead of the likeliest (to read another model's log-probabilities along the same path). */
-async function greedy(
+ * are fed instead of the likeliest (to read another model's log-probabilities along the same path). Each run is
+ * decoded once and kept: a run gives the same bytes every time (replay.test.ts, e2e/determinism.spec.ts), and the
+ * comparisons of the two shader paths and of each path with the CPU share runs (a minute of CI's lavapipe). */
+function greedy(llama: Llama, name: string, gpuLayers: number, prompt?: number[], forced?: number[]): Promise<Run> {
+  const key = [name, gpuLayers, prompt?.join(','), forced?.join(',')].join('|');
+  let runs = kept.get(llama);
+  if (!runs) kept.set(llama, (runs = new Map()));
+  let run = runs.get(key);
+  if (!run) runs.set(key, (run = decodeGreedy(llama, name, gpuLayers, prompt, forced)));
+  return run;
+}
+const kept = new Map<Llama, Map<string, Promise<Run>>>();
+
+async function decodeGreedy(
   llama: Llama,
   name: string,
   gpuLayers: number,
