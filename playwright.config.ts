@@ -16,12 +16,19 @@ const chromiumArgs = [
 const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:4174' };
 
 // Two tiers. `npm test` (CI: 90 minutes on a 2-core machine, where the builds take a third) runs every spec in every
-// browser it is meant for, once. `npm run test:e2e:full` (HEARTH_E2E_FULL=1) adds the repeats that test the same code
-// on slower ground: determinism in Firefox and WebKit (Chromium's runs all four CPU builds), the app's screens in
-// Firefox (its model store and shared tabs stay), the demo on the plain page, and on SwiftShader the GPU engine's
-// every-architecture and every-quantization comparisons and its determinism (the f32 path runs all of them in Node,
-// test/webgpu/equivalence.test.ts; Chromium's WebGPU keeps its probe, a conversation crossing engines and 'auto').
+// browser it is meant for, once, and in the other browsers and engines what is theirs. `npm run test:e2e:full`
+// (HEARTH_E2E_FULL=1) adds the repeats that test the same code on slower ground: determinism in Firefox and WebKit
+// (Chromium's runs all four CPU builds); the app's screens in Firefox (its model store and shared tabs stay); the demo
+// on the plain page; on each browser's other page, engine.spec past choosing the build and a first answer; in Firefox
+// the widget's behaviour (its CSP, Trusted Types and hostile-output tests stay); in WebKit the shipped prompt states
+// (its reloads and a cleared site stay); on the GPU engine in Firefox what the engine does the same on either engine
+// (choosing, streaming, shipped states, fresh engines: its reloads, a lost worker, batching, determinism and its own
+// spec stay); and on SwiftShader the GPU engine's every-architecture, every-quantization and cross-engine comparisons
+// and its determinism (the f32 path runs all of them in Node, test/webgpu/equivalence.test.ts; Chromium's WebGPU
+// keeps its probe and 'auto').
 const full = process.env.HEARTH_E2E_FULL === '1';
+/** `full ? undefined : pattern` for a project's grepInvert: a pattern of test titles (alternatives) left to the full tier. */
+const fullTierOnly = (...titles: string[]) => (full ? undefined : new RegExp(titles.join('|')));
 
 // The API specs in full once per browser and per build: Chromium on the isolated page (the threaded build), Firefox on
 // the plain one (the single-thread build); on its other page each browser runs engine.spec (load, stream, abort,
@@ -47,6 +54,26 @@ const remoteSpec = /remote\.spec\.ts$/;
 const determinismSpec = /determinism\.spec\.ts$/;
 // The soak (widgets and the API on one shared engine, many turns): Chromium's plain page, where the widget runs.
 const soakSpec = /soak\.spec\.ts$/;
+// engine.spec's tests past choosing the build and a first answer (the full tier's on a browser's other page).
+const engineSpecPastFirstAnswer = [
+  'stalls while starting',
+  'a worker that ends mid-answer',
+  'streams OpenAI chunks',
+  'streams several requests at once',
+  'bad model sources',
+  'huggingface\\.co',
+];
+// The widget's behaviour apart from the page's policies and hostile output (the full tier's in Firefox).
+const widgetBehaviour = [
+  '100 turns',
+  'two tabs on one conversation',
+  'widgets with different models',
+  'a new conversation, a stored record',
+  'the size check counts',
+  'images \\(the images attribute\\)',
+  'images: a file that is not an image',
+  'without the images attribute',
+];
 const fullApi: Record<EngineBrowser, keyof typeof servers> = {
   chromium: 'isolated',
   firefox: 'plain',
@@ -67,6 +94,12 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
     ...(browser === 'chromium' && isolation === 'plain' ? [soakSpec] : []),
   ],
   testIgnore: browser === 'firefox' && !full ? [appSpecs] : [],
+  grepInvert:
+    fullApi[browser] === isolation
+      ? browser === 'firefox'
+        ? fullTierOnly(...widgetBehaviour)
+        : undefined
+      : fullTierOnly(...engineSpecPastFirstAnswer),
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
@@ -89,6 +122,17 @@ const gpuGrepInvert = new RegExp(
     // GPU engine reads in Node (test/webgpu/engine.test.ts)
     'tool calls, structured output',
     'image: read once',
+    // the full tier's (above): what the engine does the same on either engine
+    ...(full
+      ? []
+      : [
+          'chooses the build',
+          'loads with progress',
+          'streams OpenAI chunks',
+          'shipped to a fresh engine',
+          'widget host page',
+          'a fresh engine each time',
+        ]),
   ].join('|'),
 );
 const swiftshader = ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'];
@@ -125,8 +169,14 @@ export default defineConfig<
     {
       name: 'webkit-plain',
       testMatch: full ? [apiSpecs, determinismSpec] : [apiSpecs],
-      grepInvert:
-        /page reload without reading it again.*\((qwen35|gemma3)-hello\)|tool calls, structured output|audio: read once/,
+      grepInvert: new RegExp(
+        [
+          'page reload without reading it again.*\\((qwen35|gemma3)-hello\\)',
+          'tool calls, structured output',
+          'audio: read once',
+          ...(full ? [] : ['shipped to a fresh engine', 'widget host page']),
+        ].join('|'),
+      ),
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
     },
     // The npm package installed from its tarball into fresh projects (a Vite app, a static site), in Chromium.
@@ -160,7 +210,11 @@ export default defineConfig<
     {
       name: 'chromium-webgpu',
       testMatch: full ? [determinismSpec, /gpu-engine\.spec\.ts$/] : [/gpu-engine\.spec\.ts$/],
-      grepInvert: full ? undefined : /every fixture architecture|every quantization type/,
+      grepInvert: fullTierOnly(
+        'every fixture architecture',
+        'every quantization type',
+        'resumes after a reload on the CPU',
+      ),
       use: {
         baseURL: servers.plain,
         isolated: false,
