@@ -27,8 +27,13 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 // and its determinism (the f32 path runs all of them in Node, test/webgpu/equivalence.test.ts; Chromium's WebGPU
 // keeps its probe and 'auto').
 const full = process.env.HEARTH_E2E_FULL === '1';
-/** `full ? undefined : pattern` for a project's grepInvert: a pattern of test titles (alternatives) left to the full tier. */
-const fullTierOnly = (...titles: string[]) => (full ? undefined : new RegExp(titles.join('|')));
+/** A project's grepInvert: the test titles (patterns) it never runs, and those it leaves to the full tier. */
+const leaveOut = (always: string[], toFullTier: string[] = []) => {
+  const titles = [...always, ...(full ? [] : toFullTier)];
+  return titles.length ? new RegExp(titles.join('|')) : undefined;
+};
+// The prompt states shipped to a fresh engine (exported in the page, and the widget host page's written in Node).
+const shippedStates = ['shipped to a fresh engine', 'widget host page'];
 
 // The API specs in full once per browser and per build: Chromium on the isolated page (the threaded build), Firefox on
 // the plain one (the single-thread build); on its other page each browser runs engine.spec (load, stream, abort,
@@ -94,19 +99,17 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
     ...(browser === 'chromium' && isolation === 'plain' ? [soakSpec] : []),
   ],
   testIgnore: browser === 'firefox' && !full ? [appSpecs] : [],
-  grepInvert:
-    fullApi[browser] === isolation
-      ? browser === 'firefox'
-        ? fullTierOnly(...widgetBehaviour)
-        : undefined
-      : fullTierOnly(...engineSpecPastFirstAnswer),
+  grepInvert: leaveOut(
+    [],
+    fullApi[browser] !== isolation ? engineSpecPastFirstAnswer : browser === 'firefox' ? widgetBehaviour : [],
+  ),
   use: { baseURL: servers[isolation], isolated: isolation === 'isolated', engineBrowser: browser },
 });
 
 // The GPU engine's projects (one browser with shader-f16, one without) run the API specs, less what runs before the
 // engine computes or on storage alone (firefox-webgpu says which and why), and the GPU engine's own spec.
 const gpuSpecs = [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/];
-const gpuGrepInvert = new RegExp(
+const gpuGrepInvert = leaveOut(
   [
     'bad model sources',
     'huggingface\\.co',
@@ -122,18 +125,9 @@ const gpuGrepInvert = new RegExp(
     // GPU engine reads in Node (test/webgpu/engine.test.ts)
     'tool calls, structured output',
     'image: read once',
-    // the full tier's (above): what the engine does the same on either engine
-    ...(full
-      ? []
-      : [
-          'chooses the build',
-          'loads with progress',
-          'streams OpenAI chunks',
-          'shipped to a fresh engine',
-          'widget host page',
-          'a fresh engine each time',
-        ]),
-  ].join('|'),
+  ],
+  // the full tier's (above): what the engine does the same on either engine
+  ['chooses the build', 'loads with progress', 'streams OpenAI chunks', ...shippedStates, 'a fresh engine each time'],
 );
 const swiftshader = ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader', '--enable-unsafe-swiftshader'];
 
@@ -169,13 +163,13 @@ export default defineConfig<
     {
       name: 'webkit-plain',
       testMatch: full ? [apiSpecs, determinismSpec] : [apiSpecs],
-      grepInvert: new RegExp(
+      grepInvert: leaveOut(
         [
           'page reload without reading it again.*\\((qwen35|gemma3)-hello\\)',
           'tool calls, structured output',
           'audio: read once',
-          ...(full ? [] : ['shipped to a fresh engine', 'widget host page']),
-        ].join('|'),
+        ],
+        shippedStates,
       ),
       use: { baseURL: servers.plain, isolated: false, engineBrowser: 'webkit' },
     },
@@ -204,16 +198,16 @@ export default defineConfig<
     // engine's shaders compute in f32 over f16 data packed in 32-bit words (wasm/patches/0018). SwiftShader runs a
     // workgroup's invocations four at a time, each group a coroutine where the shader has a barrier: the test models'
     // output product (151,936 rows of 64) took 16 s a token until patch 0019 sized its workgroup to the row (0.4 s).
-    // Only the GPU engine's own spec here (and determinism in the full tier): the API specs test what the engine does above llama.cpp, the
-    // same code on either shader path (firefox-webgpu runs them on a GPU in a browser, and a conversation's state
-    // crossing between the engines is in gpu-engine.spec), and on SwiftShader they took 7.7 of CI's minutes.
+    // Only the GPU engine's own spec here (and determinism in the full tier): the API specs test what the engine does
+    // above llama.cpp, the same code on either shader path (firefox-webgpu runs them on a GPU in a browser, and a
+    // conversation's state crossing between the engines is in gpu-engine.spec), and on SwiftShader they took 7.7 of
+    // CI's minutes.
     {
       name: 'chromium-webgpu',
       testMatch: full ? [determinismSpec, /gpu-engine\.spec\.ts$/] : [/gpu-engine\.spec\.ts$/],
-      grepInvert: fullTierOnly(
-        'every fixture architecture',
-        'every quantization type',
-        'resumes after a reload on the CPU',
+      grepInvert: leaveOut(
+        [],
+        ['every fixture architecture', 'every quantization type', 'resumes after a reload on the CPU'],
       ),
       use: {
         baseURL: servers.plain,

@@ -85,6 +85,9 @@ async function session(llama: Llama, name: string, gpuLayers: number) {
   };
 }
 
+/** The runs greedy() has decoded, per engine, by their arguments. */
+const kept = new Map<Llama, Map<string, Promise<Run>>>();
+
 /** Greedy decoding of `prompt` then STEPS tokens, one token per decode after the prompt; with `forced`, those tokens
  * are fed instead of the likeliest (to read another model's log-probabilities along the same path). Each run is
  * decoded once and kept: a run gives the same bytes every time (replay.test.ts, e2e/determinism.spec.ts), and the
@@ -97,7 +100,6 @@ function greedy(llama: Llama, name: string, gpuLayers: number, prompt?: number[]
   if (!run) runs.set(key, (run = decodeGreedy(llama, name, gpuLayers, prompt, forced)));
   return run;
 }
-const kept = new Map<Llama, Map<string, Promise<Run>>>();
 
 async function decodeGreedy(
   llama: Llama,
