@@ -27,6 +27,8 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 // and its determinism (the f32 path runs all of them in Node, test/webgpu/equivalence.test.ts; Chromium's WebGPU
 // keeps its probe and 'auto').
 const full = process.env.HEARTH_E2E_FULL === '1';
+/** `npm run test:large`: the model past 4 GiB in Firefox's GPU engine (e2e/large.spec.ts, minutes), nothing else. */
+const large = process.env.HEARTH_LARGE === '1';
 /** A project's grepInvert: the test titles (patterns) it never runs, and those it leaves to the full tier. */
 const leaveOut = (always: string[], toFullTier: string[] = []) => {
   const titles = [...always, ...(full ? [] : toFullTier)];
@@ -108,7 +110,7 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
 
 // The GPU engine's projects (one browser with shader-f16, one without) run the API specs, less what runs before the
 // engine computes or on storage alone (firefox-webgpu says which and why), and the GPU engine's own spec.
-const gpuSpecs = [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/];
+const gpuSpecs = large ? [/large\.spec\.ts$/] : [apiSpecs, determinismSpec, /gpu-engine\.spec\.ts$/];
 const gpuGrepInvert = leaveOut(
   [
     'bad model sources',

@@ -2,11 +2,12 @@ import { defineConfig } from 'vitest/config';
 import { buildDefine } from './scripts/build-id.mjs';
 
 // The GPU engine's tests in Node: Node 26 (JSPI), Dawn for Node and lavapipe, through `npm run test:webgpu`
-// (scripts/webgpu-node.mjs). One worker: lavapipe uses every core for each dispatch.
+// (scripts/webgpu-node.mjs). One worker: lavapipe uses every core for each dispatch. HEARTH_LARGE=1 (`npm run
+// test:large`): the tests of models past 4 GiB instead, minutes each on lavapipe.
 export default defineConfig({
   define: { __HEARTH_VERSION__: buildDefine().__HEARTH_VERSION__ },
   test: {
-    include: ['test/webgpu/**/*.test.ts'],
+    include: [process.env.HEARTH_LARGE ? 'test/webgpu-large/**/*.test.ts' : 'test/webgpu/**/*.test.ts'],
     setupFiles: ['test/webgpu/setup.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',

@@ -205,7 +205,7 @@ describe('slots', () => {
     });
     const cache = new PromptCache(
       { ctx, canRollBack: true, windowedState: false },
-      { systemPrompt: false, conversations: true, minTokens: 32 },
+      { systemPrompt: false, conversations: true, minTokens: 32, chunkBytes: 64 * 2 ** 20 },
       null,
       'test',
       4,

@@ -65,9 +65,10 @@ export async function testEngine(model: ModelName, opts: TestEngineOptions = {})
     conversations,
     minTokens,
     budgetBytes,
+    chunkBytes,
     ...load
   } = opts;
-  const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes };
+  const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes, chunkBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
   const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16, gpuReplay });

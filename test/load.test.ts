@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from '../wasm/simd-check.mjs';
 import { GgufValueType } from '../src/core/gguf/reader.ts';
+import { heapShare } from '../src/core/models/check.ts';
 import { InvalidRequestError, ModelLoadError } from '../src/errors.ts';
 import { createNodeEngine, defaultWasmDir, type NodeEngine } from '../src/node.ts';
 import { writeGguf } from './fixtures/gguf-writer.ts';
@@ -95,6 +96,31 @@ describe('bad model files', () => {
     expect((err as Error).message).toMatch(/holds models up to .* smaller model/);
     await small.load({ path: modelPath('spm-notemplate') }).catch(() => {}); // 5 MB: also too large
     expect((await small.info()).model).toBeNull();
+  });
+
+  it("on the GPU engine, counts the heap's share of a model: its input embeddings and tensors over the binding limit", () => {
+    const F16 = 1;
+    const tensor = (name: string, dims: number[]) => ({ name, dims, type: F16, offset: 0 });
+    const header = (tensors: ReturnType<typeof tensor>[]) => ({
+      version: 3,
+      kv: new Map(),
+      tensors,
+      dataOffset: 0,
+      expectedSize: null,
+    });
+    // An 8B model's shapes in f16, split in two files: the 1 GB embeddings stay on the CPU, and so does the output
+    // matrix on an adapter that binds at most 128 MiB (lavapipe's limit); a layer's 112 MiB matrix goes to the GPU.
+    const parts = [
+      header([tensor('token_embd.weight', [4096, 128256]), tensor('blk.0.ffn_up.weight', [4096, 14336])]),
+      header([tensor('output.weight', [4096, 128256]), tensor('output_norm.weight', [4096])]),
+    ];
+    const embeddings = 4096 * 128256 * 2;
+    expect(heapShare(parts, 128 * 2 ** 20)).toEqual({
+      bytes: 2 * embeddings,
+      embeddings,
+      unbindable: ['output.weight'],
+    });
+    expect(heapShare(parts, 2 ** 31)).toEqual({ bytes: embeddings, embeddings, unbindable: [] });
   });
 });
 

@@ -106,6 +106,27 @@ describe('resume from IndexedDB', () => {
     expect((await reloaded.cache.stats()).hits.indexeddb).toBe(1);
   });
 
+  it('saves a turn larger than cache.chunkBytes in pieces of about that size, and restores them as one conversation', async () => {
+    // A big model's long conversation in miniature: qwen2-hello's cache takes ~2 KiB a token; pieces of 40 KB.
+    const db = newDb();
+    const opts = { db, chunkBytes: 40_000 };
+    const engine = await track(cachedEngine('qwen2-hello', opts));
+    const turn2 = next(turn1, reply(await ask(engine, turn1, { conversation_id: 'long' })), 'And a river?');
+    await engine.cache.flush();
+    const [meta] = (await metas(db)).filter((m) => m.kind === 'conversation');
+    expect(meta!.chunks.length).toBeGreaterThan(3);
+    meta!.chunks.forEach((c, i) => {
+      expect(c.start).toBe(i ? meta!.chunks[i - 1]!.end : 0);
+      expect(c.bytes).toBeLessThan(40_000 * 1.1);
+    });
+    expect(meta!.chunks.at(-1)!.end).toBe(meta!.tokens.length);
+    const reloaded = await track(cachedEngine('qwen2-hello', opts));
+    const r = await ask(reloaded, turn2, { conversation_id: 'long' });
+    expect(r.timings.cache_source).toBe('indexeddb');
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0.9 * r.usage.prompt_tokens);
+    expectSameAnswer(r, await ask(await track(coldEngine('qwen2-hello')), turn2));
+  });
+
   it('restores a saved system prompt for a new conversation after a reload', async () => {
     const db = newDb();
     const first = await track(cachedEngine('qwen2-hello', { db }));

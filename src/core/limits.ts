@@ -1,5 +1,9 @@
-/** Model files larger than this are refused before loading: wasm32 has a 4 GiB heap, shared with the KV cache. */
+/** What the heap may hold of a model (the file on the CPU engine, its CPU share on the GPU engine): wasm32 has a 4 GiB
+ * heap, shared with the KV cache. */
 export const DEFAULT_MAX_MODEL_BYTES = 3.5 * 1024 ** 3;
+
+/** CacheOptions.chunkBytes' default: pieces of a conversation's KV state small beside any heap, few per conversation. */
+export const DEFAULT_CHUNK_BYTES = 64 * 2 ** 20;
 
 /** Requests decoded together at most (LoadOptions.nParallel). */
 export const MAX_PARALLEL = 16;

@@ -67,13 +67,17 @@ export function checkEngineOptions(o: EngineOptions): {
 export function checkCacheOptions(c: CacheOptions | undefined): void {
   if (c === undefined) return;
   if (!c || typeof c !== 'object') {
-    badOption('cache', 'expected { persistent?, systemPrompt?, conversations?, minTokens?, budgetBytes? }');
+    badOption(
+      'cache',
+      'expected { persistent?, systemPrompt?, conversations?, minTokens?, budgetBytes?, chunkBytes? }',
+    );
   }
   flag('cache.persistent', c.persistent);
   flag('cache.systemPrompt', c.systemPrompt);
   flag('cache.conversations', c.conversations);
   integer('cache.minTokens', c.minTokens, 1, 2 ** 31);
   positive('cache.budgetBytes', c.budgetBytes);
+  positive('cache.chunkBytes', c.chunkBytes);
 }
 
 /** load()'s options, as the router gets them (the page's, Node's, another tab's). */

@@ -55,7 +55,9 @@ export interface EngineOptions {
    * Default: the matrix units where the adapter has them, with shader-f16. engine.info().gpu.subgroupMatrix says which
    * runs. */
   gpuSubgroupMatrix?: boolean;
-  /** Largest model file the engine will try to load, in bytes. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
+  /** The most bytes of a model the wasm heap may hold: on the CPU engine the whole file; on the GPU engine what stays
+   * on the CPU (the token embeddings, and a tensor larger than the adapter binds), read from the GGUF header — the
+   * layers go to the GPU, so the file itself may be larger. Default: 3.5 GiB (wasm32 has a 4 GiB heap). */
   maxModelBytes?: number;
   /** Where the engine's static files (engine.worker.js, hearth-*.js/.wasm) are served. Default: '/hearth/'. */
   assetsUrl?: string;
@@ -81,6 +83,9 @@ export interface CacheOptions {
   minTokens?: number;
   /** Bytes of IndexedDB the cache may use; least recently used records go first. Default 20% of the storage quota. */
   budgetBytes?: number;
+  /** A conversation's KV state is saved and restored in pieces of about this many bytes, so that a long conversation
+   * of a big model never passes through the heap whole (an 8B model's cache takes 128–256 KiB a token). Default 64 MiB. */
+  chunkBytes?: number;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   ask,
   cachedEngine,
   inspect,
+  modelPath,
   NO_CACHE,
   newDb,
   next,
@@ -247,6 +248,26 @@ describe('images and audio on the GPU engine', () => {
 });
 
 describe('weights to the GPU', () => {
+  it("the heap's limit bounds what stays in the heap, not the file: the GPU engine takes a model the CPU engine refuses", async () => {
+    // qwen2-hello: 45 MB, of which its token embeddings (19 MB) stay on the CPU; its output matrix goes to the GPU.
+    const size = statSync(modelPath('qwen2-hello')).size;
+    const limited = (variant?: 'webgpu') => track(createNodeEngine({ variant, maxModelBytes: 30e6, cache: NO_CACHE }));
+    const onGpu = await limited('webgpu');
+    await onGpu.load({ path: modelPath('qwen2-hello') });
+    const { gpu } = await onGpu.info();
+    expect(gpu?.layers).toBe(gpu?.totalLayers);
+    expect(size).toBeGreaterThan(30e6);
+    const onCpu = await limited();
+    await expect(onCpu.load({ path: modelPath('qwen2-hello') })).rejects.toMatchObject({ code: 'too_large' });
+    const tight = await track(createNodeEngine({ variant: 'webgpu', maxModelBytes: 10e6, cache: NO_CACHE }));
+    const err = await tight.load({ path: modelPath('qwen2-hello') }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'too_large', details: { heapBytes: 151936 * 64 * 2 } });
+    expect(err.message).toMatch(/on the GPU engine the heap would hold 18\.5 MiB .*token embeddings/);
+    // The engine stays usable: a model that fits loads after the refusal (32,000 tokens of 64: 4 MiB of embeddings).
+    await tight.load({ path: modelPath('spm-notemplate') });
+    expect((await tight.info()).gpu?.layers).toBeGreaterThan(0);
+  });
+
   it('a model loads onto the GPU with a heap peak below half its file: the heap holds only what stays on the CPU', async () => {
     const path = await ensureModel('llama-wide');
     const llama = await openLlama({ '/models': dirname(path) }, 'webgpu');

@@ -20,8 +20,9 @@ import { pooledOutputs, rerankTokens } from './embed.ts';
 import { Job } from './run/job.ts';
 import { Llama } from './binding/llama.ts';
 import type { ModuleLoader } from './binding/module.ts';
-import { DEFAULT_MAX_MODEL_BYTES } from '../../core/limits.ts';
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_MODEL_BYTES } from '../../core/limits.ts';
 import { loadSession, openModelFile } from './load.ts';
+import { type GpuPlacement, tooLargeForCpu } from '../../core/models/check.ts';
 import { openPromptState } from './prompt-state-file.ts';
 import { writePromptState } from './cache/prompt-state.ts';
 import { prefillState } from './run/prefill-state.ts';
@@ -95,6 +96,7 @@ export class Engine implements ServedCalls {
       systemPrompt: c.systemPrompt ?? true,
       conversations: c.conversations ?? true,
       minTokens: Math.max(1, Math.floor(c.minTokens ?? 100)),
+      chunkBytes: c.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     };
   }
 
@@ -128,8 +130,18 @@ export class Engine implements ServedCalls {
     return this.llama;
   }
 
+  /** What the heap may hold of a model: all of it on the CPU engine, what stays on the CPU on the GPU engine. */
   private get maxBytes(): number {
     return this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
+  }
+
+  /** The GPU build with its adapter: the module started (before any download: a GPU engine that cannot start says so
+   * first) and what decides the heap's share of a model (core/models/check.ts); undefined on the CPU engine. */
+  private async gpuPlacement(revive: boolean): Promise<GpuPlacement | undefined> {
+    if (this.config.loader.variant !== 'webgpu') return undefined;
+    const llama = await this.getLlama(revive);
+    const bindingLimit = llama.gpuBindingLimit;
+    return llama.gpu && bindingLimit ? { adapter: llama.gpu, bindingLimit } : undefined;
   }
 
   /** Saved KV state, opened once; null when cache.persistent is off or the platform has no IndexedDB. */
@@ -170,16 +182,20 @@ export class Engine implements ServedCalls {
         store: options.store === false ? null : this.config.models,
         allowUnverified: options.allowUnverified,
       };
+      const cpuOnly = revive && this.config.gpuFallback && this.gpuCrashes.count >= 2;
+      const gpu = options.gpuLayers === undefined && !cpuOnly ? await this.gpuPlacement(revive) : undefined;
       const file = await openModelFile(source, this.maxBytes, {
         ...opened,
         allowScalarKernels: options.allowScalarKernels,
+        gpu,
       });
       // After the model, not while its bytes are checked: in Chromium, opening an OPFS file to write while the store
       // reads another was seen to wait for ever (a first visit stuck after "Checking the download").
       const projector =
         options.projector === undefined
           ? null
-          : await openProjector(options.projector, source, this.maxBytes - file.size, opened);
+          : // the GPU engine's heap holds a small share of the model (checked above): the projector gets the rest
+            await openProjector(options.projector, source, this.maxBytes - (gpu ? 0 : file.size), opened);
       const promptState =
         state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
       const settings = {
@@ -191,11 +207,12 @@ export class Engine implements ServedCalls {
       };
       const into = { ...options, signal, onProgress };
       const onCpu = async (why: string) => {
+        if (file.size > this.maxBytes) throw tooLargeForCpu(file.name, file.size, this.maxBytes, why);
         const session = await loadSession(await this.getLlama(true), file, { ...into, gpuLayers: 0 }, settings);
         session.info.warnings = [...(session.info.warnings ?? []), `every layer runs on the CPU: ${why}`];
         return session;
       };
-      if (revive && this.config.gpuFallback && this.gpuCrashes.count >= 2) {
+      if (cpuOnly) {
         this.session = await onCpu(
           `the GPU engine crashed ${this.gpuCrashes.count} times (last: ${this.gpuCrashes.last})`,
         );

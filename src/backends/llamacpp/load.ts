@@ -23,7 +23,7 @@ import { LlamaProjector } from './binding/media.ts';
 import { Prompts } from './run/prompt.ts';
 import { N_BATCH } from './binding/limits.ts';
 import { Session } from './run/session.ts';
-import { checkModelFile } from '../../core/models/check.ts';
+import { checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
 import type { ModelFile } from '../../core/models/file.ts';
 import { openSource, type SourceOptions } from '../../core/models/source.ts';
 
@@ -46,13 +46,16 @@ export interface LoadSettings {
   projector?: ModelFile | null;
 }
 
-/** Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. */
+/**
+ * Opens a model source and checks it can be a model this engine holds, before llama.cpp reads it. `gpu`: every layer
+ * goes to that adapter, so `maxBytes` bounds the heap's share of the model (read from its header), not its size.
+ */
 export async function openModelFile(
   source: LoadRequest['source'],
   maxBytes: number,
-  opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'>,
+  opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'> & { gpu?: GpuPlacement },
 ): Promise<ModelFile> {
-  const file = await openSource(source, { ...opts, maxBytes });
+  const file = await openSource(source, { ...opts, maxBytes: opts.gpu ? undefined : maxBytes });
   await checkModelFile(file, maxBytes, { ...opts, tensorTypes: true });
   return file;
 }

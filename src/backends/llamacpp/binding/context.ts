@@ -161,12 +161,17 @@ export class LlamaContext {
    */
   stateGet(seq: number, partial = false): Promise<Uint8Array> {
     const flags = partial ? STATE_PARTIAL_ONLY : 0;
-    const size = this.mod._hearth_state_seq_size(this.ptr, seq, flags);
+    const size = this.stateSize(seq, partial);
     return this.model.llama.withBuffer(size, async (buf) => {
       const n = await this.mod._hearth_state_seq_get(this.ptr, buf, size, seq, flags);
       if (n !== size) throw new Error(`state export wrote ${n} of ${size} bytes`);
       return this.model.llama.heap().u8.slice(buf, buf + n);
     });
+  }
+
+  /** The bytes stateGet(seq, partial) would return. */
+  stateSize(seq: number, partial = false): number {
+    return this.mod._hearth_state_seq_size(this.ptr, seq, partial ? STATE_PARTIAL_ONLY : 0);
   }
 
   /** Loads a state from stateGet (with the same `partial`) into `seq`. False when it does not fit this context. */

@@ -173,6 +173,12 @@ export class Llama {
     return this.mod.hearthDeviceFeatures?.includes('chromium-experimental-subgroup-matrix') === true;
   }
 
+  /** The WebGPU build with its adapter: the largest tensor a shader binds (the adapter's maxStorageBufferBindingSize,
+   * which llama.cpp's WebGPU backend asks the device for); null without a GPU. */
+  get gpuBindingLimit(): number | null {
+    return this.gpu ? (this.mod.hearthAdapter?.limits?.maxStorageBufferBindingSize ?? null) : null;
+  }
+
   /** Bytes allocated in the wasm heap right now (dlmalloc's count). */
   get heapInUse(): number {
     return this.mod._hearth_heap_in_use();

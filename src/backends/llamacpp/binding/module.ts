@@ -26,6 +26,7 @@ export interface HearthModule extends FileSystemHost {
     };
     isFallbackAdapter?: boolean;
     features?: { has(name: string): boolean };
+    limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
   };
   /** The WebGPU build: the device lost, a GPU error, or a buffer it could not allocate, as they happen. */
   hearthGpuEvent?: (kind: 'lost' | 'error' | 'allocation', message: string) => void;

@@ -38,7 +38,7 @@ export class Persistence {
     private readonly store: KvStore | null,
     private readonly layout: string,
     private readonly slots: Slots,
-    private readonly minTokens: number,
+    private readonly config: { minTokens: number; chunkBytes: number },
   ) {}
 
   /** Whether states are saved: a store was given (cache.persistent) and IndexedDB works. */
@@ -82,7 +82,7 @@ export class Persistence {
       if (this.slots.all.some((s) => s.key === meta.key)) continue; // already in memory
       const lcp = reuse(meta);
       const byHash = meta.msgHash === hashMessages(req.messages.slice(0, meta.msgCount), req.tools);
-      if (!byHash && lcp < this.minTokens) continue;
+      if (!byHash && lcp < this.config.minTokens) continue;
       if (best && ((best.byHash && !byHash) || best.lcp >= lcp)) continue;
       if (check(meta)) best = { meta, lcp, byHash };
     }
@@ -166,7 +166,7 @@ export class Persistence {
    * turn can go back to.
    */
   async saveConversation(slot: Slot, promptEnd = 0): Promise<void> {
-    if (!this.enabled || slot.tokens.length < this.minTokens) return;
+    if (!this.enabled || slot.tokens.length < this.config.minTokens) return;
     const store = this.store!;
     slot.key ??=
       slot.conversationId !== null ? conversationKey(slot.conversationId, this.layout) : `conversation:${newChunkId()}`;
@@ -184,7 +184,9 @@ export class Persistence {
     const from = kept.at(-1)?.end ?? 0;
     const t0 = now();
     const cut = this.slots.canRollBack && !this.slots.canCutRestored ? promptEnd - 1 : -1;
-    const ends = from < cut && cut < tokens.length ? [cut, tokens.length] : from < tokens.length ? [tokens.length] : [];
+    const turnEnds =
+      from < cut && cut < tokens.length ? [cut, tokens.length] : from < tokens.length ? [tokens.length] : [];
+    const ends = this.slots.canCutRestored ? inPieces(from, turnEnds, this.piece(slot)) : turnEnds;
     const fresh: Array<{ chunk: ChunkMeta; data: Uint8Array }> = [];
     for (const [i, end] of ends.entries()) {
       const start = i ? ends[i - 1]! : from;
@@ -235,6 +237,12 @@ export class Persistence {
     });
   }
 
+  /** Tokens per exported chunk, for chunkBytes a chunk: from the bytes the slot's cells take now. */
+  private piece(slot: Slot): number {
+    const perToken = this.slots.ctx.stateSize(slot.seq) / Math.max(1, slot.tokens.length);
+    return Math.max(1, Math.floor(this.config.chunkBytes / Math.max(1, perToken)));
+  }
+
   /** What the storage limit made the saves do since the last call (for the next answer's warnings). */
   takeWarnings(): string[] {
     return this.store?.takeNotes() ?? [];
@@ -262,6 +270,24 @@ export class Persistence {
     if (conversationId === undefined) await this.store!.clear();
     else await this.store!.removeConversation(conversationId);
   }
+}
+
+/**
+ * `ends` (chunk ends after `from`) with ends added so that no chunk spans more than `piece` tokens: a turn's new cells
+ * are exported in pieces of about CacheOptions.chunkBytes, so neither the heap nor one IndexedDB value ever holds a
+ * long conversation of a big model whole (an 8B model's f32 cache, the GPU engine's, takes 256 KiB a token: 4,000
+ * tokens are 1 GiB). Only where a record can be cut anywhere (dense attention): a piece of a recurrent or
+ * sliding-window model would carry its whole state again.
+ */
+export function inPieces(from: number, ends: number[], piece: number): number[] {
+  const out: number[] = [];
+  let start = from;
+  for (const end of ends) {
+    for (let at = start + piece; at < end; at += piece) out.push(at);
+    out.push(end);
+    start = end;
+  }
+  return out;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface CacheConfig {
   systemPrompt: boolean;
   conversations: boolean;
   minTokens: number;
+  /** CacheOptions.chunkBytes: a saved chunk's most bytes, about (cache/persistence.ts). */
+  chunkBytes: number;
 }
 
 /** A rendered system prefix (system messages and tools) long enough to cache. */
@@ -83,7 +85,7 @@ export class PromptCache {
     nSlots: number,
   ) {
     this.slots = new Slots(holder, nSlots);
-    this.persistence = new Persistence(store, layout, this.slots, config.minTokens);
+    this.persistence = new Persistence(store, layout, this.slots, config);
   }
 
   /** Reads the index of saved records (once), so that saving after a turn never waits for IndexedDB. */

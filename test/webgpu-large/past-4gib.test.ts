@@ -1,0 +1,106 @@
+// A model past 4 GiB on the GPU engine (Node: Dawn over lavapipe), the model people buy a GPU for in miniature:
+// llama-past-4gib is 4.32 GiB, its last layers at file offsets wasm32's size_t cannot hold (wasm/patches/0024). It
+// loads with every layer on the adapter and the heap holding its embeddings; it answers as native llama.cpp does on
+// the same file; its state, saved in IndexedDB, resumes after a reload as a cold engine answers. Minutes on lavapipe
+// (every token reads 4.3 GB), so outside `npm test`: `npm run test:large` (README, "Testing").
+import 'fake-indexeddb/auto';
+import { statSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NodeEngine } from '../../src/node.ts';
+import type { ChatMessage } from '../../src/types.ts';
+import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../compare.ts';
+import { ensureModel } from '../fixtures/models.ts';
+import { type LlamaServer, startLlamaServer } from '../fixtures/llama-server.ts';
+import { ask, inspect, modelPath, NO_CACHE, newDb, next, reply, testEngine, trackEngines } from '../helpers.ts';
+
+const track = trackEngines();
+const question: ChatMessage[] = [{ role: 'user', content: 'What does a hearth keep?' }];
+const worst: Record<string, number> = {};
+afterAll(() => console.log(`largest |Δ logprob|: ${JSON.stringify(worst)}`));
+
+/** The same tokens, and top log-probabilities within the GPU's tolerance; `what` names the largest difference. */
+function expectAlike(what: string, a: Parameters<typeof answerDiff>[0], b: Parameters<typeof answerDiff>[1]) {
+  const diff = answerDiff(a, b);
+  worst[what] = Number(diff.logprobs.toFixed(4));
+  expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+  expect(diff.logprobs).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+}
+
+beforeAll(async () => {
+  await ensureModel('llama-past-4gib');
+  expect(statSync(modelPath('llama-past-4gib')).size).toBeGreaterThan(4 * 2 ** 30);
+});
+
+// Each step takes minutes on lavapipe (a load ~35 s, a short prompt ~40 s).
+const MINUTES = 15 * 60_000;
+
+describe('a model past 4 GiB on the GPU engine', () => {
+  /** Without a cache: the reference a restored conversation is compared with. */
+  let cold: NodeEngine;
+
+  it(
+    'loads with every layer on the adapter, the heap holding its embeddings, and answers as native llama.cpp',
+    async () => {
+      const size = statSync(modelPath('llama-past-4gib')).size;
+      const t0 = performance.now();
+      cold = await track(testEngine('llama-past-4gib', { variant: 'webgpu', ...NO_CACHE, nCtx: 512 }));
+      const gpu = cold;
+      const loadS = (performance.now() - t0) / 1000;
+      const info = await gpu.info();
+      expect(info.gpu?.layers).toBe(info.gpu?.totalLayers);
+      const peak = info.wasmHeap!.peak;
+      console.log(
+        `[past-4gib] ${(size / 2 ** 30).toFixed(2)} GiB loaded in ${loadS.toFixed(1)} s; heap peak ` +
+          `${(peak / 2 ** 20).toFixed(0)} MiB (${((100 * peak) / size).toFixed(1)}% of the file)`,
+      );
+      // The embeddings (125 MiB), a 16 MiB staging chunk, compute buffers: far under the 4 GiB the file would need.
+      expect(peak).toBeLessThan(0.1 * size);
+
+      const t1 = performance.now();
+      const onGpu = await ask(gpu, question, { max_tokens: 4 });
+      console.log(`[past-4gib] 4 tokens on the GPU engine in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
+      let server: LlamaServer | null = null;
+      try {
+        server = await startLlamaServer({
+          model: modelPath('llama-past-4gib'),
+          args: ['-c', '512'],
+          timeoutMs: 180_000,
+        });
+        const res = await fetch(`${server.baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: question, temperature: 0, max_tokens: 4, ...COMPARABLE }),
+        });
+        const native = await res.json();
+        expectAlike('GPU engine vs native', onGpu, native);
+      } finally {
+        await server?.stop();
+      }
+      expect(reply(onGpu).length).toBeGreaterThan(0);
+    },
+    MINUTES,
+  );
+
+  it(
+    'saves its state in IndexedDB and resumes after a reload as a cold engine reads the conversation',
+    async () => {
+      const db = newDb();
+      const opts = { variant: 'webgpu' as const, db, minTokens: 8, nCtx: 512 };
+      const saver = await track(testEngine('llama-past-4gib', opts));
+      const turn2 = next(question, reply(await ask(saver, question, { max_tokens: 4 })), 'And what else?');
+      await saver.cache.flush();
+      await saver.unload();
+      const reloaded = await track(testEngine('llama-past-4gib', opts));
+      const restored = await inspect(reloaded).promptLogits({ messages: turn2 });
+      expect(restored.source).toBe('indexeddb');
+      expect(restored.cached).toBeGreaterThan(0);
+      await reloaded.unload();
+      const fresh = await inspect(cold).promptLogits({ messages: turn2 });
+      const top = [...fresh.logits.keys()].sort((x, y) => fresh.logits[y]! - fresh.logits[x]!).slice(0, 5);
+      const d = Math.max(...top.map((t) => Math.abs(restored.logits[t]! - fresh.logits[t]!)));
+      worst['restored vs cold (logits)'] = Number(d.toFixed(4));
+      expect(d).toBeLessThan(GPU_LOGPROB_TOLERANCE);
+    },
+    MINUTES,
+  );
+});
