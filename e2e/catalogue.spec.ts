@@ -30,6 +30,8 @@ const SIZES: Record<string, number[]> = {
   'gemma-3-4b-vision': [2489 * MB, 851 * MB],
   'qwen3-4b': [2497 * MB],
   'qwen2.5-7b': [3993 * MB, 689 * MB],
+  'llama-3.1-8b': [4921 * MB],
+  'qwen3-8b': [5027 * MB],
 };
 
 let hub: ModelServer;
@@ -90,7 +92,7 @@ test('the catalogue: every model with its size from the Hub and whether it fits;
   );
   expect(await fitOf('gemma-3-1b')).toMatch(/^Does not fit this device: it needs .* this device has about 2 GB/);
   expect(await fitOf('qwen2.5-7b')).toMatch(
-    /^Does not fit this device: its 4\.36 GiB of weights are more than a browser tab's engine holds/,
+    /^Does not fit this device: its 4\.36 GiB of weights are more than the CPU engine holds .* it needs a GPU/,
   );
   const disabled = (id: string) =>
     tab.evaluate((sel) => (document.querySelector(`${sel} .card-go`) as HTMLButtonElement).disabled, card(id));
@@ -119,6 +121,43 @@ test('the catalogue: every model with its size from the Hub and whether it fits;
     await tab.playwright.setViewportSize({ width: 390, height: 844 });
     await tab.playwright.screenshot({ path: 'docs/catalogue-phone.png' });
   }
+});
+
+test('with the Hub unreachable, each card says so and offers to ask again; a model whose estimated size fits can start', async ({
+  site,
+}) => {
+  // Unreachable as behind a firewall that refuses it: nothing listens on the Hub's port.
+  await hub.stop();
+  let tab: Tab;
+  try {
+    tab = await site.tab('/');
+    const facts = (id: string) => tab.texts(`${card(id)} .card-facts`);
+    await expect
+      .poll(() => facts('qwen2.5-0.5b'), { timeout: 30_000 })
+      .toEqual([expect.stringContaining('size: the Hub could not be reached')]);
+    expect(await tab.count(`${card('qwen2.5-0.5b')} .card-retry`)).toBe(1);
+    // The fit from the parameter count and the quantization: the small model can start (its download learns the
+    // size); the 7B is refused before any download.
+    const fitOf = async (id: string) => (await tab.texts(`${card(id)} .card-fit`))[0]!;
+    expect(await fitOf('qwen2.5-0.5b')).toMatch(
+      /^Fits: about .* \(estimated from its parameters: the Hub gave no size\)/,
+    );
+    const disabled = (id: string) =>
+      tab.evaluate((sel) => (document.querySelector(`${sel} .card-go`) as HTMLButtonElement).disabled, card(id));
+    expect(await disabled('qwen2.5-0.5b')).toBe(false);
+    expect(await fitOf('qwen2.5-7b')).toMatch(
+      /^Does not fit this device: its about 3\.67 GiB of weights .* it needs a GPU/,
+    );
+    expect(await disabled('qwen2.5-7b')).toBe(true);
+  } finally {
+    await hub.listen();
+  }
+  // Back: asking again gives the sizes.
+  await tab.click(`${card('qwen2.5-0.5b')} .card-retry`);
+  await expect
+    .poll(() => tab.texts(`${card('qwen2.5-0.5b')} .card-facts`))
+    .toEqual([expect.stringContaining(`${(491e6 / 1024 ** 2).toFixed(1)} MiB download`)]);
+  expect(await tab.count(`${card('qwen2.5-0.5b')} .card-retry`)).toBe(0);
 });
 
 test('first run: the test model from the catalogue downloads with size, speed and time left; cancel keeps nothing; pause, reload and resume go on from where it stopped; then it answers offline', async ({

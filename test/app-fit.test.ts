@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { validEntries } from '../src/app/catalogue.ts';
-import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, recommend } from '../src/app/fit.ts';
+import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, parseParams, recommend } from '../src/app/fit.ts';
 
 const GiB = 1024 ** 3;
 const model = {
@@ -57,7 +57,9 @@ describe('fit', () => {
   it('refuses, with the reason, what WebAssembly, the device or the storage cannot hold', () => {
     expect(modelFit({ ...model, bytes: 4 * GiB }, roomy)).toMatchObject({
       fits: false,
-      reason: expect.stringMatching(/more than a browser tab's engine holds/),
+      reason: expect.stringMatching(
+        /more than the CPU engine holds \(3\.50 GiB; WebAssembly has a 4 GB heap\): it needs a GPU/,
+      ),
     });
     // Weights under the engine's limit, but a long KV cache takes the heap past 4 GiB.
     const wide = { ...model, bytes: 3.3 * GiB, layers: 48, kvHeads: 8, headDim: 128 };
@@ -77,6 +79,42 @@ describe('fit', () => {
     expect(modelFit({ ...model, stored: model.bytes }, { ...roomy, freeStorage: 0 }).fits).toBe(true);
     // A model whose size the Hub has not given yet is not refused, and not sized.
     expect(modelFit({ ...model, bytes: null }, roomy)).toMatchObject({ fits: true, memory: null });
+  });
+
+  it("on the GPU engine, counts the tab's share (the token embeddings) apart from the GPU's: an 8B model fits", () => {
+    // Llama 3.1 8B at Q4_K_M: 4.9 GB, 32 layers, 8 KV heads of 128, 128,256 tokens × 4096.
+    const llama8b = { ...model, bytes: 4.92e9, layers: 32, kvHeads: 8, headDim: 128, vocab: 128256, embd: 4096 };
+    const gpuDevice = { ...roomy, backend: 'webgpu' as const, gpuBindingLimit: 2 * GiB };
+    const onGpu = modelFit(llama8b, gpuDevice);
+    const embedding = (128256 * 4096 * 4.5) / 8;
+    expect(onGpu).toMatchObject({ fits: true, backend: 'webgpu', note: '' });
+    expect(onGpu.memory).toBeLessThan(embedding + 0.5 * GiB); // the heap: the embeddings and working buffers
+    // The rest of the weights and an f32 KV cache at the app's context go to the GPU.
+    expect(onGpu.gpuMemory).toBe(4.92e9 - embedding + kvBytes(llama8b, APP_CONTEXT, 4));
+    expect(onGpu.reason).toMatch(/of the tab's memory and 5\.\d\d GiB of the GPU's/);
+    // The CPU engine cannot hold it: said before any download.
+    expect(modelFit(llama8b, roomy)).toMatchObject({ fits: false, reason: expect.stringMatching(/it needs a GPU/) });
+    // A GPU that binds less than the embeddings: the output matrix stays on the CPU too, as large again.
+    const narrow = modelFit(llama8b, { ...gpuDevice, gpuBindingLimit: 128 * 1024 ** 2 });
+    expect(narrow.memory! - onGpu.memory!).toBeCloseTo(embedding, -3);
+    expect(narrow.note).toMatch(/over this GPU's 128\.0 MiB buffer limit/);
+    // Embeddings over the heap's limit: refused on the GPU engine too, saying where the bytes would go.
+    expect(modelFit(llama8b, { ...gpuDevice, maxModelBytes: 0.2 * GiB })).toMatchObject({
+      fits: false,
+      reason: expect.stringMatching(/on the GPU engine 2\d\d\.\d MiB of its weights stay in the tab's memory/),
+    });
+  });
+
+  it('without a size from the Hub, estimates it from the parameter count: a download may start, or is refused first', () => {
+    const unknown = { ...model, bytes: null, params: parseParams('7B') };
+    // 7B at ~4.5 bits: about 3.7 GiB, over what the CPU engine holds.
+    expect(modelFit(unknown, roomy)).toMatchObject({ fits: false, estimated: true, reason: /its about 3\.67 GiB/ });
+    const small = modelFit({ ...unknown, params: parseParams('0.5B') }, roomy);
+    expect(small).toMatchObject({ fits: true, estimated: true });
+    expect(small.memory).toBeGreaterThan(0.5e9 * (4.5 / 8));
+    expect(parseParams('360M')).toBe(360e6);
+    expect(parseParams('1.7B')).toBe(1.7e9);
+    expect(parseParams('big')).toBeNull();
   });
 
   it('recommends the largest quick model that fits and downloads in minutes, else the smallest that fits', () => {

@@ -67,24 +67,35 @@ export function modelFiles(m: CatalogueModel): Array<{ hf: HfFile }> {
   return [{ hf: m.hf }, ...(m.projector ? [{ hf: { ...m.hf, file: m.projector } }] : [])];
 }
 
+/** How long the Hub may take to give a model's size before its card says it could not be reached. */
+const SIZE_TIMEOUT_MS = 20_000;
+
 /**
- * Asks the Hub for the sizes of the models not known (or known for more than a week), `onSize` as each answers; an
- * unreachable Hub leaves the kept sizes. Nothing is asked while the browser is offline.
+ * Asks the Hub for the sizes of the models not known (or known for more than a week), `onSize` as each answers and
+ * `onFail` for each it could not give (the Hub unreachable, a file without a size); an unreachable Hub leaves the kept
+ * sizes. Nothing is asked while the browser is offline: every model not known fails at once.
  */
 export async function askSizes(
   models: CatalogueModel[],
   onSize: (id: string, size: HubSize) => void,
+  onFail: (id: string) => void = () => {},
   signal?: AbortSignal,
 ): Promise<void> {
   const kept = keptSizes();
   const stale = models.filter((m) => !kept[m.id] || Date.now() - kept[m.id]!.at > SIZE_MAX_AGE_MS);
-  if (!navigator.onLine) return;
+  if (!navigator.onLine) {
+    for (const m of stale) if (!kept[m.id]) onFail(m.id);
+    return;
+  }
   await Promise.all(
     stale.map(async (m) => {
       try {
-        const answers = await Promise.all(modelFiles(m).map((s) => webModel(s, { signal })));
+        // A Hub behind a firewall that drops packets never answers: a card says so after SIZE_TIMEOUT_MS.
+        const timeout = AbortSignal.timeout(SIZE_TIMEOUT_MS);
+        const within = signal ? AbortSignal.any([signal, timeout]) : timeout;
+        const answers = await Promise.all(modelFiles(m).map((s) => webModel(s, { signal: within })));
         const sizes = answers.flatMap((a) => a.files.map((f) => f.size));
-        if (sizes.some((s) => s === null)) return;
+        if (sizes.some((s) => s === null)) throw new Error('a file without a size');
         const size = { bytes: sizes.reduce((a, b) => a! + b!, 0)!, at: Date.now() };
         kept[m.id] = size;
         try {
@@ -94,7 +105,8 @@ export async function askSizes(
         }
         onSize(m.id, size);
       } catch {
-        // the Hub did not answer for this model: it shows "size unknown" until it does
+        // the Hub did not answer for this model: a size kept from before stays; else the card says so
+        if (!kept[m.id]) onFail(m.id);
       }
     }),
   );

@@ -3,7 +3,7 @@
 import { formatBytes } from '../core/bytes.ts';
 import type { HearthClient } from '../index.ts';
 import type { ModelStoreUsage } from '../types.ts';
-import { askSizes, CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
+import { CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
 import { deviceFacts, freeStorage } from './device.ts';
 import type { ModelsView } from './models-view.ts';
 
@@ -72,7 +72,7 @@ export async function showCatalogue(engine: HearthClient, models: ModelsView, ui
   models.show(list, keptSizes());
   await models.refresh();
   ui.firstRun.hidden = models.storedModels().length > 0;
-  void askSizes(list, (id, size) => models.setSize(id, size));
+  models.askSizes();
   const usage = await engine.models.usage().catch(() => null);
   writeStorage(usage, ui.storageLine);
   const info = await engine.info();

@@ -1,10 +1,12 @@
-// Does a model fit this device, before any byte of it is downloaded? The memory it needs (its weights, the KV cache at
-// the context the app loads it with, and llama.cpp's working buffers) against what the browser gives: WebAssembly's
-// 4 GiB heap (the engine's model size limit within it), navigator.deviceMemory where the browser says it, and the
-// storage the download still needs against the site's quota. Then how fast it will answer, from a measured probe of
-// this device (device.ts): tokens a second estimated from how many bytes a second the probe read, as decoding a token
-// reads every weight once. On the GPU engine, WebGPU says no memory size, only the largest buffer a shader may bind:
-// a matrix larger than that (the token embedding, the largest) is computed on the CPU, which the card says.
+// Does a model fit this device, before any byte of it is downloaded? What the engine that will run it needs against
+// what the browser gives. The CPU engine holds the weights, the KV cache at the context the app loads it with and
+// llama.cpp's working buffers in WebAssembly's 4 GiB heap (the engine's model size limit within it). The GPU engine
+// holds only the token embeddings there (and any matrix larger than the GPU binds to a shader, as large again), the
+// rest — weights and KV cache — in GPU memory, whose size WebGPU does not say: the tab's share is checked, the GPU's
+// is shown. Then navigator.deviceMemory where the browser says it, and the storage the download still needs against
+// the site's quota. Then how fast it will answer, from a measured probe of this device (device.ts): tokens a second
+// estimated from how many bytes a second the probe read, as decoding a token reads every weight once. A size the Hub
+// has not given is estimated from the parameter count and the quantization.
 import { formatBytes } from '../core/bytes.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from '../core/limits.ts';
 
@@ -18,8 +20,10 @@ const WORKING_BYTES = 320 * 1024 ** 2;
 const DEVICE_SHARE = 0.5;
 
 export interface ModelNeeds {
-  /** Bytes of the model's files (and its projector's); null while the Hub has not said. */
+  /** Bytes of the model's files (and its projector's); null while the Hub has not said (or could not be asked). */
   bytes: number | null;
+  /** Parameters (the catalogue's "7B"): the size estimated while `bytes` is unknown; null when unknown too. */
+  params?: number | null;
   /** Bytes of them already in the model store (a paused download, or a complete one). */
   stored: number;
   layers: number;
@@ -56,8 +60,13 @@ export interface Fit {
   /** false: the app does not start it, and `reason` says why. */
   fits: boolean;
   reason: string;
-  /** Bytes of memory the model needs at `context`; null while its size is unknown. */
+  /** Bytes of the tab's memory the model needs at `context` (the heap's share on the GPU engine); null while its size
+   * is unknown. */
   memory: number | null;
+  /** The GPU engine: bytes of GPU memory it needs (the weights past the heap, the KV cache); null on the CPU engine. */
+  gpuMemory: number | null;
+  /** The size was estimated from the parameter count (the Hub did not give it). */
+  estimated: boolean;
   context: number;
   backend: 'webgpu' | 'wasm';
   /** Estimated decode speed, tokens a second; null without a size or a probe. */
@@ -67,9 +76,16 @@ export interface Fit {
   note: string;
 }
 
-/** The KV cache's bytes at `context` tokens: K and V, f16, in every layer. */
-export const kvBytes = (m: Pick<ModelNeeds, 'layers' | 'kvHeads' | 'headDim'>, context: number) =>
-  2 * m.layers * m.kvHeads * m.headDim * context * 2;
+/** The KV cache's bytes at `context` tokens: K and V, f16 (the CPU engine's; the GPU engine keeps f32, `bytes` 4), in
+ * every layer. */
+export const kvBytes = (m: Pick<ModelNeeds, 'layers' | 'kvHeads' | 'headDim'>, context: number, bytes = 2) =>
+  2 * m.layers * m.kvHeads * m.headDim * context * bytes;
+
+/** "7B", "1.7B", "360M": a parameter count; null when it is none. */
+export function parseParams(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*([MB])$/i.exec(text.trim());
+  return m ? Number(m[1]) * (m[2]!.toUpperCase() === 'B' ? 1e9 : 1e6) : null;
+}
 
 /** Bits a weight takes in a file of this quantization (its mix's average, roughly). */
 export function quantBits(quant: string): number {
@@ -89,47 +105,71 @@ export function speedClass(tokensPerSecond: number): SpeedClass {
 
 export function modelFit(model: ModelNeeds, device: DeviceFacts): Fit {
   const context = Math.min(APP_CONTEXT, model.context);
-  const base = { context, backend: device.backend, memory: null, tokensPerSecond: null, speed: null, note: '' };
-  if (model.bytes === null) return { ...base, fits: true, reason: 'its size is not known yet' };
-  const memory = model.bytes + kvBytes(model, context) + WORKING_BYTES;
+  const estimated = model.bytes === null && model.params != null;
+  const bytes = model.bytes ?? (estimated ? (model.params! * quantBits(model.quant)) / 8 : null);
+  const base = {
+    context,
+    backend: device.backend,
+    memory: null,
+    gpuMemory: null,
+    estimated,
+    tokensPerSecond: null,
+    speed: null,
+    note: '',
+  };
+  if (bytes === null) return { ...base, fits: true, reason: 'its size is not known yet' };
   const maxModel = device.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
-  const refuse = (reason: string): Fit => ({ ...base, memory, fits: false, reason });
-  if (model.bytes > maxModel) {
+  const about = estimated ? 'about ' : '';
+  // What the heap holds: everything on the CPU engine; on the GPU engine the token embeddings, and an output matrix
+  // (as large) where the GPU cannot bind it — then it runs on the CPU, which the card says.
+  const embedding = (model.vocab * model.embd * quantBits(model.quant)) / 8;
+  const gpu = device.backend === 'webgpu';
+  const unbindable = gpu && device.gpuBindingLimit !== null && embedding > device.gpuBindingLimit;
+  const inHeap = gpu ? embedding * (unbindable ? 2 : 1) : bytes;
+  const memory = inHeap + (gpu ? 0 : kvBytes(model, context)) + WORKING_BYTES;
+  const gpuMemory = gpu ? Math.max(0, bytes - inHeap) + kvBytes(model, context, 4) : null;
+  const refuse = (reason: string): Fit => ({ ...base, memory, gpuMemory, fits: false, reason });
+  if (inHeap > maxModel) {
     return refuse(
-      `its ${formatBytes(model.bytes)} of weights are more than a browser tab's engine holds (${formatBytes(maxModel)})`,
+      gpu
+        ? `on the GPU engine ${formatBytes(inHeap)} of its weights stay in the tab's memory (the token embeddings` +
+            `${unbindable ? ', and a matrix larger than this GPU binds' : ''}), more than the engine holds there (${formatBytes(maxModel)})`
+        : `its ${about}${formatBytes(bytes)} of weights are more than the CPU engine holds (${formatBytes(maxModel)}; ` +
+            'WebAssembly has a 4 GB heap): it needs a GPU',
     );
   }
   if (memory > WASM_HEAP_BYTES) {
     return refuse(
-      `it needs ${formatBytes(memory)} of memory at ${context} tokens of context; WebAssembly gives ${formatBytes(WASM_HEAP_BYTES)} at most`,
+      `it needs ${about}${formatBytes(memory)} of memory at ${context} tokens of context; WebAssembly gives ${formatBytes(WASM_HEAP_BYTES)} at most`,
     );
   }
   if (device.deviceMemoryGiB !== null && memory > device.deviceMemoryGiB * 1024 ** 3 * DEVICE_SHARE) {
     return refuse(
-      `it needs ${formatBytes(memory)} of memory; this device has about ${device.deviceMemoryGiB} GB, of which a tab can use about half`,
+      `it needs ${about}${formatBytes(memory)} of memory; this device has about ${device.deviceMemoryGiB} GB, of which a tab can use about half`,
     );
   }
-  const toDownload = Math.max(0, model.bytes - model.stored);
+  const toDownload = Math.max(0, bytes - model.stored);
   if (device.freeStorage !== null && toDownload > device.freeStorage) {
     return refuse(
-      `the download needs ${formatBytes(toDownload)} of storage; this site may use ${formatBytes(device.freeStorage)} more`,
+      `the download needs ${about}${formatBytes(toDownload)} of storage; this site may use ${formatBytes(device.freeStorage)} more`,
     );
   }
   const tokensPerSecond =
     device.decodeBytesPerSecond === null
       ? null
-      : 1 / (model.bytes / device.decodeBytesPerSecond + device.tokenOverheadSeconds);
-  const embedding = (model.vocab * model.embd * quantBits(model.quant)) / 8;
-  const note =
-    device.backend === 'webgpu' && device.gpuBindingLimit !== null && embedding > device.gpuBindingLimit
-      ? `its largest matrix (about ${formatBytes(embedding)}) is over this GPU's ${formatBytes(device.gpuBindingLimit)} buffer limit: that part runs on the CPU`
-      : '';
+      : 1 / (bytes / device.decodeBytesPerSecond + device.tokenOverheadSeconds);
+  const note = unbindable
+    ? `its largest matrix (about ${formatBytes(embedding)}) is over this GPU's ${formatBytes(device.gpuBindingLimit!)} buffer limit: that part runs on the CPU`
+    : '';
   return {
     ...base,
     note,
     memory,
+    gpuMemory,
     fits: true,
-    reason: `needs ${formatBytes(memory)} of memory at ${context} tokens of context`,
+    reason: gpu
+      ? `needs ${about}${formatBytes(memory)} of the tab's memory and ${formatBytes(gpuMemory!)} of the GPU's at ${context} tokens of context`
+      : `needs ${about}${formatBytes(memory)} of memory at ${context} tokens of context`,
     tokensPerSecond,
     speed: tokensPerSecond === null ? null : speedClass(tokensPerSecond),
   };

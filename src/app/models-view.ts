@@ -7,8 +7,8 @@ import { webUrls } from '../core/models/web-source.ts';
 import type { HearthClient } from '../index.ts';
 import type { Progress, StoredModel } from '../types.ts';
 import { describeProgress } from '../ui/progress.ts';
-import { type CatalogueModel, type HubSize, modelFiles } from './catalogue.ts';
-import { type DeviceFacts, type Fit, modelFit, recommend } from './fit.ts';
+import { askSizes, type CatalogueModel, type HubSize, modelFiles } from './catalogue.ts';
+import { type DeviceFacts, type Fit, modelFit, parseParams, recommend } from './fit.ts';
 
 export interface CardActions {
   /** Downloads (or resumes) and loads the model; resolves when it is ready, rejects when it failed or was paused. */
@@ -19,6 +19,8 @@ interface Card {
   model: CatalogueModel;
   el: HTMLLIElement;
   size: HubSize | null;
+  /** The Hub could not be asked for the size (unreachable, or offline): the card offers to ask again. */
+  sizeFailed: boolean;
   stored: number;
   complete: boolean;
   fit: Fit;
@@ -57,6 +59,7 @@ export class ModelsView {
         model,
         el: el('li', { className: 'model-card' }),
         size: sizes[model.id] ?? null,
+        sizeFailed: false,
         stored: 0,
         complete: false,
         fit: modelFit(this.needs(model, null, 0), this.facts()),
@@ -74,6 +77,22 @@ export class ModelsView {
     const card = this.cards.get(id);
     if (card) card.size = size;
     this.refit();
+  }
+
+  /** Asks the Hub for the sizes not known (all cards, or those whose asking failed: the Retry button). */
+  askSizes(onlyFailed = false) {
+    const cards = [...this.cards.values()].filter((c) => !onlyFailed || c.sizeFailed);
+    for (const card of cards) card.sizeFailed = false;
+    if (onlyFailed) this.refit();
+    void askSizes(
+      cards.map((c) => c.model),
+      (id, size) => this.setSize(id, size),
+      (id) => {
+        const card = this.cards.get(id);
+        if (card && !card.size) card.sizeFailed = true;
+        this.refit();
+      },
+    );
   }
 
   setDevice(device: DeviceFacts) {
@@ -111,7 +130,14 @@ export class ModelsView {
   }
 
   private needs(model: CatalogueModel, size: HubSize | null, stored: number) {
-    return { bytes: size?.bytes ?? null, stored, context: model.context, quant: model.quant, ...model.shape };
+    return {
+      bytes: size?.bytes ?? null,
+      params: parseParams(model.params),
+      stored,
+      context: model.context,
+      quant: model.quant,
+      ...model.shape,
+    };
   }
 
   private refit() {
@@ -129,7 +155,11 @@ export class ModelsView {
     if (model.id === this.recommended)
       head.append(el('span', { className: 'badge recommended', textContent: 'Recommended' }));
     if (model.images) head.append(el('span', { className: 'badge', textContent: 'Reads images' }));
-    const size = card.size ? `${formatBytes(card.size.bytes)} download` : 'size: asking the Hub…';
+    const size = card.size
+      ? `${formatBytes(card.size.bytes)} download`
+      : card.sizeFailed
+        ? 'size: the Hub could not be reached'
+        : 'size: asking the Hub…';
     const facts = [model.params, model.quant, size, `${Math.round(model.context / 1024)}K context`, model.licence];
     const fitLine = el('p', { className: `card-fit ${f.fits ? 'fits' : 'no-fit'}` });
     fitLine.id = `fit-${model.id}`;
@@ -149,8 +179,10 @@ export class ModelsView {
       const label = card.complete ? 'Chat' : partial ? 'Resume download' : 'Download';
       const go = this.button(label, 'go', () => void this.start(card));
       go.setAttribute('aria-describedby', fitLine.id);
-      go.disabled = !f.fits || (!card.complete && card.size === null);
+      // Without a size the download learns it; it starts once the Hub was asked and the estimate fits.
+      go.disabled = !f.fits || (!card.complete && card.size === null && !card.sizeFailed);
       actions.append(go);
+      if (card.sizeFailed) actions.append(this.button('Ask the Hub again', 'retry', () => this.askSizes(true)));
       if (partial) {
         const pct = card.size ? ` (${Math.floor((card.stored / card.size.bytes) * 100)} %)` : '';
         actions.append(
@@ -172,13 +204,16 @@ export class ModelsView {
   private fitsText(card: Card): string {
     const f = card.fit;
     if (f.memory === null) return 'Fit: known once the Hub gives its size.';
-    const engine = f.backend === 'webgpu' ? 'on the GPU' : 'on the CPU';
+    const about = f.estimated ? 'about ' : '';
+    const engine =
+      f.gpuMemory !== null ? `on the GPU, which holds ${about}${formatBytes(f.gpuMemory)} of it` : 'on the CPU';
     const speed =
       f.tokensPerSecond === null
         ? ''
         : ` · about ${Math.max(1, Math.round(f.tokensPerSecond))} tokens/s, ${SPEED_WORDS[f.speed!]}`;
     const note = f.note ? ` (${f.note})` : '';
-    return `Fits: ${formatBytes(f.memory)} of memory at ${f.context} tokens of context · runs ${engine}${note}${speed}`;
+    const estimate = f.estimated ? ' (estimated from its parameters: the Hub gave no size)' : '';
+    return `Fits: ${about}${formatBytes(f.memory)} of memory at ${f.context} tokens of context${estimate} · runs ${engine}${note}${speed}`;
   }
 
   private button(text: string, kind: string, onClick: () => void): HTMLButtonElement {
