@@ -78,7 +78,8 @@ export const test = base.extend<
   firefox: [
     async ({ engineBrowser, firefoxPrefs }, use) => {
       if (engineBrowser !== 'firefox') return use(null);
-      const firefox = await launchFirefox(firefoxPrefs);
+      // npm run test:large: loading the model past 4 GiB is one call into the page, many minutes on lavapipe.
+      const firefox = await launchFirefox(firefoxPrefs, process.env.HEARTH_LARGE === '1' ? 40 * 60_000 : undefined);
       await use(firefox.browser);
       await firefox.close();
     },
