@@ -10,6 +10,7 @@ type Scenario = (o: ScenarioOptions) => Promise<Array<Record<string, number>>>;
 const scenarios: Record<string, () => Promise<Scenario>> = {
   decode: async () => (await import('./scenarios/decode.ts')).decode,
   resume: async () => (await import('./scenarios/resume.ts')).resume,
+  restore: async () => (await import('./scenarios/restore.ts')).restore,
   return: async () => (await import('./scenarios/return.ts')).returnVisit,
   kv: async () => (await import('./scenarios/kv.ts')).kv,
   batch: async () => (await import('./scenarios/batch.ts')).batch,

@@ -4,6 +4,8 @@
 // and chat template the benchmark model is made from — xz'd, as a device call carries 64 MiB; the model itself
 // (530 MB) is generated there. Then call the device tool with carry [".device-carry"] and the command
 //   bash .device-carry/bench/run.sh webgpu --node --json --threads 16 [--trace] [--long] [--large]
+// or, for a long conversation's state saved and restored (issue 55: an 8B model's shapes with --large),
+//   bash .device-carry/bench/run.sh restore --node --json --threads 16 --reps 1 [--large]
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,9 +52,14 @@ for (const f of ['webgpu.js', 'webgpu.wasm', 'mt.js', 'mt.wasm', 'mt-relaxed.was
   ]);
 }
 const source = llamaSource();
-// The benchmark models' tokenizers and templates (Qwen2.5's shapes; Llama-3.2-1B's, for --large).
+// The benchmark models' tokenizers and templates (Qwen2.5's shapes; Llama-3.2-1B's for webgpu --large, Llama-3.1-8B's
+// for restore --large).
 const vocabs = ['ggml-vocab-qwen2.gguf', 'ggml-vocab-llama-bpe.gguf'];
-const templates = ['templates/Qwen-Qwen2.5-7B-Instruct.jinja', 'templates/meta-llama-Llama-3.2-3B-Instruct.jinja'];
+const templates = [
+  'templates/Qwen-Qwen2.5-7B-Instruct.jinja',
+  'templates/meta-llama-Llama-3.2-3B-Instruct.jinja',
+  'templates/meta-llama-Llama-3.1-8B-Instruct.jinja',
+];
 for (const f of [...vocabs, ...templates]) copyFileSync(join(source.dir, 'models', f), join(out, 'llama', 'models', f));
 for (const f of vocabs) execFileSync('xz', ['-T2', '-6', join(out, 'llama', 'models', f)]);
 writeFileSync(join(out, 'llama', 'COMMIT'), `${source.commit} ${source.tag}\n`);

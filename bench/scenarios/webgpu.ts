@@ -322,7 +322,7 @@ function commonPrefix(a: string, b: string): number {
 }
 
 /** This command again, in Node 26 with Dawn over lavapipe (scripts/webgpu-node.mjs). */
-function rerunUnderDawn(): never {
+export function rerunUnderDawn(): never {
   const { node, env } = webgpuNode();
   const r = spawnSync(node, ['--import', 'tsx', ...process.argv.slice(1)], { stdio: 'inherit', env });
   process.exit(r.status ?? 1);
