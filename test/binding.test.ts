@@ -203,6 +203,48 @@ describe('binding', () => {
     }
   });
 
+  it('a heap past 2 GiB (pointers of 2^31 and up, negative as wasm32 returns them) reads the same logits and state', async () => {
+    // A model of 2.5 GB on the CPU engine puts its context's buffers there; a filler does it for the tiny model.
+    const high = await openLlama();
+    const filler = high.malloc(2.2 * 2 ** 30);
+    const m = (await LlamaModel.load(high, '/models/qwen2-tiny.gguf'))!;
+    const c = await LlamaContext.create(m, {
+      nCtx: 512,
+      nBatch: 128,
+      nUbatch: 128,
+      nSeqMax: 4,
+      threads: 1,
+      typeK: 'f16',
+      typeV: 'f16',
+      flashAttn: -1,
+    });
+    try {
+      const n = prompt.length;
+      const decode = (on: LlamaContext) =>
+        on.decode(
+          prompt,
+          Array.from({ length: n }, (_, i) => i),
+          new Array(n).fill(0),
+          Array.from({ length: n }, (_, i) => i === n - 1),
+        );
+      await ctx.clear();
+      expect(await decode(ctx)).toBe(0);
+      const low = ctx.logits(n - 1);
+      const lowState = await ctx.stateGet(0);
+      expect(await decode(c)).toBe(0);
+      expect(maxDiff(c.logits(n - 1), low)).toBe(0);
+      const state = await c.stateGet(0);
+      expect(state).toEqual(lowState);
+      await c.clear();
+      expect(await c.stateSet(state, 1)).toBe(true);
+      expect(c.seqPosMax(1)).toBe(n - 1);
+    } finally {
+      c.free();
+      m.free();
+      high.free(filler);
+    }
+  });
+
   it('frees everything it allocates, also when a call fails', async () => {
     const calls = async () => {
       model.tokenize('Some text to tokenize, again and again.', false, false);

@@ -93,24 +93,26 @@ export class LlamaContext {
     if (n === 0) return Promise.resolve(0);
     if (n > this.params.nBatch) throw new RangeError(`batch of ${n} tokens exceeds n_batch ${this.params.nBatch}`);
     const { i32, u8 } = this.model.llama.heap();
-    const t = this.io >> 2;
+    // Addresses as unsigned numbers, indexes with >>> and * (not >> and <<): past 2 GiB of heap a 32-bit shift turns
+    // them negative (a model over 2 GB on the CPU engine puts its context's buffers there).
+    const t = this.io >>> 2;
     const p = t + this.params.nBatch;
     const s = p + this.params.nBatch;
-    const o = (s + this.params.nBatch) << 2;
+    const o = (s + this.params.nBatch) * 4;
     for (let i = 0; i < n; i++) {
       i32[t + i] = tokens[i]!;
       i32[p + i] = pos[i]!;
       i32[s + i] = seq[i]!;
       u8[o + i] = outputs[i] ? 1 : 0;
     }
-    return Promise.resolve(this.mod._hearth_decode(this.ptr, t << 2, p << 2, s << 2, o, n));
+    return Promise.resolve(this.mod._hearth_decode(this.ptr, t * 4, p * 4, s * 4, o, n));
   }
 
   /** A copy of the logits at batch index i of the last decode. */
   logits(i: number): Float32Array {
     const ptr = this.mod._hearth_logits(this.ptr, i);
     if (!ptr) throw new RangeError(`no logits at batch index ${i}`);
-    return this.model.llama.heap().f32.slice(ptr >> 2, (ptr >> 2) + this.model.nVocab);
+    return this.model.llama.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + this.model.nVocab);
   }
 
   async clear(): Promise<void> {
@@ -131,7 +133,7 @@ export class LlamaContext {
   pooled(seq: number, n: number): Float32Array {
     const ptr = this.mod._hearth_embeddings_seq(this.ptr, seq);
     if (!ptr) throw new RangeError(`no pooled embedding for sequence ${seq}`);
-    return this.model.llama.heap().f32.slice(ptr >> 2, (ptr >> 2) + n);
+    return this.model.llama.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + n);
   }
   /** Drops positions [p0, p1) of seq (p1 < 0: to the end). False when llama.cpp cannot (partial removal of a recurrent
    * state). */

@@ -69,7 +69,7 @@ export class LlamaModel {
       const n = m._hearth_vocab_eog_tokens(this.ptr, 0, 0);
       const ids = this.llama.withBuffer(4 * Math.max(1, n), (out) => {
         m._hearth_vocab_eog_tokens(this.ptr, out, n);
-        return Array.from(this.llama.heap().i32.subarray(out >> 2, (out >> 2) + n));
+        return Array.from(this.llama.heap().i32.subarray(out >>> 2, (out >>> 2) + n));
       });
       this.eog = new Set(ids);
     }
@@ -138,7 +138,7 @@ export class LlamaModel {
         const result = this.llama.withBuffer(4 * max, (out) => {
           const n = m._hearth_tokenize(this.ptr, textPtr, len, out, max, addSpecial ? 1 : 0, parseSpecial ? 1 : 0);
           if (n < 0) return -n;
-          return this.llama.heap().i32.slice(out >> 2, (out >> 2) + n);
+          return this.llama.heap().i32.slice(out >>> 2, (out >>> 2) + n);
         });
         if (typeof result !== 'number') return result;
         max = result;
