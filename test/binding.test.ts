@@ -12,20 +12,22 @@ let llama: Llama;
 let model: LlamaModel;
 let ctx: LlamaContext;
 let prompt: Int32Array;
+/** The context every test here decodes in. */
+const CTX: Parameters<typeof LlamaContext.create>[1] = {
+  nCtx: 512,
+  nBatch: 128,
+  nUbatch: 128,
+  nSeqMax: 4,
+  threads: 1,
+  typeK: 'f16',
+  typeV: 'f16',
+  flashAttn: -1,
+};
 
 beforeAll(async () => {
   llama = await openLlama();
   model = (await LlamaModel.load(llama, '/models/qwen2-tiny.gguf'))!;
-  ctx = await LlamaContext.create(model, {
-    nCtx: 512,
-    nBatch: 128,
-    nUbatch: 128,
-    nSeqMax: 4,
-    threads: 1,
-    typeK: 'f16',
-    typeV: 'f16',
-    flashAttn: -1,
-  });
+  ctx = await LlamaContext.create(model, CTX);
   prompt = model.tokenize(
     '<|im_start|>user\nThe quick brown fox jumps over the lazy dog.<|im_end|>\n<|im_start|>assistant\n',
     false,
@@ -208,16 +210,7 @@ describe('binding', () => {
     const high = await openLlama();
     const filler = high.malloc(2.2 * 2 ** 30);
     const m = (await LlamaModel.load(high, '/models/qwen2-tiny.gguf'))!;
-    const c = await LlamaContext.create(m, {
-      nCtx: 512,
-      nBatch: 128,
-      nUbatch: 128,
-      nSeqMax: 4,
-      threads: 1,
-      typeK: 'f16',
-      typeV: 'f16',
-      flashAttn: -1,
-    });
+    const c = await LlamaContext.create(m, CTX);
     try {
       const n = prompt.length;
       const decode = (on: LlamaContext) =>
