@@ -42,6 +42,10 @@ async function ask(tab: Tab, text: string) {
   await expect
     .poll(() => tab.evaluate(() => (document.getElementById('send') as HTMLButtonElement).disabled))
     .toBe(false);
+  // Answered, not failed: a failed send takes the message back out and shows an error (the count above can pass on the
+  // moment between, with the last answer an older one).
+  expect((await tab.texts('.msg.user')).at(-1)).toBe(text.trim()); // shown trimmed
+  expect(await tab.texts('.msg.error')).toEqual([]);
 }
 
 const titles = (tab: Tab) => tab.texts('#conversations .title');

@@ -157,7 +157,10 @@ test('a tab that vanishes without a word is noticed: its requests stop, and when
   await load(c, 'qwen2-tiny');
   await streamLong(c);
   await crash(a);
+  // Sent before c has noticed: a never took it, so it waits for the next leader (c itself) instead of failing.
+  const sentAtOnce = ask(c, [{ role: 'user', content: 'Hi' }]);
   expect(await streamEnd(c)).toEqual({ name: 'EngineError', code: 'leader_gone', details: { retryable: true } });
+  expect((await sentAtOnce).text.length).toBeGreaterThan(0);
   await expect.poll(() => shared(c)).toEqual({ name: 'e2e', leader: true, tabs: 1 });
   expect((await ask(c, [{ role: 'user', content: 'Hi' }])).text.length).toBeGreaterThan(0);
 });

@@ -67,7 +67,8 @@ export interface EngineOptions {
   /** One engine for all tabs of this origin that pass the same name (true: 'default'): one tab, elected with Web
    * Locks, runs it and serves the others over a BroadcastChannel, so the model is in memory once. The running tab's
    * options apply. When it closes, another tab takes over and loads the models in use again (from the model store);
-   * requests in flight then fail with EngineError 'leader_gone' (details.retryable) and may be sent again. Each tab
+   * requests it was running then fail with EngineError 'leader_gone' (details.retryable) and may be sent again
+   * (requests it had not yet taken go to the next one). Each tab
    * is answered by the model it loaded; a tab that loaded none uses the loaded one. Default false. */
   shared?: boolean | string;
 }

@@ -1,8 +1,8 @@
 // One engine for the tabs of an origin (EngineOptions.shared). Every tab queues for one Web Lock; the tab holding
 // it starts the engine and leads: it runs its own calls directly and the other tabs' calls, which arrive over a
 // BroadcastChannel (leader.ts). When the leader closes, the browser hands the lock to the next tab, which starts its
-// own engine; calls that were in flight fail with a retryable 'leader_gone', and the next calls load each tab's
-// model again, from the model store. Not a SharedWorker: the model store reads through OPFS sync access handles,
+// own engine; calls the old leader had taken fail with a retryable 'leader_gone', calls it had not wait for the new
+// one, and the next calls load each tab's model again, from the model store. Not a SharedWorker: the model store reads through OPFS sync access handles,
 // which only dedicated workers have, and Chrome for Android has no SharedWorker.
 //
 // Every wait has an end: for a leader to be ready (LEADER_WAIT_MS), for a call to be taken (ACCEPT_MS), and while a
@@ -221,7 +221,17 @@ class SharedTab implements LocalEngine {
     for (;;) {
       if (this.dead) throw this.dead;
       if (this.leader) return this.leader.run(this.id, method, argument, model, control);
-      if (this.term) return this.send(this.term, method, argument, model, control);
+      if (this.term) {
+        const sent = { taken: false };
+        try {
+          return await this.send(this.term, method, argument, model, control, sent);
+        } catch (err) {
+          // A call the leader never took never ran: it waits for the next leader rather than failing. (The tab may
+          // send one between the leader's closing and noticing it: a user's message sent just then.)
+          if (sent.taken || !(err instanceof EngineError && err.code === 'leader_gone')) throw err;
+          continue;
+        }
+      }
       let wake!: () => void;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const woken = new Promise<void>((resolve, reject) => {
@@ -239,13 +249,15 @@ class SharedTab implements LocalEngine {
     }
   }
 
-  /** Sends a call to the leader of `term`; a call it has not taken within ACCEPT_MS fails. */
+  /** Sends a call to the leader of `term` (`sent.taken` once it answers that it took it); a call it has not taken
+   * within ACCEPT_MS fails, with 'leader_gone' when that leader has let go of its term. */
   private send(
     term: string,
     method: Method,
     argument: unknown,
     model: TabModel | null,
     control: CallControl,
+    sent: { taken: boolean },
   ): Promise<unknown> {
     let accepting: ReturnType<typeof setTimeout> | undefined;
     this.liveness ??= setInterval(() => void this.checkLeader(), LIVENESS_MS);
@@ -255,18 +267,21 @@ class SharedTab implements LocalEngine {
         started: (id) => {
           accepting = setTimeout(
             () =>
-              void this.holds(term).then((real) =>
-                this.rpc.fail(
-                  real
-                    ? leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`)
-                    : leaderGone(),
-                  id,
-                ),
-              ),
+              void this.holds(term).then((real) => {
+                if (real)
+                  this.rpc.fail(
+                    leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`),
+                    id,
+                  );
+                else void this.checkLeader(); // gone: every call to it fails with 'leader_gone', and the tab asks who leads
+              }),
             ACCEPT_MS,
           );
         },
-        accepted: () => clearTimeout(accepting),
+        accepted: () => {
+          sent.taken = true;
+          clearTimeout(accepting);
+        },
       })
       .finally(() => {
         clearTimeout(accepting);
