@@ -8,9 +8,9 @@ export default defineConfig({
   define: { __HEARTH_VERSION__: buildDefine().__HEARTH_VERSION__ },
   test: {
     include: ['test/**/*.test.ts'],
-    // The GPU engine's tests need Node with JSPI and a WebGPU adapter: vitest.webgpu.config.ts (test/webgpu-large: npm run
+    // The GPU engine's tests need Node with JSPI and a WebGPU adapter: vitest.webgpu.config.ts (test/large: npm run
     // test:large).
-    exclude: ['test/webgpu/**', 'test/webgpu-large/**', '**/node_modules/**'],
+    exclude: ['test/webgpu/**', 'test/large/**', '**/node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // At least two test files at once: most run the single-thread build, and vitest's default is one worker on a

@@ -7,7 +7,7 @@ import { buildDefine } from './scripts/build-id.mjs';
 export default defineConfig({
   define: { __HEARTH_VERSION__: buildDefine().__HEARTH_VERSION__ },
   test: {
-    include: [process.env.HEARTH_LARGE ? 'test/webgpu-large/**/*.test.ts' : 'test/webgpu/**/*.test.ts'],
+    include: [process.env.HEARTH_LARGE ? 'test/large/**/*.test.ts' : 'test/webgpu/**/*.test.ts'],
     setupFiles: ['test/webgpu/setup.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',

@@ -21,6 +21,7 @@ const scenarios: Record<string, () => Promise<Scenario>> = {
   kernels: async () => (await import('./scenarios/kernels.ts')).kernels,
   vision: async () => (await import('./scenarios/vision.ts')).vision,
   webgpu: async () => (await import('./scenarios/webgpu.ts')).webgpu,
+  memory64: async () => (await import('./scenarios/memory64.ts')).memory64,
 };
 
 const args = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // generated 4.32 GiB model into the model store (OPFS), reads it from there past 4 GiB (WORKERFS over the store's
 // file, through its sync access handle), runs every layer on the adapter with the heap holding its embeddings, and
 // answers as native llama.cpp does on the same file. Minutes on lavapipe: only in `npm run test:large`
-// (HEARTH_LARGE=1), beside test/webgpu-large/ in Node.
+// (HEARTH_LARGE=1), beside test/large/ in Node.
 import { statSync } from 'node:fs';
 import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../test/compare.ts';
 import { startLlamaServer } from '../test/fixtures/llama-server.ts';

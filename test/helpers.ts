@@ -49,6 +49,8 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   shaderF16?: boolean;
   /** The WebGPU build: false encodes every graph afresh (EngineConfig.gpuReplay). */
   gpuReplay?: boolean;
+  /** llama.cpp's threads, in the pthreads builds ('mt', 'mt64'). Default 1. */
+  threads?: number;
 }
 
 /** A Node engine with a test model loaded. Options are the engine's cache options and load() options, in one object. */
@@ -66,12 +68,13 @@ export async function testEngine(model: ModelName, opts: TestEngineOptions = {})
     minTokens,
     budgetBytes,
     chunkBytes,
+    threads,
     ...load
   } = opts;
   const cache: CacheOptions = { persistent, systemPrompt, conversations, minTokens, budgetBytes, chunkBytes };
   const idb = db === undefined ? null : createStore(db, 'records');
   const kvStore = idb ? new KvStore(wrap ? wrap(idb) : idb, cache.budgetBytes ?? 2 ** 30) : null;
-  const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16, gpuReplay });
+  const engine = await createNodeEngine({ cache, kvStore, variant, shaderF16, gpuReplay, threads });
   await engine.load({ path: path ?? modelPath(model) }, load);
   return engine;
 }

@@ -3,11 +3,13 @@
 //   hearth-mt.{js,wasm}            pthreads + SIMD128: needs SharedArrayBuffer (a cross-origin isolated page)
 //   hearth-{st,mt}-relaxed.wasm    the same with relaxed SIMD in ggml-cpu's kernels (an 8-bit dot product), for the
 //                                  browsers that validate it (src/backends/llamacpp/worker/simd.ts); they share the plain glue
-//   hearth-webgpu.{js,wasm}        single thread with llama.cpp's WebGPU backend beside the CPU's (needs JSPI); tested
-//                                  in Node (npm run test:webgpu), not yet served to pages
+//   hearth-webgpu.{js,wasm}        single thread with llama.cpp's WebGPU backend beside the CPU's (needs JSPI)
+//   hearth-mt64.{js,wasm}          pthreads + SIMD128 with a memory64 heap past 4 GB (a model that does not fit wasm32);
+//                                  only with --memory64 or by name
 // With Debian trixie's emscripten in a build root of its own (scripts/toolchain.mjs). Incremental: CMake rebuilds
 // only what changed, and ccache gives the relaxed builds every object but ggml-cpu's from the plain ones.
-// Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed|hearth-webgpu] builds one;
+// Options (for comparing kernels): [hearth-st|hearth-mt|hearth-st-relaxed|hearth-mt-relaxed|hearth-webgpu|hearth-mt64]
+// builds one; --memory64 adds hearth-mt64 to the others;
 // --no-patches builds llama.cpp as released, without wasm/patches; --out <dir> writes there instead of public/hearth;
 // --profiling keeps the wasm's function names (for a CPU profile: npm run bench -- profile) and builds only the
 // single-thread variants, into .cache/profiling unless --out says otherwise; --kernels-bench also links
@@ -30,6 +32,7 @@ const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefin
 const noPatches = args.includes('--no-patches');
 const profiling = args.includes('--profiling');
 const kernelsBench = args.includes('--kernels-bench');
+const memory64 = args.includes('--memory64');
 const sanitize = flagValue('--sanitize');
 if (sanitize && !['address', 'undefined'].includes(sanitize)) {
   console.error(`[build:wasm] --sanitize takes address or undefined, not ${sanitize}`);
@@ -123,7 +126,26 @@ const variants = [
     cmake: {},
   },
 ];
-for (const plain of [...variants]) {
+// The memory64 build (-sMEMORY64): pthreads and SIMD128 as hearth-mt, with a heap past 4 GB, for a model whose
+// weights do not fit wasm32's heap and run on the CPU. Fetched only for such a model (wasm32 stays the default:
+// memory64's 64-bit addresses cost speed; README, "Models past the heap"). Built only when asked
+// (--memory64, or by name): its system libraries are emscripten's wasm64 ones, which Debian does not ship, so the
+// first build makes them (memory64Env).
+const MEMORY64 = {
+  name: 'hearth-mt64',
+  memory64: true,
+  compile: ['-pthread', '-sMEMORY64'],
+  link: [
+    ...variants[1].link,
+    '-sMEMORY64',
+    // Chromium's and Firefox's limit for a memory64 heap.
+    '-sMAXIMUM_MEMORY=16GB',
+    `-sSIGNATURE_CONVERSIONS=${signatureConversions().join(',')}`,
+  ],
+  cmake: {},
+};
+variants.push(MEMORY64);
+for (const plain of variants.filter((v) => !v.memory64)) {
   variants.push({
     ...plain,
     name: `${plain.name}-relaxed`,
@@ -190,6 +212,39 @@ function webgpuLayout(include, buildDir) {
   return file;
 }
 
+/**
+ * In a memory64 build a pointer (or size_t) crosses into JS as a BigInt; emscripten converts those of the exports it
+ * is told about (-sSIGNATURE_CONVERSIONS) to Numbers, so the binding is the same for both builds. Read from
+ * hearth.cpp's exports: `p` for a pointer or size_t, `_` for anything else, the return first.
+ */
+function signatureConversions() {
+  const source = readFileSync(join(wasmDir, 'hearth.cpp'), 'utf8');
+  const kind = (type) => (/\*|\bsize_t\b/.test(type) ? 'p' : '_');
+  const sigs = [];
+  for (const [, ret, name, params] of source.matchAll(/EMSCRIPTEN_KEEPALIVE\s+([^(]*?)\b(hearth_\w+)\s*\(([^)]*)\)/g)) {
+    const args = params.trim() === '' || params.trim() === 'void' ? [] : params.split(',');
+    const sig = `${kind(ret)}${args.map(kind).join('')}`;
+    if (sig.includes('p')) sigs.push(`${name}:${sig}`); // emscripten refuses a signature with nothing to convert
+  }
+  if (sigs.length < 50)
+    throw new Error(`found ${sigs.length} exports in hearth.cpp: the signature reader is out of date`);
+  return sigs;
+}
+
+/**
+ * Emscripten 3.1.69's glue names a memory64 heap's address type `index` (the proposal's first name) and probes for
+ * BigInt bounds with it; the browsers and Node now read `address` and ignore `index`, so the probe fails, the glue
+ * passes Numbers, and growing the heap throws ("Cannot convert 83 to a BigInt"). Renamed in the glue it writes.
+ */
+function fixMemory64Glue(file) {
+  const text = readFileSync(file, 'utf8');
+  const fixed = text.replace(/(["']?)index\1(\s*:\s*)(["'])i64\3/g, '$1address$1$2$3i64$3');
+  if (!/(["']?)address\1\s*:\s*(["'])i64\2/.test(fixed)) {
+    throw new Error(`${file} names no memory64 address type: the memory64 glue fix is out of date`);
+  }
+  if (fixed !== text) writeFileSync(file, fixed);
+}
+
 function emscriptenRoot() {
   // em-config prints the EMSCRIPTEN_ROOT from emscripten's config (Debian: /usr/share/emscripten).
   return inToolchain('em-config', ['EMSCRIPTEN_ROOT'], { encoding: 'utf8', env: emEnv() }).trim();
@@ -197,16 +252,33 @@ function emscriptenRoot() {
 
 // Emscripten runs its JS optimizer with Node and needs the acorn package, which we install with npm; ccache keeps
 // its objects in .cache (inside the repository, which the build root sees).
-function emEnv() {
+function emEnv(variant) {
   const nodePath = [join(root, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
-  return { ...process.env, NODE_PATH: nodePath, CCACHE_DIR: join(cacheDir, 'ccache'), CCACHE_MAXSIZE: '2G' };
+  return {
+    ...process.env,
+    NODE_PATH: nodePath,
+    CCACHE_DIR: join(cacheDir, 'ccache'),
+    CCACHE_MAXSIZE: '2G',
+    ...(variant?.memory64 ? memory64Env() : {}),
+  };
+}
+
+/**
+ * Debian's emscripten ships its system libraries (libc, libc++, malloc…) prebuilt for wasm32 only, in a cache it
+ * keeps read-only (FROZEN_CACHE). A memory64 build gets a writable cache of its own, where emcc builds the wasm64
+ * ones the first time (about 4 minutes on 2 cores) and its headers.
+ */
+function memory64Env() {
+  const dir = join(cacheDir, 'em-cache64');
+  mkdirSync(dir, { recursive: true });
+  return { EM_CACHE: dir, EM_FROZEN_CACHE: '0' };
 }
 
 // --out may name a folder outside the repository; the build root sees it at its own path.
 const binds = outDir.startsWith(`${root}/`) ? [] : [outDir];
 
-function run(cmd, args) {
-  inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(), binds });
+function run(cmd, args, variant) {
+  inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(variant), binds });
 }
 
 function buildVariant(variant, source, emRoot) {
@@ -252,7 +324,7 @@ function buildVariant(variant, source, emRoot) {
     const defs = Object.entries(cacheArgs).map(([k, v]) => `-D${k}=${v}`);
     const out = inToolchain('cmake', ['-S', wasmDir, '-B', buildDir, '-G', 'Unix Makefiles', ...defs], {
       encoding: 'utf8',
-      env: emEnv(),
+      env: emEnv(variant),
       stdio: ['ignore', 'pipe', 'inherit'],
       binds,
     });
@@ -269,7 +341,8 @@ function buildVariant(variant, source, emRoot) {
   const kernels =
     cacheArgs.HEARTH_KERNELS_TEST === 'ON' ? ['kernels-test', ...(kernelsBench ? ['kernels-bench'] : [])] : [];
   const targets = ['hearth', ...kernels];
-  for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`]);
+  for (const target of targets) run('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`], variant);
+  if (variant.memory64) fixMemory64Glue(join(outDir, `${variant.name}.js`));
   // The unit tests find the kernel test beside the builds they run (test/kernels.test.ts).
   if (sanitize && kernels.length && !variant.relaxed)
     copyFileSync(join(buildDir, 'kernels-test.cjs'), join(outDir, 'kernels-test.cjs'));
@@ -311,6 +384,7 @@ function main() {
   for (const variant of variants) {
     if (only && variant.name !== only) continue;
     if (profiling && !variant.name.startsWith('hearth-st')) continue;
+    if (variant.memory64 && !(memory64 || only)) continue;
     if (sanitize && variant.webgpu) continue; // the sanitizers check the C/C++ code, which the CPU builds all have
     const t0 = Date.now();
     buildVariant(variant, source, emRoot);
@@ -326,7 +400,8 @@ function main() {
         `${variant.name}.wasm has ${dots} i32x4.dot_i16x8_s instructions: ggml's wasm SIMD kernels are missing`,
       );
     }
-    if (!WebAssembly.validate(RELAXED_PROBE) && WebAssembly.validate(wasm) === !!variant.relaxed) {
+    // (Not the memory64 build: this Node validates no memory64 module, relaxed or not; it has no relaxed twin.)
+    if (!variant.memory64 && !WebAssembly.validate(RELAXED_PROBE) && WebAssembly.validate(wasm) === !!variant.relaxed) {
       throw new Error(
         variant.relaxed
           ? `${variant.name}.wasm validates without relaxed SIMD: its relaxed kernels are missing`

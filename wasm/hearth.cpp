@@ -37,8 +37,9 @@ extern "C" const char * __asan_default_options() { return "quarantine_size_mb=16
 // --- calls into JS -------------------------------------------------------------------------------------------------
 
 // llama.cpp's log, forwarded so a failed load can say why (the binding keeps the last lines).
+// (Number: in the memory64 build a pointer reaches JS as a BigInt.)
 EM_JS(void, hearth_js_log, (int level, const char * text), {
-  if (Module['hearthLog']) Module['hearthLog'](level, UTF8ToString(text));
+  if (Module['hearthLog']) Module['hearthLog'](level, UTF8ToString(Number(text)));
 });
 
 // Load progress 0..1; JS returns 0 to cancel the load.

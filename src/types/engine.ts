@@ -126,9 +126,10 @@ export interface EngineInfo {
     totalLayers: number;
     projector: 'gpu' | 'cpu' | null;
   } | null;
-  /** Hearth's engine's WebAssembly heap: bytes malloc holds now, and the most it has held (the heap never shrinks).
-   * null for wllama and a server. */
-  wasmHeap: { inUse: number; peak: number } | null;
+  /** Hearth's engine's WebAssembly heap: bytes malloc holds now, the most it has held, and the heap's size (which
+   * never shrinks; it also holds what llama.cpp maps of a model file, which malloc does not count). null for wllama
+   * and a server. */
+  wasmHeap: { inUse: number; peak: number; size: number } | null;
   /** The KV cache's element types and whether llama.cpp's flash-attention kernel is used (null before a load). */
   kvCache: { typeK: GgmlType; typeV: GgmlType; flashAttention: boolean } | null;
   /** What this backend can do: Hearth's engine (CPU or GPU) all of it; wllama no KV persistence, batching,

@@ -21,8 +21,9 @@ export interface RemoteOptions {
 
 /** The wasm builds: 'mt' = pthreads (needs cross-origin isolation), 'st' = single thread; '-relaxed' = with relaxed
  * SIMD's 8-bit dot product in the kernels (Chromium, Firefox), else plain SIMD128 (WebKit); 'webgpu' = single thread
- * with llama.cpp's WebGPU backend (needs JSPI). */
-export type BuildVariant = CpuBuild | 'webgpu';
+ * with llama.cpp's WebGPU backend (needs JSPI); 'mt64' = pthreads with a memory64 heap (up to 16 GiB), for a model
+ * past wasm32's 4 GiB on the CPU (Node today; built with `npm run build:wasm -- --memory64`). */
+export type BuildVariant = CpuBuild | 'webgpu' | 'mt64';
 /** The builds that run on the CPU only: the ones a page's engine worker serves today. */
 export type CpuBuild = 'mt' | 'st' | 'mt-relaxed' | 'st-relaxed';
 

@@ -20,7 +20,13 @@ import { pooledOutputs, rerankTokens } from './embed.ts';
 import { Job } from './run/job.ts';
 import { Llama } from './binding/llama.ts';
 import type { ModuleLoader } from './binding/module.ts';
-import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_MODEL_BYTES } from '../../core/limits.ts';
+import {
+  DEFAULT_CHUNK_BYTES,
+  DEFAULT_MAX_MODEL_BYTES,
+  MEMORY64_HEAP_BYTES,
+  MEMORY64_MAX_MODEL_BYTES,
+  WASM32_HEAP_BYTES,
+} from '../../core/limits.ts';
 import { loadSession, openModelFile } from './load.ts';
 import { type GpuPlacement, tooLargeForCpu } from '../../core/models/check.ts';
 import { openPromptState } from './prompt-state-file.ts';
@@ -132,7 +138,12 @@ export class Engine implements ServedCalls {
 
   /** What the heap may hold of a model: all of it on the CPU engine, what stays on the CPU on the GPU engine. */
   private get maxBytes(): number {
-    return this.config.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES;
+    return this.config.maxModelBytes ?? (this.memory64 ? MEMORY64_MAX_MODEL_BYTES : DEFAULT_MAX_MODEL_BYTES);
+  }
+
+  /** The memory64 build: a heap up to 16 GiB where the others have 4. */
+  private get memory64(): boolean {
+    return this.config.loader.variant === 'mt64';
   }
 
   /** The GPU build with its adapter: the module started (before any download: a GPU engine that cannot start says so
@@ -204,6 +215,7 @@ export class Engine implements ServedCalls {
         store: await this.getStore(),
         promptState,
         projector,
+        heapBytes: this.memory64 ? MEMORY64_HEAP_BYTES : WASM32_HEAP_BYTES,
       };
       const into = { ...options, signal, onProgress };
       const onCpu = async (why: string) => {
@@ -346,7 +358,7 @@ export class Engine implements ServedCalls {
             projector: s?.projector ? (s.projector.onGpu ? 'gpu' : 'cpu') : null,
           }
         : null,
-      wasmHeap: { inUse: llama.heapInUse, peak: llama.heapPeak },
+      wasmHeap: { inUse: llama.heapInUse, peak: llama.heapPeak, size: llama.heap().buffer.byteLength },
       kvCache: ctx
         ? { typeK: ctx.params.typeK, typeV: ctx.params.typeV, flashAttention: ctx.params.flashAttn === 1 }
         : null,

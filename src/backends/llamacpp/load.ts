@@ -44,6 +44,8 @@ export interface LoadSettings {
   promptState?: Readable | { warning: string } | null;
   /** LoadOptions.projector opened: the mmproj file that reads the model's images and audio. */
   projector?: ModelFile | null;
+  /** The most the module's heap holds (wasm32's 4 GiB, or the memory64 build's). */
+  heapBytes: number;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function loadSession(
       shape.sizeBytes + (settings.projector?.size ?? 0),
       options,
       nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined,
+      settings.heapBytes,
     );
     const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
     // Slots hold the running requests and, between requests, the conversations kept in memory.

@@ -116,7 +116,8 @@ export function tooLargeForCpu(name: string, size: number, maxBytes: number, why
 export function tooLarge(name: string, size: number, maxBytes: number): ModelLoadError {
   return new ModelLoadError(
     `${name} is ${formatBytes(size)}; this engine holds models up to ${formatBytes(maxBytes)} ` +
-      '(WebAssembly has a 4 GB heap, shared with the KV cache). Pick a smaller model or quantization (e.g. Q4_K_M).',
+      '(a WebAssembly heap, shared with the KV cache: 4 GB, 16 GB with memory64). Pick a smaller model or ' +
+      'quantization (e.g. Q4_K_M).',
     'too_large',
     { size, limit: maxBytes },
   );

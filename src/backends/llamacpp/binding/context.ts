@@ -1,6 +1,7 @@
 // A llama.cpp context over a model (the native llama_context): decoding, logits, KV sequences and their state.
 import type { GgmlType } from '../../../types.ts';
 import type { LlamaModel } from './model.ts';
+import { index32 } from './module.ts';
 
 const GGML_TYPES: Record<GgmlType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 };
 
@@ -93,9 +94,9 @@ export class LlamaContext {
     if (n === 0) return Promise.resolve(0);
     if (n > this.params.nBatch) throw new RangeError(`batch of ${n} tokens exceeds n_batch ${this.params.nBatch}`);
     const { i32, u8 } = this.model.llama.heap();
-    // Addresses as unsigned numbers, indexes with >>> and * (not >> and <<): past 2 GiB of heap a 32-bit shift turns
-    // them negative (a model over 2 GB on the CPU engine puts its context's buffers there).
-    const t = this.io >>> 2;
+    // Indexes by index32 and addresses by * (not >> and <<): past 2 GiB of heap a 32-bit shift turns them negative (a
+    // model over 2 GB on the CPU engine puts its context's buffers there), past 4 GiB (memory64) it cuts them.
+    const t = index32(this.io);
     const p = t + this.params.nBatch;
     const s = p + this.params.nBatch;
     const o = (s + this.params.nBatch) * 4;
@@ -112,7 +113,7 @@ export class LlamaContext {
   logits(i: number): Float32Array {
     const ptr = this.mod._hearth_logits(this.ptr, i);
     if (!ptr) throw new RangeError(`no logits at batch index ${i}`);
-    return this.model.llama.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + this.model.nVocab);
+    return this.model.llama.heap().f32.slice(index32(ptr), index32(ptr) + this.model.nVocab);
   }
 
   async clear(): Promise<void> {
@@ -133,7 +134,7 @@ export class LlamaContext {
   pooled(seq: number, n: number): Float32Array {
     const ptr = this.mod._hearth_embeddings_seq(this.ptr, seq);
     if (!ptr) throw new RangeError(`no pooled embedding for sequence ${seq}`);
-    return this.model.llama.heap().f32.slice(ptr >>> 2, (ptr >>> 2) + n);
+    return this.model.llama.heap().f32.slice(index32(ptr), index32(ptr) + n);
   }
   /** Drops positions [p0, p1) of seq (p1 < 0: to the end). False when llama.cpp cannot (partial removal of a recurrent
    * state). */

@@ -6,6 +6,7 @@ import type { RequestMedia } from '../../../contract.ts';
 import type { LlamaContext } from './context.ts';
 import type { Llama } from './llama.ts';
 import type { LlamaModel } from './model.ts';
+import { index32 } from './module.ts';
 
 export type MediaKind = RequestMedia['kind'];
 
@@ -117,7 +118,7 @@ export class LlamaProjector {
         bitmaps.push(b);
         const isAudio = llama.withBuffer(12, (out) => {
           m._hearth_bitmap_info(b, out);
-          return llama.heap().i32[(out >>> 2) + 2] === 1;
+          return llama.heap().i32[index32(out) + 2] === 1;
         });
         if (isAudio !== (input.kind === 'audio')) {
           throw new MediaDecodeError(
@@ -129,11 +130,11 @@ export class LlamaProjector {
       });
       const chunks = llama.withCString(text, (t, len) =>
         llama.withBuffer(4 * (bitmaps.length + 1), (list) => {
-          llama.heap().i32.set(bitmaps, list >>> 2);
+          llama.heap().i32.set(bitmaps, index32(list));
           return llama.withBuffer(4, (status) => {
             const cs = m._hearth_mtmd_tokenize(this.ptr, t, len, addSpecial ? 1 : 0, list, bitmaps.length, status);
             if (!cs) {
-              const code = llama.heap().i32[status >>> 2];
+              const code = llama.heap().i32[index32(status)];
               throw new MediaDecodeError(
                 code === 1
                   ? 'the prompt has not one marker per media input'
@@ -171,7 +172,7 @@ export class LlamaProjector {
         const n = m._hearth_chunk_n_tokens(chunk);
         if (type === 0) {
           const p = m._hearth_chunk_text(chunk);
-          tokens.push(...this.llama.heap().i32.subarray(p >>> 2, (p >>> 2) + n));
+          tokens.push(...this.llama.heap().i32.subarray(index32(p), index32(p) + n));
           m._hearth_chunk_free(chunk);
           continue;
         }
@@ -205,7 +206,7 @@ export class LlamaProjector {
   /** The embeddings of the last encode, copied out (tests compare them with native llama.cpp's). */
   embeddings(embd: number, span: MediaSpan): Float32Array {
     const n = (span.end - span.start) * this.llama.mod._hearth_model_n_embd_inp(this.model.ptr);
-    return this.llama.heap().f32.slice(embd >>> 2, (embd >>> 2) + n);
+    return this.llama.heap().f32.slice(index32(embd), index32(embd) + n);
   }
 }
 

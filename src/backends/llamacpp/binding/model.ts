@@ -1,6 +1,7 @@
 // A loaded llama.cpp model: vocabulary, tokenizer, metadata, chat template (the native llama_model).
 import type { ModelMemory } from '../../../types.ts';
 import type { Llama } from './llama.ts';
+import { index32 } from './module.ts';
 
 export class LlamaModel {
   readonly nVocab: number;
@@ -69,7 +70,7 @@ export class LlamaModel {
       const n = m._hearth_vocab_eog_tokens(this.ptr, 0, 0);
       const ids = this.llama.withBuffer(4 * Math.max(1, n), (out) => {
         m._hearth_vocab_eog_tokens(this.ptr, out, n);
-        return Array.from(this.llama.heap().i32.subarray(out >>> 2, (out >>> 2) + n));
+        return Array.from(this.llama.heap().i32.subarray(index32(out), index32(out) + n));
       });
       this.eog = new Set(ids);
     }
@@ -138,7 +139,7 @@ export class LlamaModel {
         const result = this.llama.withBuffer(4 * max, (out) => {
           const n = m._hearth_tokenize(this.ptr, textPtr, len, out, max, addSpecial ? 1 : 0, parseSpecial ? 1 : 0);
           if (n < 0) return -n;
-          return this.llama.heap().i32.slice(out >>> 2, (out >>> 2) + n);
+          return this.llama.heap().i32.slice(index32(out), index32(out) + n);
         });
         if (typeof result !== 'number') return result;
         max = result;

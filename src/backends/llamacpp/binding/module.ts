@@ -4,6 +4,15 @@ import type { BuildVariant } from '../../../types.ts';
 import type { FileSystemHost } from '../../../core/models/file.ts';
 
 type Ptr = number;
+
+/**
+ * Where `ptr` is in a view of 4-byte elements (Int32Array, Float32Array of the heap). A wasm32 export returns a
+ * pointer past 2 GiB as a negative i32; the memory64 build's are Numbers up to 16 GiB, which a 32-bit `>>> 2` would
+ * cut. (Emscripten makes both builds' pointers Numbers: wasm/build.mjs, signatureConversions.)
+ */
+export function index32(ptr: Ptr): number {
+  return (ptr < 0 ? ptr + 2 ** 32 : ptr) / 4;
+}
 /**
  * What an export that may wait for the GPU returns: in the WebGPU build (JSPI, wasm/build.mjs's JSPI_EXPORTS) a
  * promise, in the CPU builds the value itself.

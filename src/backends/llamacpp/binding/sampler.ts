@@ -2,6 +2,7 @@
 import type { SamplerParams } from '../../../contract.ts';
 import type { LlamaContext } from './context.ts';
 import type { LlamaModel } from './model.ts';
+import { index32 } from './module.ts';
 
 /** Thrown when llama.cpp refuses a GBNF grammar; `detail` holds its parser's messages. */
 export class GrammarError extends Error {
@@ -57,7 +58,7 @@ export class Sampler {
   grammarAllows(tokens: Int32Array, accept = -1): boolean[] {
     const llama = this.model.llama;
     return llama.withBuffer(5 * tokens.length, (buf) => {
-      llama.heap().i32.set(tokens, buf >>> 2);
+      llama.heap().i32.set(tokens, index32(buf));
       const out = buf + 4 * tokens.length;
       if (!llama.mod._hearth_sampler_grammar_check(this.ptrValue, buf, tokens.length, out, accept)) {
         throw new Error('the sampler has no grammar');
@@ -88,7 +89,7 @@ export function logprobs(ctx: LlamaContext, i: number, token: number, nTop: numb
     const logprob = llama.mod._hearth_logprobs(ctx.ptr, i, token, nTop, ids, lps);
     const { i32, f32 } = llama.heap();
     const top = [];
-    for (let k = 0; k < nTop; k++) top.push({ token: i32[(ids >>> 2) + k]!, logprob: f32[(lps >>> 2) + k]! });
+    for (let k = 0; k < nTop; k++) top.push({ token: i32[index32(ids) + k]!, logprob: f32[index32(lps) + k]! });
     return { logprob, top };
   });
 }

@@ -3,6 +3,7 @@ import { InvalidRequestError, ModelLoadError } from '../../../errors.ts';
 import type { GgmlType, LoadOptions } from '../../../types.ts';
 import { formatBytes } from '../../../core/bytes.ts';
 import { checkContextSize } from '../../../core/options.ts';
+import { WASM32_HEAP_BYTES } from '../../../core/limits.ts';
 
 /** f32 KV caches up to this size; beyond it f16 (half the memory, slower attention). */
 const F32_KV_LIMIT = 512 * 1024 ** 2;
@@ -12,9 +13,8 @@ const F32_MIN_CONTEXT = 8192;
 const CTX_STEP = 1024;
 /** Reply tokens a request without max_tokens is sized for. */
 export const DEFAULT_REPLY_BUDGET = 1024;
-/** Room in the 4 GiB wasm heap for what is neither model nor KV cache: the compute buffer (~300 MiB with a
+/** Room in the wasm heap for what is neither model nor KV cache: the compute buffer (~300 MiB with a
  * 150k vocabulary at n_batch 512, measured), decode I/O, state copies while the context grows. */
-const HEAP = 4 * 1024 ** 3;
 const HEAP_RESERVE = 768 * 1024 ** 2;
 const DEFAULT_KV_BUDGET = 1024 ** 3;
 
@@ -65,9 +65,15 @@ export interface ContextPlan {
  * attention 6.9 / 12.1 s, f16 plain 3.6 / 5.5 s, f32 plain 2.0 / 2.5 s; one decode step at 2,300: 281 ms vs 71 ms.
  * Quantized caches need flash attention (llama.cpp's rule).
  */
-export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptions, deviceBytes?: number): ContextPlan {
+export function contextPlan(
+  shape: Shape,
+  modelBytes: number,
+  options: LoadOptions,
+  deviceBytes?: number,
+  heapBytes = WASM32_HEAP_BYTES,
+): ContextPlan {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
-  const heapRoom = HEAP - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
+  const heapRoom = heapBytes - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
   const budgetBytes = Math.max(
     0,
     Math.floor(
@@ -109,7 +115,7 @@ export function contextPlan(shape: Shape, modelBytes: number, options: LoadOptio
     }
     if (nCtx * perToken > heapRoom) {
       throw new ModelLoadError(
-        `${need}, but the 4 GiB wasm heap has ${formatBytes(Math.max(0, heapRoom))} left beside this model: use nCtx ` +
+        `${need}, but the ${formatBytes(heapBytes)} wasm heap has ${formatBytes(Math.max(0, heapRoom))} left beside this model: use nCtx ` +
           `${Math.max(0, Math.floor(heapRoom / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
         'kv_too_large',
         { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: heapRoom },
