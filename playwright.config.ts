@@ -27,7 +27,8 @@ const servers = { isolated: 'http://localhost:4173', plain: 'http://localhost:41
 // and its determinism (the f32 path runs all of them in Node, test/webgpu/equivalence.test.ts; Chromium's WebGPU
 // keeps its probe and 'auto').
 const full = process.env.HEARTH_E2E_FULL === '1';
-/** `npm run test:large`: the model past 4 GiB in Firefox's GPU engine (e2e/large.spec.ts, minutes), nothing else. */
+/** `npm run test:large`: the model past 4 GiB in Firefox's GPU engine and on its CPU engine, moved to the memory64 build
+ * (e2e/large.spec.ts): minutes each, nothing else. */
 const large = process.env.HEARTH_LARGE === '1';
 /** A project's grepInvert: the test titles (patterns) it never runs, and those it leaves to the full tier. */
 const leaveOut = (always: string[], toFullTier: string[] = []) => {
@@ -89,17 +90,21 @@ const fullApi: Record<EngineBrowser, keyof typeof servers> = {
 
 const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
   name: `${browser}-${isolation}`,
-  testMatch: [
-    fullApi[browser] === isolation ? apiSpecs : engineSpec,
-    ...(isolation === 'isolated'
-      ? [storeSpecs]
-      : [widgetSpec, kernelsSpec, ...(browser === 'chromium' ? [remoteSpec] : [])]),
-    ...((browser === 'chromium') === (isolation === 'isolated') && (full || browser === 'chromium')
-      ? [determinismSpec]
-      : []),
-    ...(browser === 'chromium' && (full || isolation === 'isolated') ? [demoSpec] : []),
-    ...(browser === 'chromium' && isolation === 'plain' ? [soakSpec] : []),
-  ],
+  testMatch: large
+    ? browser === 'firefox' && isolation === 'isolated'
+      ? [/\/large\.spec\.ts$/]
+      : []
+    : [
+        fullApi[browser] === isolation ? apiSpecs : engineSpec,
+        ...(isolation === 'isolated'
+          ? [storeSpecs]
+          : [widgetSpec, kernelsSpec, ...(browser === 'chromium' ? [remoteSpec] : [])]),
+        ...((browser === 'chromium') === (isolation === 'isolated') && (full || browser === 'chromium')
+          ? [determinismSpec]
+          : []),
+        ...(browser === 'chromium' && (full || isolation === 'isolated') ? [demoSpec] : []),
+        ...(browser === 'chromium' && isolation === 'plain' ? [soakSpec] : []),
+      ],
   testIgnore: browser === 'firefox' && !full ? [appSpecs] : [],
   grepInvert: leaveOut(
     [],

@@ -17,14 +17,17 @@ export const ASSET_FILES = [
   'wllama.wasm',
 ] as const;
 export type AssetFile = (typeof ASSET_FILES)[number];
+/** The memory64 build, for a model past wasm32's heap (backends/llamacpp/worker/memory64.ts): built only when asked
+ * (npm run build:wasm -- --memory64), so a folder may lack it, and the npm package does not carry it. */
+export const MEMORY64_FILES = ['hearth-mt64.js', 'hearth-mt64.wasm'] as const;
 /** Absolute URL of each file. */
-export type Assets = Record<AssetFile, string>;
+export type Assets = Record<AssetFile, string> & Partial<Record<(typeof MEMORY64_FILES)[number], string>>;
 
 /** Every file in one folder (an absolute URL, or one relative to `base`): EngineOptions.assetsUrl, the widget's folder.
  */
 export function assetsIn(folder: string, base?: string): Assets {
   const dir = new URL(folder, base).href.replace(/\/?$/, '/');
-  return Object.fromEntries(ASSET_FILES.map((f) => [f, new URL(f, dir).href])) as Assets;
+  return Object.fromEntries([...ASSET_FILES, ...MEMORY64_FILES].map((f) => [f, new URL(f, dir).href])) as Assets;
 }
 
 /** The default: beside the npm package's own modules (packaged-assets), or '/hearth/' on this repository's pages. */

@@ -10,7 +10,7 @@ import type { NodeEngine } from '../../src/node.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, NATIVE_LOGPROB_TOLERANCE } from '../compare.ts';
 import { ensureModel } from '../fixtures/models.ts';
-import { type LlamaServer, startLlamaServer } from '../fixtures/llama-server.ts';
+import { nativeAnswer } from '../fixtures/llama-server.ts';
 import { ask, inspect, modelPath, NO_CACHE, newDb, next, reply, testEngine, trackEngines } from '../helpers.ts';
 
 const track = trackEngines();
@@ -67,25 +67,16 @@ describe('the memory64 build', () => {
         const t1 = performance.now();
         const ours = await ask(cold, question, { max_tokens: 4 });
         console.log(`[memory64] 4 tokens in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
-        let server: LlamaServer | null = null;
-        try {
-          server = await startLlamaServer({
-            model: modelPath('llama-past-4gib'),
-            args: ['-c', '512'],
-            timeoutMs: 180_000,
-          });
-          const res = await fetch(`${server.baseURL}/chat/completions`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ messages: question, temperature: 0, max_tokens: 4, ...COMPARABLE }),
-          });
-          const diff = answerDiff(ours, await res.json());
-          worst['memory64 vs native (logprob)'] = Number(diff.logprobs.toFixed(4));
-          expect(diff.tokens[0]).toEqual(diff.tokens[1]);
-          expect(diff.logprobs).toBeLessThan(NATIVE_LOGPROB_TOLERANCE);
-        } finally {
-          await server?.stop();
-        }
+        const native = await nativeAnswer(modelPath('llama-past-4gib'), {
+          messages: question,
+          temperature: 0,
+          max_tokens: 4,
+          ...COMPARABLE,
+        });
+        const diff = answerDiff(ours, native);
+        worst['memory64 vs native (logprob)'] = Number(diff.logprobs.toFixed(4));
+        expect(diff.tokens[0]).toEqual(diff.tokens[1]);
+        expect(diff.logprobs).toBeLessThan(NATIVE_LOGPROB_TOLERANCE);
       },
       MINUTES,
     );

@@ -10,7 +10,7 @@ import type { NodeEngine } from '../../src/node.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../compare.ts';
 import { ensureModel } from '../fixtures/models.ts';
-import { type LlamaServer, startLlamaServer } from '../fixtures/llama-server.ts';
+import { nativeAnswer } from '../fixtures/llama-server.ts';
 import { ask, inspect, modelPath, NO_CACHE, newDb, next, reply, testEngine, trackEngines } from '../helpers.ts';
 
 const track = trackEngines();
@@ -59,23 +59,13 @@ describe('a model past 4 GiB on the GPU engine', () => {
       const t1 = performance.now();
       const onGpu = await ask(gpu, question, { max_tokens: 4 });
       console.log(`[past-4gib] 4 tokens on the GPU engine in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
-      let server: LlamaServer | null = null;
-      try {
-        server = await startLlamaServer({
-          model: modelPath('llama-past-4gib'),
-          args: ['-c', '512'],
-          timeoutMs: 180_000,
-        });
-        const res = await fetch(`${server.baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ messages: question, temperature: 0, max_tokens: 4, ...COMPARABLE }),
-        });
-        const native = await res.json();
-        expectAlike('GPU engine vs native', onGpu, native);
-      } finally {
-        await server?.stop();
-      }
+      const native = await nativeAnswer(modelPath('llama-past-4gib'), {
+        messages: question,
+        temperature: 0,
+        max_tokens: 4,
+        ...COMPARABLE,
+      });
+      expectAlike('GPU engine vs native', onGpu, native);
       expect(reply(onGpu).length).toBeGreaterThan(0);
     },
     MINUTES,

@@ -11,6 +11,7 @@ import type { CacheOptions, SimdChoice } from '../../../types.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
 import { LastingWorker } from './restart.ts';
 import { chooseBuild } from './simd.ts';
+import { memory64Init } from './memory64.ts';
 
 // Between loading its glue script and asking for the wasm, the worker runs only JavaScript and creates the pthread
 // workers: milliseconds. Firefox sometimes never returns from creating them on a cross-origin isolated page while it
@@ -76,7 +77,8 @@ export function workerInit(options: WorkerOptions): HostInit {
  * (restart.ts). */
 export async function startEngineWorker(init: HostInit): Promise<LastingWorker> {
   const start = () => startOnce(init);
-  return new LastingWorker(await start(), start);
+  const wide = memory64Init(init);
+  return new LastingWorker(await start(), start, typeof wide === 'object' && wide ? () => startOnce(wide) : wide);
 }
 
 async function startOnce(init: HostInit): Promise<EngineWorker> {

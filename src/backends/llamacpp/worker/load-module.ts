@@ -9,8 +9,10 @@ declare function importScripts(...urls: string[]): void;
 
 export function browserModuleLoader(opts: HostInit, onStage: (stage: StartStage) => void = () => {}): ModuleLoader {
   // A relaxed-SIMD build runs under its plain twin's glue (wasm/build.mjs checks they differ only by the wasm's name).
-  const glue = opts.assets[`hearth-${opts.variant.replace(/-relaxed$/, '') as 'st' | 'mt' | 'webgpu'}.js`];
+  const glue = opts.assets[`hearth-${opts.variant.replace(/-relaxed$/, '') as 'st' | 'mt' | 'webgpu' | 'mt64'}.js`];
   const wasm = opts.assets[`hearth-${opts.variant}.wasm`];
+  // Only the memory64 build may be missing, and it is started only where its files are (memory64.ts).
+  if (!glue || !wasm) throw new Error(`the ${opts.variant} build is not among the engine's files`);
   return {
     variant: opts.variant,
     reason: opts.buildReason,

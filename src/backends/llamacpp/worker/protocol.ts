@@ -7,8 +7,7 @@ import type { BackendInfo } from '../../../contract.ts';
 import type { BuildVariant, CacheOptions } from '../../../types.ts';
 
 export interface HostInit {
-  /** A page's worker serves no memory64 build yet (Node does: src/node.ts). */
-  variant: Exclude<BuildVariant, 'mt64'>;
+  variant: BuildVariant;
   /** Why this build (engine.info().buildReason). */
   buildReason: string;
   threads: number;

@@ -7,6 +7,7 @@
 import type { BackendInfo, CallControl, ServedCalls } from '../../../contract.ts';
 import { rpcStubs } from '../../../core/rpc/rpc.ts';
 import { EngineError } from '../../../errors.ts';
+import { fitsMemory64, withoutMemory64 } from './memory64.ts';
 
 /** One worker as this file uses it (client.ts's EngineWorker; named here, so that the two files import one way). */
 export interface OneWorker {
@@ -31,9 +32,14 @@ export class LastingWorker {
   private restarts: number[] = [];
   private ended: Error | null = null;
 
+  /**
+   * `wider`: starts a worker on the memory64 build, for a model too large for this one's heap (memory64.ts), or why
+   * none can run here; null where no move applies.
+   */
   constructor(
     first: OneWorker,
-    private readonly startNew: () => Promise<OneWorker>,
+    private startNew: () => Promise<OneWorker>,
+    private wider: (() => Promise<OneWorker>) | string | null = null,
   ) {
     this.current = first;
     first.onLost = (err) => this.replace(first, err);
@@ -56,9 +62,43 @@ export class LastingWorker {
     const worker = this.replacing ? await this.replacing : this.current;
     const call = worker.calls[method] as (a: unknown, c: CallControl) => Promise<unknown>;
     if (method === 'load') this.loaded = null;
-    const value = await call(argument, control);
+    let value: unknown;
+    try {
+      value = await call(argument, control);
+    } catch (err) {
+      if (method === 'load' && worker === this.current && this.wider && fitsMemory64(err)) {
+        return this.widen(argument, control, err);
+      }
+      throw err;
+    }
     if (method === 'load' && worker === this.current) this.loaded = argument;
     if (method === 'unload') this.loaded = null;
+    return value;
+  }
+
+  /** Loads the model a wasm32 worker refused as too large on a memory64 worker, which takes its place (and is what a
+   * restart starts from then on); where none can run, the refusal says why. */
+  private async widen(argument: unknown, control: CallControl, refused: Parameters<typeof withoutMemory64>[0]) {
+    const start = this.wider!;
+    if (typeof start === 'string') throw withoutMemory64(refused, start);
+    const next = await start().catch((e: Error) => {
+      throw withoutMemory64(refused, `the memory64 build could not start (${e.message})`);
+    });
+    let value: unknown;
+    try {
+      value = await next.calls.load(argument as never, control);
+    } catch (err) {
+      next.terminate();
+      throw err;
+    }
+    const old = this.current;
+    old.onLost = null;
+    old.terminate();
+    this.current = next;
+    next.onLost = (e) => this.replace(next, e);
+    this.startNew = start;
+    this.wider = null;
+    this.loaded = argument;
     return value;
   }
 
