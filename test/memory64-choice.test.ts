@@ -7,9 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { assetsIn } from '../src/core/assets.ts';
 import { DEFAULT_MAX_MODEL_BYTES, MEMORY64_MAX_MODEL_BYTES } from '../src/core/limits.ts';
 import { tooLarge, tooLargeForCpu } from '../src/core/models/check.ts';
-import { ModelLoadError } from '../src/errors.ts';
+import { EngineError, ModelLoadError } from '../src/errors.ts';
 import { fitsMemory64, hasMemory64, memory64Init, withoutMemory64 } from '../src/backends/llamacpp/worker/memory64.ts';
 import type { HostInit } from '../src/backends/llamacpp/worker/protocol.ts';
+import { LastingWorker, type OneWorker } from '../src/backends/llamacpp/worker/restart.ts';
+import { rpcStubs } from '../src/core/rpc/rpc.ts';
+import type { ServedCalls } from '../src/contract.ts';
 
 const init = (over: Partial<HostInit> = {}): HostInit => ({
   variant: 'mt-relaxed',
@@ -72,5 +75,71 @@ describe('the memory64 build', () => {
     const flagNeeded = Number(process.versions.node.split('.')[0]) < 24;
     expect(hasMemory64()).toBe(!flagNeeded);
     if (flagNeeded) expect(script(['--import', 'tsx', '--experimental-wasm-memory64'])).toBe('true');
+  });
+
+  // The page's side of the move (restart.ts) with stand-in workers: the worker boundary, which the real build crosses
+  // in e2e/large.spec.ts.
+  describe('the move, with stand-in workers (fake: no wasm)', () => {
+    const big = { source: 'https://site.test/8b.gguf', options: {} };
+    /** A worker whose engine holds models up to `limit` bytes; records what it was asked. */
+    function standIn(name: string, limit: number, log: string[]): OneWorker {
+      const worker: OneWorker = {
+        started: null,
+        onLost: null,
+        terminate: () => log.push(`${name} terminated`),
+        calls: rpcStubs<ServedCalls>(async (method) => {
+          log.push(`${name} ${method}`);
+          if (method === 'load' && 4.9 * GiB > limit) throw tooLarge('8b.gguf', 4.9 * GiB, limit);
+          return name;
+        }),
+      };
+      return worker;
+    }
+
+    it('loads a model wasm32 refuses on a memory64 worker, which then serves every call and restarts as memory64', async () => {
+      const log: string[] = [];
+      const wide: OneWorker[] = [];
+      const lasting = new LastingWorker(
+        standIn('wasm32', DEFAULT_MAX_MODEL_BYTES, log),
+        async () => standIn('wasm32 again', DEFAULT_MAX_MODEL_BYTES, log),
+        async () => wide[wide.push(standIn(`memory64#${wide.length + 1}`, MEMORY64_MAX_MODEL_BYTES, log)) - 1]!,
+      );
+      expect(await lasting.calls.load(big as never, {})).toBe('memory64#1');
+      expect(await lasting.calls.info()).toBe('memory64#1');
+      expect(log).toEqual(['wasm32 load', 'memory64#1 load', 'wasm32 terminated', 'memory64#1 info']);
+      // The memory64 worker lost: its replacement is a memory64 worker too, which loads the model again by itself.
+      wide[0]!.onLost!(new EngineError('the engine worker stopped', 'worker_lost'));
+      expect(await lasting.calls.info()).toBe('memory64#2');
+      expect(log.slice(4)).toEqual(['memory64#2 load', 'memory64#2 info']);
+    });
+
+    it('gives the refusal with the reason where no memory64 worker can run or start, and keeps the wasm32 worker', async () => {
+      const log: string[] = [];
+      const none = new LastingWorker(
+        standIn('wasm32', DEFAULT_MAX_MODEL_BYTES, log),
+        async () => {
+          throw new Error('unused');
+        },
+        'this browser has no 64-bit WebAssembly memory',
+      );
+      await expect(none.calls.load(big as never, {})).rejects.toMatchObject({
+        code: 'too_large',
+        details: { memory64: 'this browser has no 64-bit WebAssembly memory' },
+      });
+      const failing = new LastingWorker(
+        standIn('wasm32', DEFAULT_MAX_MODEL_BYTES, log),
+        async () => {
+          throw new Error('unused');
+        },
+        async () => {
+          throw new Error('hearth-mt64.wasm: 404');
+        },
+      );
+      await expect(failing.calls.load(big as never, {})).rejects.toThrow(
+        /cannot run here: the memory64 build could not start \(hearth-mt64\.wasm: 404\)/,
+      );
+      expect(await failing.calls.info()).toBe('wasm32');
+      expect(log).not.toContain('wasm32 terminated');
+    });
   });
 });

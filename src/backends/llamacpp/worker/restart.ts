@@ -6,7 +6,7 @@
 // is found again, so the next request answers as a cold engine would, from the saved prefix where there is one.
 import type { BackendInfo, CallControl, ServedCalls } from '../../../contract.ts';
 import { rpcStubs } from '../../../core/rpc/rpc.ts';
-import { EngineError } from '../../../errors.ts';
+import { EngineError, type ModelLoadError } from '../../../errors.ts';
 import { fitsMemory64, withoutMemory64 } from './memory64.ts';
 
 /** One worker as this file uses it (client.ts's EngineWorker; named here, so that the two files import one way). */
@@ -78,7 +78,7 @@ export class LastingWorker {
 
   /** Loads the model a wasm32 worker refused as too large on a memory64 worker, which takes its place (and is what a
    * restart starts from then on); where none can run, the refusal says why. */
-  private async widen(argument: unknown, control: CallControl, refused: Parameters<typeof withoutMemory64>[0]) {
+  private async widen(argument: unknown, control: CallControl, refused: ModelLoadError) {
     const start = this.wider!;
     if (typeof start === 'string') throw withoutMemory64(refused, start);
     const next = await start().catch((e: Error) => {
