@@ -3,8 +3,9 @@
 // cache as a cold engine answers them; its state saved in IndexedDB resumes on the CPU engine and the other way
 // round; and a model's weights go to the GPU without passing through the heap whole.
 import 'fake-indexeddb/auto';
-import { statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { createNodeEngine } from '../../src/node.ts';
@@ -12,6 +13,7 @@ import type { ChatMessage, ContentPart } from '../../src/types.ts';
 import { answerDiff, GPU_LOGPROB_TOLERANCE, GPU_MEDIA_TOLERANCE } from '../compare.ts';
 import { testPng, testWav } from '../fixtures/media.ts';
 import { ensureModel } from '../fixtures/models.ts';
+import { ModelServer } from '../model-server.ts';
 import { ensureMultimodal, PROJECTORS } from '../fixtures/projectors.ts';
 import {
   ask,
@@ -266,6 +268,33 @@ describe('weights to the GPU', () => {
     // The engine stays usable: a model that fits loads after the refusal (32,000 tokens of 64: 4 MiB of embeddings).
     await tight.load({ path: modelPath('spm-notemplate') });
     expect((await tight.info()).gpu?.layers).toBeGreaterThan(0);
+  });
+
+  it('refuses a model from a URL before downloading it, from its header read by ranges; after it where the server gives no ranges', async () => {
+    const server = await ModelServer.start();
+    const modelsDir = mkdtempSync(join(tmpdir(), 'hearth-models-'));
+    try {
+      const size = statSync(modelPath('qwen2-hello')).size;
+      const ranged = server.add('/qwen2-hello.gguf', { path: modelPath('qwen2-hello') });
+      const whole = server.add('/whole/qwen2-hello.gguf', { path: modelPath('qwen2-hello'), noRanges: true });
+      const tight = await track(
+        createNodeEngine({ variant: 'webgpu', maxModelBytes: 10e6, cache: NO_CACHE, modelsDir }),
+      );
+      await expect(tight.load(ranged)).rejects.toMatchObject({
+        code: 'too_large',
+        details: { heapBytes: 151936 * 64 * 2 },
+      });
+      // The header's first 8 MiB by one range request, and nothing stored.
+      expect(server.log.filter((e) => e.method === 'GET').map((e) => e.range)).toEqual([`bytes=0-${8 * 2 ** 20 - 1}`]);
+      expect(server.sent('/qwen2-hello.gguf')).toBeLessThan(size / 4);
+      expect(await tight.models.list()).toEqual([]);
+      // A server that answers a range with the whole file: the check waits for the download, and refuses the same.
+      await expect(tight.load(whole)).rejects.toMatchObject({ code: 'too_large' });
+      expect(server.sent('/whole/qwen2-hello.gguf')).toBeGreaterThanOrEqual(size);
+    } finally {
+      await server.stop();
+      rmSync(modelsDir, { recursive: true, force: true });
+    }
   });
 
   it('a model loads onto the GPU with a heap peak below half its file: the heap holds only what stays on the CPU', async () => {

@@ -23,7 +23,8 @@ import { LlamaProjector } from './binding/media.ts';
 import { Prompts } from './run/prompt.ts';
 import { N_BATCH } from './binding/limits.ts';
 import { Session } from './run/session.ts';
-import { checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
+import { checkBeforeDownload, checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
+import type { WebFile } from '../../core/models/web-source.ts';
 import type { ModelFile } from '../../core/models/file.ts';
 import { openSource, type SourceOptions } from '../../core/models/source.ts';
 
@@ -57,7 +58,9 @@ export async function openModelFile(
   maxBytes: number,
   opts: SourceOptions & Pick<LoadOptions, 'allowScalarKernels'> & { gpu?: GpuPlacement },
 ): Promise<ModelFile> {
-  const file = await openSource(source, { ...opts, maxBytes: opts.gpu ? undefined : maxBytes });
+  // On the GPU engine the size alone says nothing: its header does, read from the server before any download.
+  const checkBefore = opts.gpu ? (files: WebFile[]) => checkBeforeDownload(files, maxBytes, opts) : undefined;
+  const file = await openSource(source, { ...opts, maxBytes: opts.gpu ? undefined : maxBytes, checkBefore });
   await checkModelFile(file, maxBytes, { ...opts, tensorTypes: true });
   return file;
 }

@@ -4,9 +4,16 @@
 // says what to do.
 import { AbortError, ModelLoadError } from '../../errors.ts';
 import { checkGgufFile, GgufFormatError, type GgufHeader, tensorBytes } from '../gguf/reader.ts';
-import type { ModelFile } from './file.ts';
+import type { ModelFile, ModelPart } from './file.ts';
 import { checkTensorTypes } from '../gguf/tensor-types.ts';
 import { formatBytes } from '../bytes.ts';
+import { NoRange, rangeReader, type WebFile, type WebOptions } from './web-source.ts';
+
+/** What the checks read of a model: its name and size, and each part's bytes (a file here, or one on a server, read by
+ * ranges before its download: web-source.ts, rangeReader). */
+export type CheckedFile = Pick<ModelFile, 'name' | 'size'> & {
+  parts: Array<Pick<ModelPart, 'name' | 'size' | 'read'>>;
+};
 
 /** The GPU engine with every layer on the adapter: what the heap's share of a model depends on. */
 export interface GpuPlacement {
@@ -21,7 +28,7 @@ export interface GpuPlacement {
  * CPU (heapShare). `tensorTypes`: also refuse weights without a wasm SIMD kernel (unless allowScalarKernels).
  */
 export async function checkModelFile(
-  file: ModelFile,
+  file: CheckedFile,
   maxBytes: number,
   opts: { signal?: AbortSignal; allowScalarKernels?: boolean; tensorTypes: boolean; gpu?: GpuPlacement },
 ): Promise<void> {
@@ -54,6 +61,26 @@ export async function checkModelFile(
   if (opts.signal?.aborted) throw new AbortError('model load aborted');
 }
 
+/**
+ * The same checks before a download, on the files on their server: their headers read by ranges (the few MB a
+ * vocabulary takes), so that a model the GPU engine's heap cannot hold is refused with nothing downloaded. Skipped where
+ * a size is not announced or the server gives no ranges: the checks then run on the downloaded file.
+ */
+export async function checkBeforeDownload(
+  files: WebFile[],
+  maxBytes: number,
+  opts: WebOptions & { allowScalarKernels?: boolean; gpu?: GpuPlacement },
+): Promise<void> {
+  if (files.some((f) => f.size === null)) return;
+  const parts = files.map((f) => ({ name: f.name, size: f.size!, read: rangeReader(f.url, opts) }));
+  const size = parts.reduce((n, p) => n + p.size, 0);
+  try {
+    await checkModelFile({ name: files[0]!.name, size, parts }, maxBytes, { ...opts, tensorTypes: true });
+  } catch (err) {
+    if (!(err instanceof NoRange)) throw err;
+  }
+}
+
 /** The tensors llama.cpp reads on the CPU whatever the layers' device: the input embeddings, looked up row by row. */
 const INPUT_TENSOR = /^(token_embd|position_embd|token_types|per_layer_token_embd)\.weight$/;
 
@@ -84,7 +111,7 @@ export function heapShare(
 
 /** A model whose share of the heap on the GPU engine is over the heap's limit: names the heap's limit and the adapter's. */
 function tooLargeForGpu(
-  file: ModelFile,
+  file: CheckedFile,
   share: ReturnType<typeof heapShare>,
   maxBytes: number,
   gpu: GpuPlacement,

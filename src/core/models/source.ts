@@ -43,6 +43,7 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
 /** Downloads every part into a Blob (LoadOptions.store false). */
 async function downloadToMemory(source: WebSource, opts: SourceOptions): Promise<ModelFile> {
   const web = await webModel(source, opts);
+  await opts.checkBefore?.(web.files);
   const total = web.files.reduce((n, f) => n + (f.size ?? 0), 0);
   let loaded = 0;
   const parts = [];

@@ -191,6 +191,7 @@ export class ModelStore implements ModelStoreApi {
     if (opts.maxBytes !== undefined && announced > opts.maxBytes) {
       throw tooLarge(web.files[0]!.name, announced, opts.maxBytes);
     }
+    await opts.checkBefore?.(web.files);
     let meta = stored;
     if (!meta || !sameFiles(meta.parts, web.files)) {
       if (meta) await this.backend.remove(key); // the server's files changed since: start over

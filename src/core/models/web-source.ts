@@ -26,6 +26,9 @@ export interface FetchOptions extends WebOptions {
   /** Models larger than this are refused (before a download, where the size is announced). */
   maxBytes?: number;
   onProgress?: (p: Progress) => void;
+  /** Checks the files on the server before they are downloaded (the GPU engine: the heap's share, from the header
+   * read by ranges); a refusal it throws ends the load with nothing downloaded. */
+  checkBefore?: (files: WebFile[]) => Promise<void>;
 }
 
 export interface WebFile {
@@ -211,6 +214,29 @@ async function headFile(url: string, opts: WebOptions): Promise<WebFile> {
     }
   }
   return file;
+}
+
+/** A server that could not give a range of a file (it answered with the whole file, or not at all). */
+export class NoRange extends Error {}
+
+/**
+ * Reads a file on a server by HTTP Range requests (a model's header before the download). Throws NoRange where the
+ * server does not answer a range with one: the caller then learns what it wanted from the download instead.
+ */
+export function rangeReader(url: string, opts: WebOptions): (offset: number, length: number) => Promise<Uint8Array> {
+  return async (offset, length) => {
+    const res = await fetchOk(url, opts, { headers: { Range: `bytes=${offset}-${offset + length - 1}` } }).catch(
+      (err: Error) => {
+        if (err instanceof AbortError) throw err;
+        throw new NoRange(err.message);
+      },
+    );
+    if (res.status !== 206) {
+      await res.body?.cancel(); // the whole file: not read here
+      throw new NoRange(`${url} answered a range request with HTTP ${res.status}`);
+    }
+    return new Uint8Array(await res.arrayBuffer());
+  };
 }
 
 /** fetch() that turns a network failure, an abort or an HTTP error into Hearth's errors. */
