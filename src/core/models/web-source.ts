@@ -235,7 +235,10 @@ export function rangeReader(url: string, opts: WebOptions): (offset: number, len
       await res.body?.cancel(); // the whole file: not read here
       throw new NoRange(`${url} answered a range request with HTTP ${res.status}`);
     }
-    return new Uint8Array(await res.arrayBuffer());
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    // Fewer bytes than asked for (a server that caps ranges) would read as a file cut short.
+    if (bytes.length !== length) throw new NoRange(`${url} answered a range of ${length} bytes with ${bytes.length}`);
+    return bytes;
   };
 }
 
