@@ -113,6 +113,37 @@ test('loads a split model (three files) as one, answering as the whole file does
   expect(split.answer).toBe(await reference(page));
 });
 
+test('a split model picked as local files, in any order, loads as one; a part left out is named', async ({ site }) => {
+  const page = await site.tab();
+  const parts = await ensureSplitModel('qwen2-tiny', 3);
+  const urls = parts.map((p) => server.add(`/split/${p.split('/').pop()}`, { path: p }));
+  await openEngine(page);
+  const picked = await page.evaluate(async (urls) => {
+    // What a file input with `multiple` gives: Files named as the parts.
+    const files = await Promise.all(
+      urls.map(async (u) => new File([await (await fetch(u)).blob()], u.split('/').pop()!)),
+    );
+    const refused = await window.engine.load(files.slice(1), { nCtx: 512 }).then(
+      () => null,
+      (e) => ({ name: e.name, code: e.code, missing: e.details.missing }),
+    );
+    await window.engine.load([...files].reverse(), { nCtx: 512 });
+    const reply = await window.engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'Tell me about bread.' }],
+      max_tokens: 8,
+      temperature: 0,
+    });
+    return { refused, answer: reply.choices[0]!.message.content, stored: await window.engine.models.list() };
+  }, urls);
+  expect(picked.refused).toEqual({
+    name: 'ModelLoadError',
+    code: 'invalid_source',
+    missing: [parts[0]!.split('/').pop()],
+  });
+  expect(picked.answer).toBe(await reference(page));
+  expect(picked.stored).toEqual([]); // a local file is read where it is, not copied into the store
+});
+
 test('a download cut off by a reload resumes where it stopped', async ({ site }) => {
   const page = await site.tab();
   const path = '/slow/tiny.gguf';

@@ -262,8 +262,11 @@ function chosenSource(): ModelSource | null {
       return { hf: { repo: ui.hfRepo.value.trim(), file: ui.hfFile.value.trim() } };
     case 'url':
       return ui.url.value.trim() || null;
-    default:
-      return ui.file.files?.[0] ?? null;
+    default: {
+      // A split model: every part, picked together (the input takes several files).
+      const files = [...(ui.file.files ?? [])];
+      return files.length > 1 ? files : (files[0] ?? null);
+    }
   }
 }
 

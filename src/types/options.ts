@@ -92,9 +92,10 @@ export interface CacheOptions {
 
 /**
  * A GGUF file: a URL, a Blob/File, a Hugging Face repo file, or (Node only) a path on disk. A split model
- * (name-00001-of-0000N.gguf) is named by its first part; the others are found beside it.
+ * (name-00001-of-0000N.gguf) is named by its first part, the others found beside it; as local files, it is every part
+ * (Files with those names, in any order).
  */
-export type ModelSource = string | Blob | { hf: HfFile } | { path: string };
+export type ModelSource = string | Blob | File[] | { hf: HfFile } | { path: string };
 
 /** A file of a Hugging Face model repo. */
 export interface HfFile {

@@ -294,7 +294,8 @@ class SharedTab implements LocalEngine {
   /** Tabs asking for the same URL or { hf } model with the same options share it; a Blob is this load's own. */
   private modelOf(request: LoadRequest): TabModel {
     // A Blob has no identity to compare across tabs (and serialises as {}): its load is this tab's own.
-    const blob = request.source instanceof Blob || request.options.promptState instanceof Blob;
+    const blob =
+      request.source instanceof Blob || Array.isArray(request.source) || request.options.promptState instanceof Blob;
     const key = blob ? `blob:${this.id}:${++this.loads}` : canonical(request);
     return { key, request };
   }

@@ -4,7 +4,7 @@ import type { CallControl, LoadRequest, ModelStoreService } from '../../contract
 import { idbBackend } from './idb.ts';
 import { storedFiles } from './opfs.ts';
 import { isWebSource } from './web-source.ts';
-import { openSource } from './source.ts';
+import { openSource, splitFiles } from './source.ts';
 
 /** A model as blobs, in order (a split model's parts). */
 export type ModelBlobs = Array<{ name: string; blob: Blob }>;
@@ -18,6 +18,7 @@ export async function pageFiles(
   if (typeof Blob !== 'undefined' && source instanceof Blob) {
     return [{ name: source instanceof File ? source.name : 'model.gguf', blob: source }];
   }
+  if (Array.isArray(source)) return splitFiles(source);
   if (options.store !== false && isWebSource(source)) {
     const { folder, files } = await fetchToStore({ source, options }, control);
     if ('getDirectory' in (globalThis.navigator?.storage ?? {})) return storedFiles(folder, files);

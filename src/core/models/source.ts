@@ -4,7 +4,7 @@
 import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { ModelSource } from '../../types.ts';
 import { blobFile, type ModelFile } from './file.ts';
-import { type FetchOptions, fetchOk, isWebSource, type WebSource, webModel } from './web-source.ts';
+import { type FetchOptions, fetchOk, isWebSource, splitNames, type WebSource, webModel } from './web-source.ts';
 import type { ModelStore, StoredFormat } from './store.ts';
 
 export interface SourceOptions extends FetchOptions {
@@ -21,6 +21,7 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
     const name = typeof File !== 'undefined' && source instanceof File ? source.name : 'model.gguf';
     return blobFile([{ name, blob: source }]);
   }
+  if (Array.isArray(source)) return blobFile(splitFiles(source));
   if (source && typeof source === 'object' && 'path' in source && typeof source.path === 'string') {
     if (!opts.openPath) {
       throw new ModelLoadError(
@@ -35,9 +36,43 @@ export async function openSource(source: ModelSource, opts: SourceOptions): Prom
     return downloadToMemory(source, opts);
   }
   throw new ModelLoadError(
-    'model source must be a URL string, a Blob/File, { hf: { repo, file } } or (Node) { path }',
+    'model source must be a URL string, a Blob/File, the Files of a split model, { hf: { repo, file } } or (Node) ' +
+      '{ path }',
     'invalid_source',
   );
+}
+
+/**
+ * A split model given as local files: every part (name-0000i-of-0000N.gguf), in any order, put in order. Refused,
+ * saying which, when one is missing or one is not a part of it.
+ */
+export function splitFiles(files: unknown[]): Array<{ name: string; blob: Blob }> {
+  const named = files.map((f) => {
+    if (typeof File === 'undefined' || !(f instanceof File)) {
+      throw new ModelLoadError(
+        'a model given as several files takes File objects (from a file input)',
+        'invalid_source',
+      );
+    }
+    return f;
+  });
+  if (named.length === 1) return [{ name: named[0]!.name, blob: named[0]! }];
+  // Any part names them all.
+  const names = named.map((f) => splitNames(f.name)).find((n) => n.length > 1) ?? [];
+  const byName = new Map(named.map((f) => [f.name, f]));
+  const missing = names.filter((n) => !byName.has(n));
+  const extra = named.filter((f) => !names.includes(f.name)).map((f) => f.name);
+  if (!names.length || missing.length || extra.length || named.length !== names.length) {
+    throw new ModelLoadError(
+      `several files are one model only as the parts of a split model (name-00001-of-0000N.gguf … -0000N-of-0000N.gguf)` +
+        (missing.length ? `; missing: ${missing.join(', ')}` : '') +
+        (extra.length ? `; not parts of it: ${extra.join(', ')}` : '') +
+        '. Pick every part of the model.',
+      'invalid_source',
+      { missing, extra },
+    );
+  }
+  return names.map((name) => ({ name, blob: byName.get(name)! }));
 }
 
 /** Downloads every part into a Blob (LoadOptions.store false). */
