@@ -2,8 +2,9 @@
 // it starts the engine and leads: it runs its own calls directly and the other tabs' calls, which arrive over a
 // BroadcastChannel (leader.ts). When the leader closes, the browser hands the lock to the next tab, which starts its
 // own engine; calls the old leader had taken fail with a retryable 'leader_gone', calls it had not wait for the new
-// one, and the next calls load each tab's model again, from the model store. Not a SharedWorker: the model store reads through OPFS sync access handles,
-// which only dedicated workers have, and Chrome for Android has no SharedWorker.
+// one, and the next calls load each tab's model again, from the model store. Not a SharedWorker: the model store
+// reads through OPFS sync access handles, which only dedicated workers have, and Chrome for Android has no
+// SharedWorker.
 //
 // Every wait has an end: for a leader to be ready (LEADER_WAIT_MS), for a call to be taken (ACCEPT_MS), and while a
 // call runs the leader's term lock is checked (LIVENESS_MS), so a leader that vanished, or one that never was (a
@@ -273,7 +274,8 @@ class SharedTab implements LocalEngine {
                     leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`),
                     id,
                   );
-                else void this.checkLeader(); // gone: every call to it fails with 'leader_gone', and the tab asks who leads
+                // Gone: every call to it fails with 'leader_gone', and the tab asks who leads now.
+                else void this.checkLeader();
               }),
             ACCEPT_MS,
           );
