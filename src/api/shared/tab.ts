@@ -269,13 +269,9 @@ class SharedTab implements LocalEngine {
           accepting = setTimeout(
             () =>
               void this.holds(term).then((real) => {
-                if (real)
-                  this.rpc.fail(
-                    leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`),
-                    id,
-                  );
                 // Gone: every call to it fails with 'leader_gone', and the tab asks who leads now.
-                else void this.checkLeader();
+                if (!real) return void this.checkLeader();
+                this.rpc.fail(leaderTimeout(`the running tab did not take the call within ${ACCEPT_MS / 1000} s`), id);
               }),
             ACCEPT_MS,
           );
