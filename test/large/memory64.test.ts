@@ -7,29 +7,21 @@ import 'fake-indexeddb/auto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../../src/node.ts';
-import type { ChatMessage } from '../../src/types.ts';
-import { answerDiff, COMPARABLE, LOGPROB_TOLERANCE, NATIVE_LOGPROB_TOLERANCE } from '../compare.ts';
+import { answerDiff, LOGPROB_TOLERANCE, NATIVE_LOGPROB_TOLERANCE } from '../compare.ts';
 import { ensureModel } from '../fixtures/models.ts';
-import { nativeAnswer } from '../fixtures/llama-server.ts';
-import { ask, inspect, modelPath, NO_CACHE, newDb, next, reply, testEngine, trackEngines } from '../helpers.ts';
+import { ask, inspect, modelPath, NO_CACHE, next, testEngine, trackEngines } from '../helpers.ts';
+import { nativeOnModel, QUESTION, restoredVsCold, topDiff } from './past-heap.ts';
 
 const track = trackEngines();
-const question: ChatMessage[] = [{ role: 'user', content: 'What does a hearth keep?' }];
 const worst: Record<string, number> = {};
 afterAll(() => console.log(`largest differences: ${JSON.stringify(worst)}`));
 const THREADS = 2;
 // A load reads 4.3 GB into the heap; each token reads it again on 2 threads.
 const MINUTES = 15 * 60_000;
 
-/** The largest difference between two logit vectors at the first's five likeliest tokens. */
-function topDiff(a: Float32Array, b: Float32Array): number {
-  const top = [...a.keys()].sort((x, y) => a[y]! - a[x]!).slice(0, 5);
-  return Math.max(...top.map((t) => Math.abs(a[t]! - b[t]!)));
-}
-
 describe('the memory64 build', () => {
   it('computes as the wasm32 build does, to the logit', async () => {
-    const conversation = next(question, 'A fire.', 'And what else?');
+    const conversation = next(QUESTION, 'A fire.', 'And what else?');
     const logits: Record<string, Float32Array> = {};
     for (const variant of ['mt', 'mt64'] as const) {
       const engine = await track(testEngine('qwen2-hello', { variant, threads: THREADS, ...NO_CACHE }));
@@ -65,15 +57,9 @@ describe('the memory64 build', () => {
         );
         expect(info.wasmHeap!.size).toBeGreaterThan(size); // the weights are in the heap, past wasm32's reach
         const t1 = performance.now();
-        const ours = await ask(cold, question, { max_tokens: 4 });
+        const ours = await ask(cold, QUESTION, { max_tokens: 4 });
         console.log(`[memory64] 4 tokens in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
-        const native = await nativeAnswer(modelPath('llama-past-4gib'), {
-          messages: question,
-          temperature: 0,
-          max_tokens: 4,
-          ...COMPARABLE,
-        });
-        const diff = answerDiff(ours, native);
+        const diff = answerDiff(ours, await nativeOnModel());
         worst['memory64 vs native (logprob)'] = Number(diff.logprobs.toFixed(4));
         expect(diff.tokens[0]).toEqual(diff.tokens[1]);
         expect(diff.logprobs).toBeLessThan(NATIVE_LOGPROB_TOLERANCE);
@@ -84,19 +70,7 @@ describe('the memory64 build', () => {
     it(
       'saves its state in IndexedDB and resumes after a reload as a cold engine reads the conversation',
       async () => {
-        const db = newDb();
-        const opts = { variant: 'mt64' as const, threads: THREADS, db, minTokens: 8, nCtx: 512 };
-        const saver = await track(testEngine('llama-past-4gib', opts));
-        const turn2 = next(question, reply(await ask(saver, question, { max_tokens: 4 })), 'And what else?');
-        await saver.cache.flush();
-        await saver.unload();
-        const reloaded = await track(testEngine('llama-past-4gib', opts));
-        const restored = await inspect(reloaded).promptLogits({ messages: turn2 });
-        expect(restored.source).toBe('indexeddb');
-        expect(restored.cached).toBeGreaterThan(0);
-        await reloaded.unload();
-        const fresh = await inspect(cold).promptLogits({ messages: turn2 });
-        const d = topDiff(fresh.logits, restored.logits);
+        const d = await restoredVsCold({ variant: 'mt64', threads: THREADS }, cold, track);
         worst['restored vs cold (logits)'] = Number(d.toFixed(5));
         expect(d).toBeLessThan(LOGPROB_TOLERANCE);
       },

@@ -8,14 +8,12 @@ import 'fake-indexeddb/auto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../../src/node.ts';
-import type { ChatMessage } from '../../src/types.ts';
-import { answerDiff, COMPARABLE, GPU_LOGPROB_TOLERANCE } from '../compare.ts';
+import { answerDiff, GPU_LOGPROB_TOLERANCE } from '../compare.ts';
 import { ensureModel } from '../fixtures/models.ts';
-import { nativeAnswer } from '../fixtures/llama-server.ts';
-import { ask, inspect, modelPath, NO_CACHE, newDb, next, reply, testEngine, trackEngines } from '../helpers.ts';
+import { ask, modelPath, NO_CACHE, reply, testEngine, trackEngines } from '../helpers.ts';
+import { nativeOnModel, QUESTION, restoredVsCold } from './past-heap.ts';
 
 const track = trackEngines();
-const question: ChatMessage[] = [{ role: 'user', content: 'What does a hearth keep?' }];
 const worst: Record<string, number> = {};
 afterAll(() => console.log(`largest |Δ logprob|: ${JSON.stringify(worst)}`));
 
@@ -59,19 +57,13 @@ describe('a model past 4 GiB on the GPU engine', () => {
       expect(heap).toBeLessThan(0.15 * size);
 
       const t1 = performance.now();
-      const onGpu = await ask(gpu, question, { max_tokens: 4 });
+      const onGpu = await ask(gpu, QUESTION, { max_tokens: 4 });
       console.log(`[past-4gib] 4 tokens on the GPU engine in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
-      const native = await nativeAnswer(modelPath('llama-past-4gib'), {
-        messages: question,
-        temperature: 0,
-        max_tokens: 4,
-        ...COMPARABLE,
-      });
-      expectAlike('GPU engine vs native', onGpu, native);
+      expectAlike('GPU engine vs native', onGpu, await nativeOnModel());
       expect(reply(onGpu).length).toBeGreaterThan(0);
       // And as Hearth's own CPU engine does, on the build that holds the file (memory64.test.ts).
       const cpu = await track(testEngine('llama-past-4gib', { variant: 'mt64', threads: 2, ...NO_CACHE, nCtx: 512 }));
-      expectAlike('GPU engine vs memory64 CPU engine', onGpu, await ask(cpu, question, { max_tokens: 4 }));
+      expectAlike('GPU engine vs memory64 CPU engine', onGpu, await ask(cpu, QUESTION, { max_tokens: 4 }));
       await cpu.unload();
     },
     MINUTES,
@@ -80,20 +72,7 @@ describe('a model past 4 GiB on the GPU engine', () => {
   it(
     'saves its state in IndexedDB and resumes after a reload as a cold engine reads the conversation',
     async () => {
-      const db = newDb();
-      const opts = { variant: 'webgpu' as const, db, minTokens: 8, nCtx: 512 };
-      const saver = await track(testEngine('llama-past-4gib', opts));
-      const turn2 = next(question, reply(await ask(saver, question, { max_tokens: 4 })), 'And what else?');
-      await saver.cache.flush();
-      await saver.unload();
-      const reloaded = await track(testEngine('llama-past-4gib', opts));
-      const restored = await inspect(reloaded).promptLogits({ messages: turn2 });
-      expect(restored.source).toBe('indexeddb');
-      expect(restored.cached).toBeGreaterThan(0);
-      await reloaded.unload();
-      const fresh = await inspect(cold).promptLogits({ messages: turn2 });
-      const top = [...fresh.logits.keys()].sort((x, y) => fresh.logits[y]! - fresh.logits[x]!).slice(0, 5);
-      const d = Math.max(...top.map((t) => Math.abs(restored.logits[t]! - fresh.logits[t]!)));
+      const d = await restoredVsCold({ variant: 'webgpu' }, cold, track);
       worst['restored vs cold (logits)'] = Number(d.toFixed(4));
       expect(d).toBeLessThan(GPU_LOGPROB_TOLERANCE);
     },
