@@ -20,6 +20,10 @@ export interface ScenarioOptions {
   large: boolean;
   /** webgpu: also a ~512-token prompt's prefill (Node). */
   long: boolean;
+  /** restore: only this engine (both when null): an 8B model's cold read takes hours on lavapipe. */
+  engine: 'cpu' | 'gpu' | null;
+  /** restore: unload and load in one engine rather than make another (a machine that cannot hold two heaps). */
+  sameEngine: boolean;
   log: (line: string) => void;
 }
 

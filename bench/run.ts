@@ -1,5 +1,5 @@
 // npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node]
-// [--model NAME] [--trace] [--large] [--long]
+// [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
 import type { ScenarioOptions } from './common.ts';
@@ -32,11 +32,16 @@ const flag = (f: string) => {
 };
 if (!name || !scenarios[name]) {
   console.error(
-    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace] [--large] [--long]`,
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine]`,
   );
   process.exit(2);
 }
 const json = args.includes('--json');
+function engineFlag(value: string | undefined): ScenarioOptions['engine'] {
+  if (value === undefined || value === 'cpu' || value === 'gpu') return value ?? null;
+  console.error(`--engine takes cpu or gpu, not ${value}`);
+  process.exit(2);
+}
 const opts: ScenarioOptions = {
   json,
   reps: Math.max(1, Number(flag('--reps') ?? 3)),
@@ -48,6 +53,8 @@ const opts: ScenarioOptions = {
   trace: args.includes('--trace'),
   large: args.includes('--large'),
   long: args.includes('--long'),
+  engine: engineFlag(flag('--engine')),
+  sameEngine: args.includes('--same-engine'),
   log: (line) => (json ? console.error(line) : console.log(line)),
 };
 const rows = await (await scenarios[name]!())(opts);
