@@ -177,6 +177,9 @@ export class EngineError extends HearthError {
   }
 }
 
+/** What a call to an engine that was terminated (HearthClient.terminate, NodeEngine.terminate) answers. */
+export const terminatedError = () => new EngineError('the engine was terminated', 'terminated');
+
 /** The InvalidRequestError of a parameter or option that makes no sense: it names it (details.param) and says what it
  * takes. */
 export function invalidParameter(param: string, message: string): never {

@@ -89,11 +89,11 @@ export const coldEngine = (model: ModelName) => testEngine(model, { ...NO_CACHE,
 export const cachedEngine = (model: ModelName, opts: TestEngineOptions = {}) =>
   testEngine(model, { minTokens: 32, nCtx: 2048, ...opts });
 
-/** Engines a test file creates, unloaded after its tests: `const track = trackEngines();` then `await track(…)`. */
+/** Engines a test file creates, ended after its tests: `const track = trackEngines();` then `await track(…)`. */
 export function trackEngines(): (p: Promise<NodeEngine>) => Promise<NodeEngine> {
   const engines: NodeEngine[] = [];
-  afterAll(async () => {
-    for (const e of engines) await e.unload();
+  afterAll(() => {
+    for (const e of engines) e.terminate();
   });
   return async (p) => {
     const e = await p;

@@ -287,13 +287,16 @@ function buildVariant(variant, source, emRoot) {
     'wasm-build',
     variant.name + (noPatches ? '-unpatched' : '') + (profiling ? '-profiling' : '') + (sanitize ? `-${sanitize}` : ''),
   );
-  let link = variant.link;
-  let jsLibraries = [];
+  // Module.hearthEndThreads: a dropped module's pthread workers ended (wasm/post.js).
+  const postJs = join(wasmDir, 'post.js');
+  let link = [...variant.link, `--post-js=${postJs}`];
+  let linkInputs = [postJs];
   if (variant.webgpu) {
     const include = webgpuHeaders();
     process.env.HEARTH_WEBGPU_INCLUDE = include;
-    jsLibraries = [webgpuLayout(include, buildDir), join(wasmDir, 'webgpu', 'library_webgpu.js')];
-    link = [...link, ...jsLibraries.map((f) => `--js-library=${f}`)];
+    const libraries = [webgpuLayout(include, buildDir), join(wasmDir, 'webgpu', 'library_webgpu.js')];
+    link = [...link, ...libraries.map((f) => `--js-library=${f}`)];
+    linkInputs = [...linkInputs, ...libraries];
   }
   const cacheArgs = {
     CMAKE_BUILD_TYPE: 'Release',
@@ -306,8 +309,8 @@ function buildVariant(variant, source, emRoot) {
     HEARTH_LINK_FLAGS: [...linkFlags, ...link, ...(profiling ? ['--profiling-funcs'] : []), ...sanitizeLink].join(' '),
     // Every executable links the sanitizer's runtime: the engine and the kernel test, built from the same objects.
     HEARTH_SANITIZE_LINK: sanitizeFlags.join(' '),
-    // A JS library's edit relinks (CMake does not see files named in link flags).
-    HEARTH_LINK_DEPENDS: jsLibraries.join(';'),
+    // A JS library's or the post-js's edit relinks (CMake does not see files named in link flags).
+    HEARTH_LINK_DEPENDS: linkInputs.join(';'),
     HEARTH_LLAMA_BUILD: llamaBuild(source),
     HEARTH_RELAXED_SIMD: 'OFF',
     CMAKE_C_COMPILER_LAUNCHER: 'ccache',

@@ -11,7 +11,7 @@
 // forged message), cannot leave a tab's requests hanging.
 import { abortable } from '../../core/abort.ts';
 import type { CallControl, EngineCalls, LoadRequest, LocalEngine } from '../../contract.ts';
-import { EngineError } from '../../errors.ts';
+import { EngineError, terminatedError } from '../../errors.ts';
 import { type Method, RpcClient, rpcStubs } from '../../core/rpc/rpc.ts';
 import type { EngineInfo } from '../../types.ts';
 import { Leader } from './leader.ts';
@@ -102,7 +102,7 @@ class SharedTab implements LocalEngine {
   }
 
   terminate(): void {
-    this.close(new EngineError('the engine was terminated', 'terminated'));
+    this.close(terminatedError());
   }
 
   /** Leaves the shared engine (stopping it, if this tab ran it): its calls fail with `err`. */

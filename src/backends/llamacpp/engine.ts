@@ -12,7 +12,7 @@ import type {
   RankResult,
   ServedCalls,
 } from '../../contract.ts';
-import { EngineError, InvalidRequestError } from '../../errors.ts';
+import { EngineError, InvalidRequestError, terminatedError } from '../../errors.ts';
 import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
@@ -94,6 +94,8 @@ export class Engine implements ServedCalls {
    * the model to the CPU (a GPU that traps every time would otherwise reload and crash on every request). */
   private gpuCrashes = { count: 0, last: '' };
   private readonly cacheConfig: CacheConfig & { persistent: boolean };
+  /** Set by terminate(): every call answers 'terminated'. */
+  private terminated = false;
 
   constructor(private readonly config: EngineConfig) {
     const c = config.cache ?? {};
@@ -116,7 +118,10 @@ export class Engine implements ServedCalls {
    * may come up without its GPU (a reload after the GPU was lost) and run on the CPU.
    */
   private async getLlama(orCpu = false): Promise<Llama> {
+    if (this.terminated) throw terminatedError();
     if (!this.llama || this.llama.crashed) {
+      // A trapped module's threads would keep its heap (up to 4 GiB) beside the fresh one's.
+      this.llama?.end();
       const mark = this.llama?.log.mark() ?? 0;
       const llama = await Llama.create(await this.config.loader.load(), {
         shaderF16: this.config.shaderF16,
@@ -172,6 +177,7 @@ export class Engine implements ServedCalls {
 
   /** The loaded model; InvalidRequestError 'no_model' without one. */
   requireSession(): Session {
+    if (this.terminated) throw terminatedError();
     const s = this.live;
     if (!s) throw new InvalidRequestError('no model is loaded: call engine.load(source) first', 'no_model');
     return s;
@@ -311,6 +317,18 @@ export class Engine implements ServedCalls {
 
   async unload(): Promise<void> {
     await this.scheduler.exclusive(undefined, async () => this.unloadNow());
+  }
+
+  /**
+   * Ends the engine at once (NodeEngine.terminate; a page's engine ends with its worker): the module's threads ended
+   * and its heap left to be freed; a request in flight and every later call answer 'terminated'.
+   */
+  terminate(): void {
+    this.terminated = true;
+    this.llama?.end();
+    this.llama = null;
+    this.session = null;
+    this.loaded = null;
   }
 
   private unloadNow() {

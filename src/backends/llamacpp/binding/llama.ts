@@ -1,7 +1,7 @@
 // Typed binding over wasm/hearth.cpp: the module (heap, calls guarded against traps, strings in and out, the
 // quantizer). Every pointer it allocates is freed on every path (try/finally, or when a GPU call's promise settles);
 // the objects that own native memory (model.ts, context.ts, sampler.ts) free it in free(), which is safe to call twice.
-import { EngineError } from '../../../errors.ts';
+import { EngineError, terminatedError } from '../../../errors.ts';
 import { LogTail } from './log.ts';
 import type { HearthModule } from './module.ts';
 
@@ -31,6 +31,8 @@ export class Llama {
   readonly log = new LogTail();
   /** Set when a call trapped (see guard): nothing may call into this module again. */
   crashed = false;
+  /** Set by end(): the module's threads are gone; a call into it answers 'terminated'. */
+  private ended = false;
   /** Why it trapped, in a line: what the GPU reported, else llama.cpp's last error, else the trap. */
   crashReason: string | null = null;
   /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
@@ -91,6 +93,8 @@ export class Llama {
    * the next load, and reported as a typed error.
    */
   guard<T>(fn: () => T): T {
+    // A threaded module without its threads would wait for them for ever.
+    if (this.ended) throw terminatedError();
     let result: T;
     try {
       result = fn();
@@ -103,6 +107,17 @@ export class Llama {
       }) as T;
     }
     return result;
+  }
+
+  /**
+   * Ends the module for good: its pthread workers, which share its heap and would keep it alive after the module is
+   * dropped (a trapped module replaced by a fresh one; an engine terminated), are ended; the heap goes with the last
+   * reference to the module. Never called with a call into the module on the stack.
+   */
+  end(): void {
+    this.ended = true;
+    this.crashed = true;
+    this.mod.hearthEndThreads?.();
   }
 
   /** The typed error for a trap (the module is then marked crashed); any other error as it is. */

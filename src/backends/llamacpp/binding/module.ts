@@ -47,6 +47,8 @@ export interface HearthModule extends FileSystemHost {
   hearthSubgroupMatrix?: boolean;
   /** The WebGPU build: the features llama.cpp asked its device for (library_webgpu.js), once it has one. */
   hearthDeviceFeatures?: string[];
+  /** Ends the module's pthread workers, which otherwise keep its heap alive (wasm/post.js); absent in older builds. */
+  hearthEndThreads?: () => void;
 
   _malloc(size: number): Ptr;
   _free(ptr: Ptr): void;

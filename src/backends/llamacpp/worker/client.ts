@@ -6,7 +6,7 @@ import { assetsIn, type Assets, defaultAssets } from '../../../core/assets.ts';
 import { cspError, watchCsp } from '../../../core/csp.ts';
 import { RpcClient, type RpcMessage, rpcStubs } from '../../../core/rpc/rpc.ts';
 import { scriptUrl, TRUSTED_TYPES_HINT } from '../../../core/trusted-types.ts';
-import { EngineError, fromWire } from '../../../errors.ts';
+import { EngineError, fromWire, terminatedError } from '../../../errors.ts';
 import type { CacheOptions, SimdChoice } from '../../../types.ts';
 import type { HostApi, HostInit, StartStage } from './protocol.ts';
 import { LastingWorker } from './restart.ts';
@@ -218,7 +218,7 @@ export class EngineWorker {
     }
   }
 
-  terminate(reason = new EngineError('the engine was terminated', 'terminated')): void {
+  terminate(reason = terminatedError()): void {
     this.worker.terminate();
     this.port.close();
     this.fail(reason);

@@ -6,7 +6,7 @@
 // is found again, so the next request answers as a cold engine would, from the saved prefix where there is one.
 import type { BackendInfo, CallControl, ServedCalls } from '../../../contract.ts';
 import { rpcStubs } from '../../../core/rpc/rpc.ts';
-import { EngineError, type ModelLoadError } from '../../../errors.ts';
+import { EngineError, type ModelLoadError, terminatedError } from '../../../errors.ts';
 import { fitsMemory64, withoutMemory64 } from './memory64.ts';
 
 /** One worker as this file uses it (client.ts's EngineWorker; named here, so that the two files import one way). */
@@ -52,7 +52,7 @@ export class LastingWorker {
   }
 
   terminate(reason?: EngineError): void {
-    this.ended ??= reason ?? new EngineError('the engine was terminated', 'terminated');
+    this.ended ??= reason ?? terminatedError();
     this.current.terminate(reason);
     this.replacing?.then((w) => w.terminate(reason)).catch(() => {});
   }
