@@ -46,8 +46,8 @@ function testModels(): Plugin {
   };
 }
 
-/** The strict policy of the widget's test site (README, "Content-Security-Policy"). With `everywhere`, the one a site
- * sends on every response: the engine worker then compiles wasm under it, which needs 'wasm-unsafe-eval'. */
+/** The strict policy of the widget's test site (docs/api.md, "Content-Security-Policy"). With `everywhere`, the one a
+ * site sends on every response: the engine worker then compiles wasm under it, which needs 'wasm-unsafe-eval'. */
 const strictCsp = (everywhere: boolean, trustedTypes = false) =>
   "default-src 'self'; " +
   `script-src 'self'${everywhere ? " 'wasm-unsafe-eval'" : ''}; style-src 'self'; img-src 'self'; connect-src 'self'; ` +

@@ -2,7 +2,7 @@
 // settings kept, downloaded models listed and deleted; installed (manifest + service worker) and used offline, the
 // conversation continuing with its KV state from IndexedDB; a new version applied only when the visitor accepts it,
 // never mixed with the old; images and audio (a file, the microphone) for a model loaded with its projector. Chromium
-// and Firefox. Screenshots for the README are taken here (docs/, Chromium).
+// and Firefox. Screenshots for the README and docs/app.md are taken here (docs/, Chromium).
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { testPng, testWav } from '../test/fixtures/media.ts';
 import { PROJECTORS } from '../test/fixtures/projectors.ts';

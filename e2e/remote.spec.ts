@@ -388,7 +388,7 @@ const TOO_LARGE = '/test-models/too-large.gguf';
 test('the widget with fallback-url: a model the device cannot run answers from the server, and a notice says so; without it, an error', async ({
   site,
 }) => {
-  // The example host page without its CSP (connect-src 'self' would block the server, as the README says).
+  // The example host page without its CSP (connect-src 'self' would block the server, as docs/api.md says).
   const open = async (attrs: Record<string, string>) => {
     const tab = await site.tab('/e2e/widget-host.html?csp=none');
     await tab.evaluate((a) => {

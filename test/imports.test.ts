@@ -213,8 +213,11 @@ describe('imports', () => {
     expect(exported.filter((name) => !code.includes(`_${name}(`))).toEqual([]);
   });
 
-  it('every path under src/ or workers/ that a page, a test, a script or the README names exists', () => {
-    const named = ['README.md', 'index.html', 'e2e/harness.html', 'e2e/widget-host.html', 'bench/page.html']
+  it('every path under src/ or workers/ that a page, a test, a script, the README or a docs page names exists', () => {
+    const docs = readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`);
+    const named = ['README.md', ...docs, 'index.html', 'e2e/harness.html', 'e2e/widget-host.html', 'bench/page.html']
       .concat(FOLDERS.flatMap(sources).filter((f) => f !== 'test/imports.test.ts')) // its own are made-up examples
       .flatMap((file) => {
         const text = readFileSync(join(ROOT, file), 'utf8');
@@ -224,6 +227,7 @@ describe('imports', () => {
         ]);
       });
     expect(named.length).toBeGreaterThan(50);
+    expect(named.some(([file]) => file!.startsWith('docs/'))).toBe(true); // the docs are read, not skipped
     expect(
       named.filter(([, path]) => !existsSync(join(ROOT, path!))).map(([file, path]) => `${file}: ${path}`),
     ).toEqual([]);

@@ -17,8 +17,8 @@ import { modelsDir } from './fixtures/models.ts';
 import { ensureMultimodal, PROJECTORS, type ProjectorName } from './fixtures/projectors.ts';
 import { maxDiff, openLlama, scale } from './helpers.ts';
 
-/** Differences between the builds, relative to the largest value (measured up to 6.0e-4: README, "Images and audio").
- */
+/** Differences between the builds, relative to the largest value (measured up to 6.0e-4: docs/api.md, "Images and
+ * audio"). */
 const TOLERANCE = 5e-3;
 
 interface Run {

@@ -128,7 +128,7 @@ const variants = [
 ];
 // The memory64 build (-sMEMORY64): pthreads and SIMD128 as hearth-mt, with a heap past 4 GB, for a model whose
 // weights do not fit wasm32's heap and run on the CPU. Fetched only for such a model (wasm32 stays the default:
-// memory64's 64-bit addresses cost speed; README, "Models past the heap"). Built only when asked
+// memory64's 64-bit addresses cost speed; docs/webgpu.md, "Weights, and models past the heap"). Built only when asked
 // (--memory64, or by name): its system libraries are emscripten's wasm64 ones, which Debian does not ship, so the
 // first build makes them (memory64Env).
 const MEMORY64 = {

@@ -10,10 +10,10 @@ const PROBE_MS = 700;
 /**
  * The share of the probe's bytes a second that decoding reaches. CPU: calibrated on the 2-core AMD EPYC (Zen 5) here:
  * the probe's loop read 20.6 GB/s on 2 threads (V8, as in Chromium), and the CPU engine decoded the benchmark model
- * (Qwen2.5-0.5B shapes, Q8_0, 531 MB) at 28.6 tokens/s on 2 threads (README, "Quantizations"): 15.2 GB/s of weights,
- * 0.74 of the probe. K-quants spend more arithmetic per byte, so 0.6 is taken. GPU: a buffer copy moves each byte twice
- * (read, write) where a decode reads its weights once; half is taken, and ~500 dispatches cost ~6 ms a token whatever
- * the model (measured on an H100 and an H200: README, "On a GPU"), added in fit.ts.
+ * (Qwen2.5-0.5B shapes, Q8_0, 531 MB) at 28.6 tokens/s on 2 threads (docs/benchmarks.md, "Quantizations"): 15.2 GB/s of
+ * weights, 0.74 of the probe. K-quants spend more arithmetic per byte, so 0.6 is taken. GPU: a buffer copy moves each
+ * byte twice (read, write) where a decode reads its weights once; half is taken, and ~500 dispatches cost ~6 ms a token
+ * whatever the model (measured on an H100 and an H200: docs/benchmarks.md, "On a GPU"), added in fit.ts.
  */
 const CPU_DECODE_SHARE = 0.6;
 const GPU_DECODE_SHARE = 0.5;

@@ -592,7 +592,7 @@ async function startEngine() {
   engineFallback = 'starting';
   const remote = fallback();
   try {
-    // One engine for all the app's tabs: the model is in memory once (see README, "One engine for all tabs"). A
+    // One engine for all the app's tabs: the model is in memory once (see docs/api.md, "One engine for all tabs"). A
     // fallback server is this tab's own choice, so an engine with one is not shared.
     engine = await createEngine(remote ? { fallback: remote } : { shared: true });
   } catch (err) {

@@ -32,7 +32,7 @@ export function isWasmCspError(message: string): boolean {
   );
 }
 
-/** The error for what a CSP blocked, saying which directive must allow what (README: "Content-Security-Policy"). */
+/** The error for what a CSP blocked, saying which directive must allow what (docs/api.md's CSP section). */
 export function cspError(what: string, v: Violation | null): EngineError {
   const directive = v?.directive ?? 'script-src';
   const needs =
@@ -40,8 +40,8 @@ export function cspError(what: string, v: Violation | null): EngineError {
       ? `'wasm-unsafe-eval' in the script-src of the policy sent with /hearth/engine.worker.js`
       : `${source(v?.blockedURI)} in ${directive}`;
   return new EngineError(
-    `the Content-Security-Policy blocked ${what}: it needs ${needs} (see the README's ` +
-      '"Content-Security-Policy" section)',
+    `the Content-Security-Policy blocked ${what}: it needs ${needs} (see the ` +
+      '"Content-Security-Policy" section of docs/api.md)',
     'csp_blocked',
     { directive, blockedURI: v?.blockedURI ?? null },
   );

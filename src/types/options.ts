@@ -35,8 +35,8 @@ export interface EngineOptions {
    * backend beneath it (the 'webgpu' build: every feature, KV state kept as on the CPU), when the browser has a
    * WebGPU adapter (with shader-f16, or without it computing in f32) and JSPI and the engine passes its self-test on
    * it (the probe model on the GPU against the CPU); else the CPU engine. 'auto' (default): the same choice.
-   * 'wllama': @wllama/wllama's WebGPU build (no KV persistence or batching; see the README), after a self-test against
-   * the CPU engine. engine.info().selection says which ran and why. */
+   * 'wllama': @wllama/wllama's WebGPU build (no KV persistence or batching; see docs/webgpu.md), after a self-test
+   * against the CPU engine. engine.info().selection says which ran and why. */
   backend?: BackendName | { remote: RemoteOptions };
   /** Where answers come from when a model cannot run on this device: its load failed with ModelLoadError
    * 'too_large', 'kv_too_large', 'context_failed' (memory) or 'quota_exceeded'. Nothing goes to the server
@@ -151,7 +151,7 @@ export interface LoadOptions {
   store?: boolean;
   /** Sliding-window attention models (Gemma 3…): true (default) keeps every token in the sliding-window layers, so
    * any earlier point of a conversation can be reused; false keeps only the window there (less memory on long
-   * contexts), reusing a conversation only where a checkpoint was taken (see the README's SWA figures). */
+   * contexts), reusing a conversation only where a checkpoint was taken (see the SWA figures in docs/kv-cache.md). */
   swaFull?: boolean;
   /** In the WebGPU build: how many of the model's layers run on the GPU (llama.cpp's n_gpu_layers, `-ngl`); the
    * rest, and what the GPU backend cannot run, stay on the CPU. Default: all of them. Ignored by CPU builds. */

@@ -14,7 +14,7 @@ const ACCEPT: Record<MediaKind, string> = {
   audio: 'audio/wav,audio/mpeg,audio/flac',
 };
 const WHAT: Record<MediaKind, string> = { image: 'a PNG, JPEG, GIF or BMP image', audio: 'WAV, MP3 or FLAC audio' };
-/** The engine's bounds (README "Images and audio"): checked here so that the user hears of them before sending. */
+/** The engine's bounds (docs/api.md, "Images and audio"): checked here so the user hears of them before sending. */
 const MAX_BYTES = 20 * 1024 * 1024;
 const MAX_ITEMS = 16;
 

@@ -3,7 +3,7 @@
 // loads with every layer on the adapter and the heap holding its embeddings; it answers as native llama.cpp does on
 // the same file, and as Hearth's memory64 CPU build does; its state, saved in IndexedDB, resumes after a reload as a
 // cold engine answers. Minutes on lavapipe (every token reads 4.3 GB), so outside `npm test`: `npm run test:large`
-// (README, "Testing").
+// (docs/testing.md).
 import 'fake-indexeddb/auto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -31,7 +31,8 @@ import { openSource, type SourceOptions } from '../../core/models/source.ts';
 /** Conversations whose KV state stays in memory at once (they share the context's cells). */
 const N_SLOTS = 4;
 const DEFAULT_PARALLEL = 4;
-/** Sliding-window models keep a full-size cache for those layers unless LoadOptions.swaFull is false: see README. */
+/** Sliding-window models keep a full-size cache for those layers unless LoadOptions.swaFull is false: see
+ * docs/kv-cache.md. */
 const DEFAULT_SWA_FULL = true;
 /** LoadOptions.gpuLayers' default: every layer (llama.cpp caps n_gpu_layers at the model's count). */
 const ALL_LAYERS = 1 << 24;

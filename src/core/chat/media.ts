@@ -9,7 +9,7 @@ import type { ChatMessage, ContentPart } from '../../types.ts';
 import { base64ToBytes } from '../bytes.ts';
 import { sha256InMemory } from '../models/sha256.ts';
 
-/** Bounds on a request's media (README "Images and audio"). */
+/** Bounds on a request's media (docs/api.md, "Images and audio"). */
 export const MEDIA_LIMITS = {
   /** Images and audio clips in one request. */
   items: 16,

@@ -1,6 +1,6 @@
 // A prompt state file: the KV state of a prompt's first tokens (a site's system prompt), computed once by the site
 // owner (engine.cache.exportPrompt, `npx hearth prompt-state`) and shipped beside the model, so a first visitor
-// restores it instead of prefilling it. Layout (the README's "Prompt state files" says the same):
+// restores it instead of prefilling it. Layout ("Prompt state files" in docs/kv-cache.md says the same):
 //
 //   bytes 0–7   "HEARTHPS"
 //   bytes 8–11  header length H, uint32 little-endian

@@ -1,9 +1,9 @@
 // The memory64 build (hearth-mt64) for a model the wasm32 builds' 4 GiB heap cannot hold on the CPU. The engine starts
-// on a wasm32 build, which is faster (64-bit addresses cost 4–6%: README, "Models past the heap"), and moves to a
-// memory64 worker only when a load is refused as too large for its heap and would fit 16 GiB. The refusal comes before
-// any download where the server announces the size (a URL, the Hub), else once the file is in the model store: either
-// way the model is downloaded once, and the move costs a worker start. Where the move cannot happen, the refusal says
-// why.
+// on a wasm32 build, which is faster (64-bit addresses cost 4–6%: docs/benchmarks.md, "What memory64 costs"), and moves
+// to a memory64 worker only when a load is refused as too large for its heap and would fit 16 GiB. The refusal comes
+// before any download where the server announces the size (a URL, the Hub), else once the file is in the model store:
+// either way the model is downloaded once, and the move costs a worker start. Where the move cannot happen, the refusal
+// says why.
 import { MEMORY64_MAX_MODEL_BYTES } from '../../../core/limits.ts';
 import { ModelLoadError } from '../../../errors.ts';
 import type { HostInit } from './protocol.ts';
