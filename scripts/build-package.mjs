@@ -7,7 +7,7 @@
 // Its package.json is written here: no install scripts, no dev dependencies. The repository's own package.json stays
 // the development one (patch-package, the test tools). Needs the wasm builds (npm run build:wasm).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'vite';
 import { buildDefine, filesUnder } from './build-id.mjs';
@@ -165,7 +165,7 @@ function packageJson() {
     },
     types: './lib/types/index.d.ts',
     bin: { hearth: 'bin/hearth.js' },
-    files: ['lib', 'bin', 'widget', 'CHANGELOG.md'],
+    files: ['lib', 'bin', 'widget', 'docs', 'CHANGELOG.md'],
     // Importing the widget entry registers <hearth-chat>; nothing else runs on import.
     sideEffects: ['./lib/widget.js', './widget/*'],
     engines: dev.engines,
@@ -198,6 +198,11 @@ export async function buildPackage() {
   // The glue scripts are CommonJS when Node requires them (hearth-llm/node).
   writeFileSync(join(widgetDir, 'package.json'), '{ "type": "commonjs" }\n');
   for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(root, f), join(stageDir, f));
+  // The README's links to the docs pages resolve in the installed package too (the pictures stay in the repository).
+  mkdirSync(join(stageDir, 'docs'));
+  for (const f of readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'))) {
+    copyFileSync(join(root, 'docs', f), join(stageDir, 'docs', f));
+  }
   mkdirSync(join(stageDir, 'bin'));
   writeFileSync(
     join(stageDir, 'bin', 'hearth.js'),

@@ -27,14 +27,15 @@ const manifest = () =>
   JSON.parse(execFileSync('tar', ['xOzf', tarball(), 'package/package.json'], { encoding: 'utf8' }));
 
 describe('the npm package', () => {
-  it(`holds the library with its types and the widget folder with the engine's files, nothing else, under ${MAX_TARBALL_BYTES / 1e6} MB`, () => {
+  it(`holds the library with its types, the widget folder with the engine's files and the docs pages, nothing else, under ${MAX_TARBALL_BYTES / 1e6} MB`, () => {
     const list = files();
     const placed =
-      /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/hearth\.js|lib\/[\w-]+\.js|lib\/types\/[\w/.-]+\.d\.ts|widget\/(chunks\/)?[\w.-]+\.(js|wasm|json))$/;
+      /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|docs\/[\w-]+\.md|bin\/hearth\.js|lib\/[\w-]+\.js|lib\/types\/[\w/.-]+\.d\.ts|widget\/(chunks\/)?[\w.-]+\.(js|wasm|json))$/;
     expect(list.filter((f) => !placed.test(f))).toEqual([]);
     expect(list).toEqual(
       expect.arrayContaining([
         'bin/hearth.js',
+        'docs/api.md',
         'lib/cli.js',
         'lib/index.js',
         'lib/node.js',
