@@ -54,7 +54,7 @@ const demoSpec = /demo\.spec\.ts$/;
 // The relaxed-SIMD kernels against ggml's reference: the browsers that have relaxed SIMD, once each.
 const kernelsSpec = /kernels\.spec\.ts$/;
 // The remote backend against llama-server on 127.0.0.1 (npm run build:server): threads play no part, the plain page;
-// Chromium's only, as what it tests is fetch and the server (its hostile cases run in Node: test/remote-hostile.test.ts).
+// Chromium's only, as what it tests is fetch and the server (its hostile cases run in Node: test/quick/remote-hostile.test.ts).
 const remoteSpec = /remote\.spec\.ts$/;
 // The same cold request many times on every build a page runs: Chromium's isolated page (all four CPU builds), Firefox's
 // plain one (the two single-thread builds: the threaded ones run the same C in Chromium, and each browser's own part is

@@ -7,7 +7,16 @@
 // Its package.json is written here: no install scripts, no dev dependencies. The repository's own package.json stays
 // the development one (patch-package, the test tools). Needs the wasm builds (npm run build:wasm).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'vite';
 import { buildDefine, filesUnder } from './build-id.mjs';

@@ -10,4 +10,4 @@ vi.mock('@huggingface/jinja', async () => {
   return import(join(stageDir, 'lib', 'jinja.js'));
 });
 
-await import('./templates.test.ts');
+await import('./quick/templates.test.ts');

@@ -1,4 +1,4 @@
-# The reference for test/templates.test.ts: renders each case (template file + the context Hearth gives the template)
+# The reference for test/quick/templates.test.ts: renders each case (template file + the context Hearth gives the template)
 # with Python's jinja2, set up as Hugging Face transformers renders chat templates (sandboxed, trim_blocks,
 # lstrip_blocks, loop controls, a tojson that keeps non-ASCII, raise_exception, strftime_now). The clock is fixed to
 # the date the test gives Hearth. Reads the cases (a template file or its source, and a context) as JSON on stdin;

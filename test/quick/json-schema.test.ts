@@ -1,7 +1,7 @@
 // The JSON Schema → GBNF converter on its own (the grammars it writes are run by llama.cpp in chat-features.test.ts).
 import { describe, expect, it } from 'vitest';
-import { gbnfLiteral, schemaGrammar, uintRange } from '../src/core/chat/json-schema.ts';
-import { InvalidRequestError } from '../src/errors.ts';
+import { gbnfLiteral, schemaGrammar, uintRange } from '../../src/core/chat/json-schema.ts';
+import { InvalidRequestError } from '../../src/errors.ts';
 
 // uintRange writes only literals, ranges, {n} and alternatives: close enough to a regular expression to check it.
 const toRegex = (gbnf: string) => new RegExp(`^(?:${gbnf.replace(/"(\d+)"/g, '$1').replace(/ /g, '')})$`);

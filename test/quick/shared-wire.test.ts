@@ -1,8 +1,8 @@
 // The shared-tabs protocol's messages (src/api/shared/wire.ts): anything on the channel that is not a well-formed
 // message of this protocol version and build is ignored — another deploy's tabs, another script of the origin, garbage.
 import { describe, expect, it } from 'vitest';
-import { BUILD_ID } from '../src/core/build.ts';
-import { lockNames, PROTOCOL, readWire, stamp } from '../src/api/shared/wire.ts';
+import { BUILD_ID } from '../../src/core/build.ts';
+import { lockNames, PROTOCOL, readWire, stamp } from '../../src/api/shared/wire.ts';
 
 describe('shared-tabs wire', () => {
   const call = {

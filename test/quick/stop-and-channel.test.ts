@@ -1,8 +1,8 @@
 // The pieces between the decode loop and the caller: stop strings across token boundaries, and the stream channel
 // (back-pressure, early exit, errors before the first chunk).
 import { describe, expect, it } from 'vitest';
-import { Channel } from '../src/api/channel.ts';
-import { StopMatcher } from '../src/core/chat/stop.ts';
+import { Channel } from '../../src/api/channel.ts';
+import { StopMatcher } from '../../src/core/chat/stop.ts';
 
 function feed(stops: string[], pieces: string[]) {
   const m = new StopMatcher(stops);

@@ -15,9 +15,9 @@ import {
   MODEL_LOAD_CODES,
   ModelLoadError,
   toWire,
-} from '../src/errors.ts';
+} from '../../src/errors.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = resolve(import.meta.dirname, '..', '..');
 const CODES: Record<string, readonly string[]> = {
   ModelLoadError: MODEL_LOAD_CODES,
   InvalidRequestError: INVALID_REQUEST_CODES,

@@ -3,8 +3,8 @@
 // recommended. The browser's side (the cards, a simulated small device) is e2e/catalogue.spec.ts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { validEntries } from '../src/app/catalogue.ts';
-import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, parseParams, recommend } from '../src/app/fit.ts';
+import { validEntries } from '../../src/app/catalogue.ts';
+import { APP_CONTEXT, type DeviceFacts, kvBytes, modelFit, parseParams, recommend } from '../../src/app/fit.ts';
 
 const GiB = 1024 ** 3;
 const model = {

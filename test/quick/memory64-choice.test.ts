@@ -4,15 +4,20 @@
 // itself, with the real build and a 4.32 GiB model, runs in e2e/large.spec.ts (npm run test:large).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { assetsIn } from '../src/core/assets.ts';
-import { DEFAULT_MAX_MODEL_BYTES, MEMORY64_MAX_MODEL_BYTES } from '../src/core/limits.ts';
-import { tooLarge, tooLargeForCpu } from '../src/core/models/check.ts';
-import { EngineError, ModelLoadError } from '../src/errors.ts';
-import { fitsMemory64, hasMemory64, memory64Init, withoutMemory64 } from '../src/backends/llamacpp/worker/memory64.ts';
-import type { HostInit } from '../src/backends/llamacpp/worker/protocol.ts';
-import { LastingWorker, type OneWorker } from '../src/backends/llamacpp/worker/restart.ts';
-import { rpcStubs } from '../src/core/rpc/rpc.ts';
-import type { ServedCalls } from '../src/contract.ts';
+import { assetsIn } from '../../src/core/assets.ts';
+import { DEFAULT_MAX_MODEL_BYTES, MEMORY64_MAX_MODEL_BYTES } from '../../src/core/limits.ts';
+import { tooLarge, tooLargeForCpu } from '../../src/core/models/check.ts';
+import { EngineError, ModelLoadError } from '../../src/errors.ts';
+import {
+  fitsMemory64,
+  hasMemory64,
+  memory64Init,
+  withoutMemory64,
+} from '../../src/backends/llamacpp/worker/memory64.ts';
+import type { HostInit } from '../../src/backends/llamacpp/worker/protocol.ts';
+import { LastingWorker, type OneWorker } from '../../src/backends/llamacpp/worker/restart.ts';
+import { rpcStubs } from '../../src/core/rpc/rpc.ts';
+import type { ServedCalls } from '../../src/contract.ts';
 
 const init = (over: Partial<HostInit> = {}): HostInit => ({
   variant: 'mt-relaxed',

@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CompletionAssembler, chunk } from '../src/core/chat/completion.ts';
-import { detectFormat, forPrompt } from '../src/core/chat/formats.ts';
-import { parseOutput, type OutputFormat } from '../src/core/chat/output.ts';
-import { OutputStream } from '../src/core/chat/stream.ts';
-import type { Tool } from '../src/types.ts';
-import { llamaSource } from '../scripts/llama-source.mjs';
+import { CompletionAssembler, chunk } from '../../src/core/chat/completion.ts';
+import { detectFormat, forPrompt } from '../../src/core/chat/formats.ts';
+import { parseOutput, type OutputFormat } from '../../src/core/chat/output.ts';
+import { OutputStream } from '../../src/core/chat/stream.ts';
+import type { Tool } from '../../src/types.ts';
+import { llamaSource } from '../../scripts/llama-source.mjs';
 
 const templatesDir = join(llamaSource().dir, 'models', 'templates');
 const template = (name: string) => readFileSync(join(templatesDir, `${name}.jinja`), 'utf8');

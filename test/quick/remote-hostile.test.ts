@@ -4,11 +4,11 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineApi } from '../src/api/engine-api.ts';
-import { BackendRouter } from '../src/api/router.ts';
-import { engineCalls, NO_SERVICES } from '../src/api/services.ts';
-import { ServerBackend } from '../src/backends/server/server.ts';
-import { checkRemote } from '../src/backends/server/options.ts';
+import { EngineApi } from '../../src/api/engine-api.ts';
+import { BackendRouter } from '../../src/api/router.ts';
+import { engineCalls, NO_SERVICES } from '../../src/api/services.ts';
+import { ServerBackend } from '../../src/backends/server/server.ts';
+import { checkRemote } from '../../src/backends/server/options.ts';
 
 /** What each path of the simulated server streams after its headers. */
 const ROUTES: Record<string, (res: ServerResponse) => void> = {

@@ -3,8 +3,8 @@
 // checked in its e2e project (e2e/engine.spec.ts); here both ways, on whatever Node runs the tests.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { chooseBuild, hasRelaxedSimd } from '../src/backends/llamacpp/worker/simd.ts';
-import { RELAXED_PROBE } from '../wasm/simd-check.mjs';
+import { chooseBuild, hasRelaxedSimd } from '../../src/backends/llamacpp/worker/simd.ts';
+import { RELAXED_PROBE } from '../../wasm/simd-check.mjs';
 
 /** WebAssembly.validate of the probe in a fresh Node with these V8 flags. */
 function validatesIn(flags: string[]): boolean {

@@ -2,7 +2,7 @@
 // order whatever order they were picked in, and a set that is not one model's parts refused saying which part is
 // missing or which file is not a part. Loading such a set runs in the browsers (e2e/models.spec.ts).
 import { describe, expect, it } from 'vitest';
-import { splitFiles } from '../src/core/models/source.ts';
+import { splitFiles } from '../../src/core/models/source.ts';
 
 const part = (i: number, of = 3, base = 'model-q4_k_m') =>
   new File([`part ${i}`], `${base}-${String(i).padStart(5, '0')}-of-${String(of).padStart(5, '0')}.gguf`);

@@ -2,10 +2,10 @@
 // engine is replaced by a load function that records what it loaded; the e2e test (e2e/shared.spec.ts) runs the
 // real engine across real tabs.
 import { describe, expect, it } from 'vitest';
-import type { LoadRequest } from '../src/contract.ts';
-import { AbortError } from '../src/errors.ts';
-import { ModelGate } from '../src/api/shared/gate.ts';
-import type { ModelInfo, Progress } from '../src/types.ts';
+import type { LoadRequest } from '../../src/contract.ts';
+import { AbortError } from '../../src/errors.ts';
+import { ModelGate } from '../../src/api/shared/gate.ts';
+import type { ModelInfo, Progress } from '../../src/types.ts';
 
 const model = (key: string) => ({ key, request: { source: key, options: {} } });
 

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = resolve(import.meta.dirname, '..', '..');
 const FOLDERS = ['src', 'workers', 'test', 'e2e', 'bench', 'scripts'];
 
 function sources(dir: string): string[] {
@@ -218,7 +218,7 @@ describe('imports', () => {
       .filter((f) => f.endsWith('.md'))
       .map((f) => `docs/${f}`);
     const named = ['README.md', ...docs, 'index.html', 'e2e/harness.html', 'e2e/widget-host.html', 'bench/page.html']
-      .concat(FOLDERS.flatMap(sources).filter((f) => f !== 'test/imports.test.ts')) // its own are made-up examples
+      .concat(FOLDERS.flatMap(sources).filter((f) => f !== 'test/quick/imports.test.ts')) // its own are made-up examples
       .flatMap((file) => {
         const text = readFileSync(join(ROOT, file), 'utf8');
         return [...text.matchAll(/(?<![\w-])(?:\.{0,2}\/)?((?:src|workers)\/[\w/.-]+\.(?:ts|css|html))/g)].map((m) => [
@@ -231,6 +231,39 @@ describe('imports', () => {
     expect(
       named.filter(([, path]) => !existsSync(join(ROOT, path!))).map(([file, path]) => `${file}: ${path}`),
     ).toEqual([]);
+  });
+
+  it("the README's and the docs pages' links, repository paths and npm scripts exist", () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs')).flatMap((f) => (f.endsWith('.md') ? [`docs/${f}`] : [])),
+    ];
+    const scripts = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts);
+    // A llama.cpp patch is named by its number (wasm/patches/0020 is wasm/patches/0020-….patch).
+    const patches = readdirSync(join(ROOT, 'wasm', 'patches'));
+    const found = (p: string) =>
+      existsSync(join(ROOT, p)) || (/^wasm\/patches\/\d{4}$/.test(p) && patches.some((f) => f.startsWith(p.slice(-4))));
+    const missing = pages.flatMap((page) => {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      // Markdown links to files, from the page's folder (not to the web, not to an anchor of the same page).
+      const links = [...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((l) => !/^[a-z]+:/.test(l))
+        .map((l) => relative(ROOT, resolve(ROOT, dirname(page), l)));
+      // Paths in the text, from the repository's root (a link's ../ taken off).
+      const paths = [
+        ...text.matchAll(
+          /(?<![\w/.-])(?:\.\.\/)?((?:src|workers|test|e2e|scripts|bench|wasm|docs|tools|\.ci)\/[\w/.-]*\w)/g,
+        ),
+      ].map((m) => m[1]!);
+      const npm = [...text.matchAll(/\bnpm run ([\w:-]+)/g)].map((m) => m[1]!).filter((n) => !scripts.includes(n));
+      return [
+        ...[...links, ...paths].filter((p) => !found(p)).map((p) => `${page}: ${p}`),
+        ...npm.map((n) => `${page}: npm run ${n}`),
+      ];
+    });
+    expect(pages.length).toBeGreaterThan(5);
+    expect(missing).toEqual([]);
   });
 
   it('comments name files that exist (a moved or deleted file leaves no pointer behind)', () => {
