@@ -33,15 +33,22 @@ export function llamaSource() {
   const tag = JSON.parse(readFileSync(join(packageDir, 'llama.cpp.info.json'), 'utf8')).tag;
   const dir = join(cacheDir, `llama.cpp-${commit.slice(0, 12)}`);
   if (!existsSync(join(dir, 'include', 'llama.h'))) {
-    // Clone beside the target and rename, so an interrupted clone never looks like a finished one.
+    // Clone beside the target and rename, so an interrupted clone never looks like a finished one. One folder per
+    // process: the quick tier's test files (no global setup before them) may ask for the source at once.
     mkdirSync(cacheDir, { recursive: true });
-    const tmp = `${dir}.partial`;
+    const tmp = `${dir}.partial-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', bundle, tmp], { stdio: 'inherit' });
     execFileSync('git', ['-C', tmp, '-c', 'advice.detachedHead=false', 'checkout', '--quiet', commit], {
       stdio: 'inherit',
     });
-    renameSync(tmp, dir);
+    try {
+      renameSync(tmp, dir);
+    } catch (err) {
+      // Another process got there first: its clone is the same commit.
+      if (!existsSync(join(dir, 'include', 'llama.h'))) throw err;
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
   return { dir, commit, tag };
 }
