@@ -116,6 +116,10 @@ export class HearthError extends Error {
     this.name = 'HearthError';
     this.code = code;
     this.details = details;
+    // V8 keeps the receiver of every frame of an error's stack until the stack is first read: an error thrown from a
+    // trapped module's binding, kept by a page, would keep that module and its whole heap. Read once the subclass has
+    // named it.
+    queueMicrotask(() => void this.stack);
   }
 }
 
