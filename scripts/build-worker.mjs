@@ -1,6 +1,6 @@
-// npm run build:worker — bundles workers/engine.worker.ts (with Comlink and the engine) into one classic script,
-// public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts; and copies @wllama/wllama's wasm
-// there (the 'webgpu' backend loads it from Hearth's assets, never from a CDN). --watch rebuilds on change.
+// npm run build:worker — bundles workers/engine.worker.ts (the engine, and its start: worker/host.ts) into one classic
+// script, public/hearth/engine.worker.js, beside the wasm builds it loads with importScripts; and copies @wllama/wllama's
+// wasm there (the 'webgpu' backend loads it from Hearth's assets, never from a CDN). --watch rebuilds on change.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { build } from 'vite';

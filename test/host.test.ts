@@ -8,7 +8,8 @@ import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
 import { assetsIn } from '../src/core/assets.ts';
-import { EngineHost } from '../src/backends/llamacpp/worker/host.ts';
+import { EngineHost, serveStart } from '../src/backends/llamacpp/worker/host.ts';
+import { EngineWorker } from '../src/backends/llamacpp/worker/client.ts';
 import { WINDOW } from '../src/core/rpc/flow.ts';
 import { RpcClient, type RpcMessage } from '../src/core/rpc/rpc.ts';
 import { modelPath } from './helpers.ts';
@@ -98,5 +99,27 @@ describe("the engine worker's calls", () => {
       { onChunk: (c) => void after.push(c.choices[0]?.delta.content ?? '') },
     );
     expect(after.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the page's start of the worker", () => {
+  it('is one message handing over the port every call then goes over, answered with what the engine is', async () => {
+    // A MessageChannel stands in for the Worker: one end the page's `worker`, the other the worker's global scope.
+    const { port1: page, port2: scope } = new MessageChannel();
+    scope.start();
+    const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
+    serveStart(scope, host);
+    const worker = new EngineWorker(Object.assign(page, { terminate: () => page.close() }) as unknown as Worker);
+    page.start();
+    await worker.start({ variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') });
+    expect(worker.started).toMatchObject({ build: 'st', model: null });
+    // Posted to the worker after its start, a second start is not the page's: ignored.
+    page.postMessage({ kind: 'start', init: {}, calls: null });
+    await worker.calls.load({ source: { path: modelPath('qwen2-hello') }, options: {} }, {});
+    const text: string[] = [];
+    await worker.calls.complete(request, { onChunk: (c) => void text.push(c.choices[0]?.delta.content ?? '') });
+    expect(text.join('')).toBe('Hello, world!');
+    await worker.calls.unload();
+    worker.terminate();
   });
 });

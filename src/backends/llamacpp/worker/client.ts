@@ -1,6 +1,5 @@
 // The page's side of the llama.cpp engine's worker: starting it (the build for this browser and page, its files, a
 // start that stalls or is blocked by the page's policy), and its calls as stubs over the RPC layer (core/rpc/rpc.ts).
-import * as Comlink from 'comlink';
 import type { BackendInfo, ServedCalls } from '../../../contract.ts';
 import { assetsIn, type Assets, defaultAssets } from '../../../core/assets.ts';
 import { cspError, watchCsp } from '../../../core/csp.ts';
@@ -8,7 +7,7 @@ import { RpcClient, type RpcMessage, rpcStubs } from '../../../core/rpc/rpc.ts';
 import { scriptUrl, TRUSTED_TYPES_HINT } from '../../../core/trusted-types.ts';
 import { EngineError, fromWire, terminatedError } from '../../../errors.ts';
 import type { CacheOptions, SimdChoice } from '../../../types.ts';
-import type { HostApi, HostInit, StartStage } from './protocol.ts';
+import type { HostInit, StartMessage, StartReply, StartStage } from './protocol.ts';
 import { LastingWorker } from './restart.ts';
 import { chooseBuild } from './simd.ts';
 import { memory64Init } from './memory64.ts';
@@ -120,7 +119,6 @@ export class EngineWorker {
   /** Called once when the worker, started, ends without being told to (terminate()): the browser ended it, someone
    * terminated it, or an error nothing caught reached its top. */
   onLost: ((err: EngineError) => void) | null = null;
-  private readonly host: Comlink.Remote<HostApi>;
   private readonly port: MessagePort;
   /** The worker's end of the port, handed over at start. */
   private hostPort: MessagePort | null;
@@ -130,7 +128,6 @@ export class EngineWorker {
   private starting: ((err: Error) => void) | null = null;
 
   constructor(private readonly worker: Worker) {
-    this.host = Comlink.wrap<HostApi>(worker);
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.rpc = new RpcClient((m) => port1.postMessage(m));
@@ -191,10 +188,7 @@ export class EngineWorker {
       this.hostPort = null;
       const died = new Promise<never>((_, reject) => (this.starting = reject));
       const lifeLock = globalThis.navigator?.locks ? `hearth-engine-worker:${crypto.randomUUID()}` : undefined;
-      const result = await Promise.race([
-        this.host.init({ ...init, lifeLock }, Comlink.transfer(port, [port]), Comlink.proxy(onStage)),
-        died,
-      ]);
+      const result = await Promise.race([this.startWorker({ ...init, lifeLock }, port, onStage), died]);
       if (!result.ok) throw fromWire(result.error);
       this.started = result.value;
       // The worker holds this lock for its life (host.ts): the browser grants it here when the worker is gone, however
@@ -216,6 +210,20 @@ export class EngineWorker {
       clearTimeout(deadline);
       csp.stop();
     }
+  }
+
+  /** Posts the start (protocol.ts) and resolves with its result; the stages go to `onStage` as they come. */
+  private startWorker(init: HostInit, calls: MessagePort, onStage: (stage: StartStage) => void) {
+    return new Promise<StartReply & { kind: 'started' }>((resolve) => {
+      const onMessage = (e: MessageEvent<StartReply>) => {
+        if (e.data?.kind === 'stage') onStage(e.data.stage);
+        if (e.data?.kind !== 'started') return;
+        this.worker.removeEventListener('message', onMessage);
+        resolve(e.data);
+      };
+      this.worker.addEventListener('message', onMessage);
+      this.worker.postMessage({ kind: 'start', init, calls } satisfies StartMessage, [calls]);
+    }).then((reply) => reply.result);
   }
 
   terminate(reason = terminatedError()): void {

@@ -4,7 +4,7 @@ import type { Engine } from '../engine.ts';
 import { EngineError, toWire } from '../../../errors.ts';
 import { type RpcMessage, RpcServer, type Result } from '../../../core/rpc/rpc.ts';
 import { cspError, isWasmCspError, watchCsp } from '../../../core/csp.ts';
-import type { HostApi, HostInit, StartStage } from './protocol.ts';
+import type { HostInit, StartMessage, StartReply, StartStage } from './protocol.ts';
 
 /** The end of a MessagePort this side uses. */
 export interface PortLike {
@@ -12,11 +12,13 @@ export interface PortLike {
   onmessage: ((e: MessageEvent) => void) | null;
 }
 
-export class EngineHost implements HostApi {
+export class EngineHost {
   private engine: Engine | null = null;
 
   constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => Engine) {}
 
+  /** Creates the engine and instantiates the wasm build; answers with what engine.info() reports. Calls come in on
+   * `calls`. */
   async init(init: HostInit, calls: PortLike, onStage?: (stage: StartStage) => void): Promise<Result<BackendInfo>> {
     const server = new RpcServer(
       (m) => calls.postMessage(m),
@@ -44,6 +46,30 @@ export class EngineHost implements HostApi {
       csp.stop();
     }
   }
+}
+
+/** A worker's global scope, as the start uses it. */
+export interface StartScope {
+  addEventListener(type: 'message', listener: (e: MessageEvent) => void): void;
+  removeEventListener(type: 'message', listener: (e: MessageEvent) => void): void;
+  postMessage(message: unknown): void;
+}
+
+/**
+ * Serves the page's start on a worker's global scope (workers/engine.worker.ts): the first StartMessage starts the
+ * engine, answered with StartReply messages; anything else posted to the worker is not the page's and is ignored.
+ */
+export function serveStart(scope: StartScope, host: EngineHost) {
+  const onMessage = (e: MessageEvent) => {
+    const m = e.data as Partial<StartMessage> | null;
+    if (m?.kind !== 'start' || typeof m.init !== 'object' || !m.calls) return;
+    scope.removeEventListener('message', onMessage);
+    const reply = (r: StartReply) => scope.postMessage(r);
+    void host
+      .init(m.init, m.calls, (stage) => reply({ kind: 'stage', stage }))
+      .then((result) => reply({ kind: 'started', result }));
+  };
+  scope.addEventListener('message', onMessage);
 }
 
 /** Holds the lock `name` until this worker ends: the browser then releases it, and the page learns the worker is gone.

@@ -1,6 +1,6 @@
-// The page <-> worker protocol. Starting the engine goes over Comlink (init, with a callback for the start's
-// stages); every engine call then goes over a MessagePort the page hands over at init, through the RPC layer
-// (core/rpc/rpc.ts) that the shared tabs use too.
+// The page <-> worker protocol, one RPC layer for every call (core/rpc/rpc.ts, the one the shared tabs use too): the
+// page's only message on the worker itself is StartMessage, handing over the MessagePort every engine call then goes
+// over; the worker answers on itself with its start's stages and the start's Result (StartReply).
 import type { Result } from '../../../core/rpc/rpc.ts';
 import type { Assets } from '../../../core/assets.ts';
 import type { BackendInfo } from '../../../contract.ts';
@@ -31,8 +31,12 @@ export interface HostInit {
  */
 export type StartStage = 'script' | 'instantiate';
 
-export interface HostApi {
-  /** Creates the engine and instantiates the wasm build; answers with what engine.info() reports. Calls come in on
-   * `calls`, a MessagePort. */
-  init(init: HostInit, calls: MessagePort, onStage?: (stage: StartStage) => void): Promise<Result<BackendInfo>>;
+/** The page's message that starts the engine: calls come in on `calls`, a MessagePort (transferred). */
+export interface StartMessage {
+  kind: 'start';
+  init: HostInit;
+  calls: MessagePort;
 }
+
+/** The worker's answers while it starts: each stage reached, then what engine.info() reports (or why it failed). */
+export type StartReply = { kind: 'stage'; stage: StartStage } | { kind: 'started'; result: Result<BackendInfo> };
