@@ -14,6 +14,10 @@ export function countRelaxedDots(wasm) {
   return countOpcode(wasm, [0xfd, 0x93, 0x02]);
 }
 
+/**
+ * @param {Uint8Array} wasm
+ * @param {[number, number, number]} opcode
+ */
 function countOpcode(wasm, [a, b, c]) {
   const code = codeSection(wasm);
   let n = 0;
@@ -23,6 +27,7 @@ function countOpcode(wasm, [a, b, c]) {
   return n;
 }
 
+/** @param {Uint8Array} wasm */
 function codeSection(wasm) {
   let p = 8; // magic + version
   while (p < wasm.length) {
