@@ -23,6 +23,7 @@ export function llamaSource() {
   const given = process.env.HEARTH_LLAMA_DIR;
   if (given) {
     const [commit, tag] = readFileSync(join(given, 'COMMIT'), 'utf8').trim().split(' ');
+    if (!commit || !tag) throw new Error(`${join(given, 'COMMIT')} should hold "<commit> <tag>"`);
     return { dir: given, commit, tag };
   }
   const bundle = join(packageDir, 'gitRelease.bundle');
