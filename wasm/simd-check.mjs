@@ -35,6 +35,8 @@ function codeSection(wasm) {
     let size = 0;
     for (let shift = 0; ; shift += 7) {
       const b = wasm[p++];
+      // Past the end (a truncated module): undefined would never end the size, and the loop would not stop.
+      if (b === undefined) throw new Error('not a wasm module with a code section');
       size += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) break;
     }
