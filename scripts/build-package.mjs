@@ -132,8 +132,8 @@ function buildTypes(outDir) {
     ),
   );
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
-  // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
-  // './x.d.ts'), which every moduleResolution setting finds.
+  // The sources import each other as './<name>.ts'; a declaration names the file beside it, './<name>.js' (whose types
+  // are './<name>.d.ts'), which every moduleResolution setting finds.
   for (const file of filesUnder(outDir).filter((f) => f.endsWith('.d.ts'))) {
     writeFileSync(
       file,

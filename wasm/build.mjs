@@ -410,7 +410,8 @@ function cpuCount() {
   return Math.max(1, Number(execFileSync('nproc', { encoding: 'utf8' }).trim()) || 1);
 }
 
-// What hearth_llama_build() reports (and KV cache records will be keyed by): release, commit, our patches.
+// What hearth_llama_build() reports (what KV cache records and prompt state files are keyed by): release, commit,
+// our patches.
 /** @param {PatchedSource} source */
 function llamaBuild(source) {
   const base = `${source.tag}+${source.commit.slice(0, 12)}`;
