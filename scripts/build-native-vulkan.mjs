@@ -31,14 +31,18 @@ const cmakeArgs = {
   GGML_NATIVE: 'OFF',
 };
 
-/** trixie's glslc, run inside the build root by a shell script CMake can call as the compiler (one per shader). */
+/**
+ * trixie's glslc, run inside the build root by a shell script CMake can call as the compiler (one per shader).
+ * @param {string} files the unpacked Debian files (debianFiles)
+ * @returns {string} the wrapper's path
+ */
 function glslcWrapper(files) {
   const lib = join(files, 'usr', 'lib', 'x86_64-linux-gnu');
   // In the caller's folder (the build tree, inside the repository, which the root shows at the same path): the
   // shader generator may name files relative to it.
   const here = '\0here';
   const args = toolchainArgs('env', [`LD_LIBRARY_PATH=${lib}`, join(files, 'usr', 'bin', 'glslc')], { cwd: here });
-  const quote = (a) => (a === here ? '"$PWD"' : `'${a.replaceAll("'", "'\\''")}'`);
+  const quote = (/** @type {string} */ a) => (a === here ? '"$PWD"' : `'${a.replaceAll("'", "'\\''")}'`);
   const wrapper = join(nativeVulkanDir, 'glslc');
   writeFileSync(wrapper, `#!/bin/sh\nexec bwrap ${args.map(quote).join(' ')} "$@"\n`);
   chmodSync(wrapper, 0o755);
@@ -85,7 +89,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     main();
   } catch (err) {
-    console.error(`[build:native-vulkan] failed: ${err.message.split('\n')[0]}`);
+    console.error(`[build:native-vulkan] failed: ${/** @type {Error} */ (err).message.split('\n')[0]}`);
     process.exit(1);
   }
 }

@@ -49,8 +49,9 @@ const ENGINE_FILES = [
 const BUILT_IN = ['@huggingface/jinja'];
 const dependencies = Object.fromEntries(Object.entries(dev.dependencies).filter(([name]) => !BUILT_IN.includes(name)));
 
+/** @param {string} outDir */
 async function buildLibrary(outDir) {
-  const external = (id) =>
+  const external = (/** @type {string} */ id) =>
     id.startsWith('node:') || Object.keys(dependencies).some((d) => id === d || id.startsWith(`${d}/`));
   await build({
     configFile: false,
@@ -100,6 +101,7 @@ async function buildLibrary(outDir) {
   );
 }
 
+/** @param {string} outDir */
 function buildTypes(outDir) {
   const config = join(root, '.cache', 'tsconfig.package.json');
   writeFileSync(
@@ -130,8 +132,8 @@ function buildTypes(outDir) {
     ),
   );
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', config], { stdio: 'inherit' });
-  // The sources import each other as './x.ts'; a declaration names the file beside it, './x.js' (whose types are
-  // './x.d.ts'), which every moduleResolution setting finds.
+  // The sources import each other as './<name>.ts'; a declaration names the file beside it, './<name>.js' (whose types
+  // are './<name>.d.ts'), which every moduleResolution setting finds.
   for (const file of filesUnder(outDir).filter((f) => f.endsWith('.d.ts'))) {
     writeFileSync(
       file,
@@ -141,7 +143,7 @@ function buildTypes(outDir) {
 }
 
 function packageJson() {
-  const entry = (name) => ({
+  const entry = (/** @type {string} */ name) => ({
     types: `./lib/types/${name}.d.ts`,
     default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js`,
   });

@@ -115,7 +115,11 @@ export function cmakeBuild({ source, buildDir, defs, target, ccacheDir, env: mor
   execFileSync('cmake', ['--build', buildDir, '--target', target, '--', `-j${jobs}`], { stdio: 'inherit', env });
 }
 
-/** The probe, against the static libraries the llama-server build left (libmtmd is one of them); rebuilt when older. */
+/**
+ * The probe, against the static libraries the llama-server build left (libmtmd is one of them); rebuilt when older.
+ * @param {{ dir: string }} source
+ * @param {string} buildDir
+ */
 function buildProbe(source, buildDir) {
   const src = join(root, 'test', 'native', 'mtmd-probe.cpp');
   if (
@@ -145,7 +149,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     main();
   } catch (err) {
-    console.error(`[build:server] failed: ${err.message.split('\n')[0]}`);
+    console.error(`[build:server] failed: ${/** @type {Error} */ (err).message.split('\n')[0]}`);
     process.exit(1);
   }
 }

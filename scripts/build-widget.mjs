@@ -31,33 +31,50 @@ export async function buildWidget({ outDir = join(root, 'dist/widget'), ownAsset
       rollupOptions: { output: { chunkFileNames: 'chunks/[name]-[hash].js' } },
     },
   });
-  const chunks = (Array.isArray(result) ? result[0] : result).output.filter((o) => o.type === 'chunk');
+  // Not watching, and one output format: one output.
+  const output = /** @type {import('vite').Rolldown.RolldownOutput} */ (Array.isArray(result) ? result[0] : result);
+  const chunks = output.output.filter((o) => o.type === 'chunk');
   const byName = new Map(chunks.map((c) => [c.fileName, c]));
-  const gz = (name) => gzipSync(byName.get(name).code, { level: 9 }).length;
-  /** The chunks these load, with everything they import statically (loaded with them). */
+  /** @param {string} name */
+  const chunk = (name) => {
+    const c = byName.get(name);
+    if (!c) throw new Error(`[build:widget] no chunk ${name} in the bundle`);
+    return c;
+  };
+  /** @param {string} name */
+  const gz = (name) => gzipSync(chunk(name).code, { level: 9 }).length;
+  /**
+   * The chunks these load, with everything they import statically (loaded with them).
+   * @param {string[]} names
+   */
   const closure = (names) => {
+    /** @type {Set<string>} */
     const seen = new Set();
+    /** @param {string} name */
     const visit = (name) => {
       if (seen.has(name)) return;
       seen.add(name);
-      byName.get(name).imports.forEach(visit);
+      chunk(name).imports.forEach(visit);
     };
     names.forEach(visit);
     return [...seen];
   };
+  /** @param {string[]} names */
   const total = (names) => names.reduce((n, name) => n + gz(name), 0);
 
   // On the page: the entry and its static imports. On the first open, what the widget imports then (Markdown, the
   // engine client) with theirs: everything a visitor's browser loads when the engine runs on the CPU. The GPU engine's
   // start (its self-test) comes on top for visitors whose adapter may run it; wllama (every dynamic import of the
   // engine client) only for sites that name it; the images chunk for those with the attribute.
-  const entry = byName.get('hearth-chat.js');
-  const isImages = (name) => byName.get(name).facadeModuleId?.endsWith('src/widget/images.ts');
+  const entry = chunk('hearth-chat.js');
+  /** @param {string} name */
+  const isImages = (name) => chunk(name).facadeModuleId?.endsWith('src/widget/images.ts');
   const onPage = closure(['hearth-chat.js']);
   const onOpen = closure(['hearth-chat.js', ...entry.dynamicImports.filter((n) => !isImages(n))]);
   const withImages = closure([...onOpen, ...entry.dynamicImports.filter(isImages)]);
-  const isGpuEngine = (name) => byName.get(name).facadeModuleId?.endsWith('src/api/gpu-engine.ts');
-  const dynamic = onOpen.flatMap((n) => byName.get(n).dynamicImports);
+  /** @param {string} name */
+  const isGpuEngine = (name) => chunk(name).facadeModuleId?.endsWith('src/api/gpu-engine.ts');
+  const dynamic = onOpen.flatMap((n) => chunk(n).dynamicImports);
   const withGpuEngine = closure([...onOpen, ...dynamic.filter(isGpuEngine)]);
   const withWebgpu = closure([...onOpen, ...dynamic]);
   const report = {

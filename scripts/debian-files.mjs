@@ -17,6 +17,10 @@ import { debianMirror } from './toolchain.mjs';
  * Unpacks `packages` from Debian's `suites` into .cache/debian/<name> (once; again when the list changes) and returns
  * that folder. A package may name its suite (mesa-vulkan-drivers/bookworm-backports). Its own dependencies are not
  * fetched: name every one needed.
+ * @param {string} name
+ * @param {string[]} suites
+ * @param {string[]} packages
+ * @returns {string}
  */
 export function debianFiles(name, suites, packages) {
   const dir = join(cacheDir, 'debian', name);

@@ -10,11 +10,13 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--no-sandbox'],
 });
-for (const [size, maskable] of [
+/** @type {[size: number, maskable: boolean][]} */
+const icons = [
   [192, false],
   [512, false],
   [512, true],
-]) {
+];
+for (const [size, maskable] of icons) {
   const page = await browser.newPage({ viewport: { width: size, height: size } });
   // A maskable icon keeps its drawing inside the central 80% circle and fills the rest.
   const pad = maskable ? size * 0.18 : size * 0.06;

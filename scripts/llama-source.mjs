@@ -13,13 +13,17 @@ export const cacheDir = join(root, '.cache');
 export const toolsDir = join(root, 'tools', 'llama');
 const packageDir = join(toolsDir, 'node_modules', 'node-llama-cpp', 'llama');
 
-/** @returns {{ dir: string, commit: string, tag: string }} */
+/** @typedef {{ dir: string, commit: string, tag: string }} LlamaSource */
+/** @typedef {LlamaSource & { patches?: string[], patchHash?: string }} PatchedSource */
+
+/** @returns {LlamaSource} */
 export function llamaSource() {
   // A machine without the bundle (the GPU machine of scripts/device-bench.mjs) names a folder holding the models/
   // files the test models are made from, and a file COMMIT with the commit and tag they came from.
   const given = process.env.HEARTH_LLAMA_DIR;
   if (given) {
     const [commit, tag] = readFileSync(join(given, 'COMMIT'), 'utf8').trim().split(' ');
+    if (!commit || !tag) throw new Error(`${join(given, 'COMMIT')} should hold "<commit> <tag>"`);
     return { dir: given, commit, tag };
   }
   const bundle = join(packageDir, 'gitRelease.bundle');
@@ -29,7 +33,7 @@ export function llamaSource() {
     );
   }
   const heads = execFileSync('git', ['bundle', 'list-heads', bundle], { encoding: 'utf8' });
-  const commit = heads.trim().split(/\s+/)[0];
+  const commit = /** @type {string} */ (heads.trim().split(/\s+/)[0]); // split gives at least one part
   const tag = JSON.parse(readFileSync(join(packageDir, 'llama.cpp.info.json'), 'utf8')).tag;
   const dir = join(cacheDir, `llama.cpp-${commit.slice(0, 12)}`);
   if (!existsSync(join(dir, 'include', 'llama.h'))) {
@@ -57,8 +61,8 @@ export function llamaSource() {
  * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet). Changing a patch makes a fresh,
  * fully patched tree, at the same path (ccache keys objects by their source's path: the files no patch touched come
  * back from it). `patchHash` names the patches' content (wasm/build.mjs writes it into the build's version).
- * @param {{ dir: string, commit: string, tag: string }} source
- * @returns {{ dir: string, commit: string, tag: string, patches?: string[], patchHash?: string }}
+ * @param {LlamaSource} source
+ * @returns {PatchedSource}
  */
 export function patchedSource(source) {
   const patchDir = join(root, 'wasm', 'patches');

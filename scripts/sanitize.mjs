@@ -10,6 +10,7 @@ import { cacheDir, root } from './llama-source.mjs';
 
 // Sanitizers named on the command line (both by default); any other argument is handed to vitest (test files).
 const given = process.argv.slice(2);
+/** @type {string[]} */
 const named = given.filter((a) => a === 'address' || a === 'undefined');
 const kinds = named.length ? named : ['address', 'undefined'];
 const vitestArgs = given.filter((a) => !named.includes(a));

@@ -2,9 +2,11 @@
 // part of the e2e suite). Needs what the e2e tests need built (npm run build:wasm, build, build:e2e).
 import { spawnSync } from 'node:child_process';
 
+/** @type {(name: string, fallback: string) => string} */
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] ? process.argv[i + 1] : fallback;
+  const value = process.argv[i + 1];
+  return i > 0 && value ? value : fallback;
 };
 const turns = Number(arg('turns', '1000'));
 if (!Number.isSafeInteger(turns) || turns < 4) {

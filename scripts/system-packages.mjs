@@ -54,9 +54,14 @@ const PACKAGES = {
   },
 };
 
+/** @typedef {keyof typeof PACKAGES} Package */
+/** @type {Package[]} */
 const BUILD = ['mmdebstrap', 'bubblewrap'];
+/** @type {Package[]} */
 const SERVER = ['cmake', 'make', 'g++'];
+/** @type {Package[]} */
 const WEBGPU = ['mesa-vulkan-drivers', 'libvulkan1'];
+/** @type {Record<'build' | 'test' | 'webgpu' | 'server', Package[]>} */
 const NEEDS = {
   build: BUILD,
   // Everything npm test needs, in one apt-get before its builds run side by side (two apt-gets at once would fight
@@ -66,11 +71,15 @@ const NEEDS = {
   server: SERVER,
 };
 
+/** @param {string} cmd */
 function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** Installs (or names) the packages `purpose` needs that are missing. Exits the process when it cannot. */
+/**
+ * Installs (or names) the packages `purpose` needs that are missing. Exits the process when it cannot.
+ * @param {keyof typeof NEEDS} purpose
+ */
 export function ensurePackages(purpose) {
   const missing = NEEDS[purpose].filter((name) => !PACKAGES[name].found());
   if (!missing.length) return;
@@ -96,9 +105,9 @@ export function ensurePackages(purpose) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const purpose = process.argv[2];
-  if (!(purpose in NEEDS)) {
+  if (purpose === undefined || !(purpose in NEEDS)) {
     console.error(`usage: node scripts/system-packages.mjs <${Object.keys(NEEDS).join('|')}>`);
     process.exit(2);
   }
-  ensurePackages(purpose);
+  ensurePackages(/** @type {keyof typeof NEEDS} */ (purpose));
 }

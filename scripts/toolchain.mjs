@@ -58,15 +58,42 @@ export function debianMirror() {
     const m =
       /^URIs:\s*(\S+\/debian)\/?\s*$/m.exec(readFileSync(file, 'utf8')) ??
       /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\/?\s/m.exec(readFileSync(file, 'utf8'));
-    if (m) return m[1];
+    if (m) return /** @type {string} */ (m[1]); // the group takes part in every match
   }
   return 'http://deb.debian.org/debian';
 }
 
 /**
+ * @typedef {object} ToolchainOptions
+ * @property {BufferEncoding} [encoding]
+ * @property {import('node:child_process').StdioOptions} [stdio]
+ * @property {NodeJS.ProcessEnv} [env]
+ * @property {string[]} [binds]
+ * @property {string} [cwd]
+ */
+
+/**
+ * @overload
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {ToolchainOptions & { encoding: BufferEncoding }} opts
+ * @returns {string}
+ */
+/**
+ * @overload
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {ToolchainOptions} [opts]
+ * @returns {string | Buffer}
+ */
+/**
  * Runs `cmd` inside the build root, with this repository at the same path (so paths in CMake caches and compiler
  * output mean the same inside and out). bubblewrap's mounts exist only for that process: nothing is left mounted
  * inside .cache for a later `rm -rf` to walk into. `opts.binds`: more folders to show at their own paths.
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {ToolchainOptions} [opts]
+ * @returns {string | Buffer}
  */
 export function inToolchain(cmd, args, opts = {}) {
   return execFileSync('bwrap', toolchainArgs(cmd, args, opts), {
@@ -76,7 +103,13 @@ export function inToolchain(cmd, args, opts = {}) {
   });
 }
 
-/** bubblewrap's arguments that run `cmd` inside the build root as inToolchain does (opts.binds, opts.cwd). */
+/**
+ * bubblewrap's arguments that run `cmd` inside the build root as inToolchain does (opts.binds, opts.cwd).
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {ToolchainOptions} [opts]
+ * @returns {string[]}
+ */
 export function toolchainArgs(cmd, args, opts = {}) {
   return [
     '--bind',

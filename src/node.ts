@@ -1,5 +1,5 @@
 // Hearth in Node: the same engine as in the browser worker, over the same wasm, reading models from disk, behind the
-// same public API (`import { createNodeEngine } from 'hearth/node'`). The unit tests and benchmarks use it too.
+// same public API (`import { createNodeEngine } from 'hearth-llm/node'`). The unit tests and benchmarks use it too.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';

@@ -1,4 +1,4 @@
-// hearth/ai-sdk through the real AI SDK (`ai`) over the real wasm engine: text, streams and their usage, structured
+// hearth-llm/ai-sdk through the real AI SDK (`ai`) over the real wasm engine: text, streams and their usage, structured
 // output and forced tool calls from random models (a grammar holds them to the schema), a tool loop, reasoning,
 // embeddings, reranking, abort, and the errors and warnings a caller sees.
 import { embed, embedMany, generateText, Output, rerank, stepCountIs, streamText, tool } from 'ai';

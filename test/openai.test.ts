@@ -1,4 +1,4 @@
-// hearth/openai with the real `openai` SDK (7.x) over the real wasm engine in Node: the calls an application makes
+// hearth-llm/openai with the real `openai` SDK (7.x) over the real wasm engine in Node: the calls an application makes
 // through the SDK, answered by openAIFetch with no network. The SDK checks status codes, decodes base64 embeddings and
 // parses structured output itself, so these tests see what an application would.
 import OpenAI from 'openai';

@@ -27,8 +27,10 @@ import { ensurePackages } from '../scripts/system-packages.mjs';
 import { ensureToolchain, inToolchain } from '../scripts/toolchain.mjs';
 import { countRelaxedDots, countSimdDots, RELAXED_PROBE } from './simd-check.mjs';
 
+/** @typedef {import('../scripts/llama-source.mjs').PatchedSource} PatchedSource */
+
 const args = process.argv.slice(2);
-const flagValue = (f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
+const flagValue = (/** @type {string} */ f) => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
 const noPatches = args.includes('--no-patches');
 const profiling = args.includes('--profiling');
 const kernelsBench = args.includes('--kernels-bench');
@@ -39,8 +41,9 @@ if (sanitize && !['address', 'undefined'].includes(sanitize)) {
   process.exit(1);
 }
 const profilingDir = join(cacheDir, 'profiling');
-const outDir = flagValue('--out')
-  ? join(process.cwd(), flagValue('--out'))
+const out = flagValue('--out');
+const outDir = out
+  ? join(process.cwd(), out)
   : profiling
     ? profilingDir
     : sanitize
@@ -107,6 +110,18 @@ const linkFlags = [
 // builds, so ccache serves those objects from them.
 const relaxed = { compile: [], link: ['-mrelaxed-simd'], cmake: { HEARTH_RELAXED_SIMD: 'ON' } };
 
+/**
+ * @typedef {object} Variant
+ * @property {string} name
+ * @property {string[]} compile
+ * @property {string[]} link
+ * @property {Record<string, string>} cmake
+ * @property {boolean} [memory64]
+ * @property {boolean} [relaxed]
+ * @property {boolean} [webgpu]
+ */
+
+/** @type {[Variant, Variant, ...Variant[]]} */
 const variants = [
   {
     name: 'hearth-st',
@@ -131,6 +146,7 @@ const variants = [
 // memory64's 64-bit addresses cost speed; docs/webgpu.md, "Weights, and models past the heap"). Built only when asked
 // (--memory64, or by name): its system libraries are emscripten's wasm64 ones, which Debian does not ship, so the
 // first build makes them (memory64Env).
+/** @type {Variant} */
 const MEMORY64 = {
   name: 'hearth-mt64',
   memory64: true,
@@ -187,6 +203,8 @@ variants.push({
 /**
  * The struct layouts of the webgpu.h at `include` as a JS library (WGPU_LAYOUT) for wasm/webgpu/library_webgpu.js:
  * wasm/webgpu/layout.cpp compiled with that header and run.
+ * @param {string} include
+ * @param {string} buildDir
  */
 function webgpuLayout(include, buildDir) {
   mkdirSync(buildDir, { recursive: true });
@@ -199,12 +217,17 @@ function webgpuLayout(include, buildDir) {
     program,
     join(wasmDir, 'webgpu', 'layout.cpp'),
   ]);
+  /** @type {[struct: string, field: string, offset: number, size: number][]} */
   const fields = JSON.parse(execFileSync(process.execPath, [program], { encoding: 'utf8' }));
-  const layout = { $limits: [] };
+  /** @type {Record<string, Record<string, number>>} */
+  const structs = {};
+  /** @type {[field: string, offset: number, size: number][]} */
+  const limits = [];
   for (const [struct, field, offset, size] of fields) {
-    (layout[struct] ??= {})[field] = offset;
-    if (struct === 'WGPULimits') layout.$limits.push([field, offset, size]);
+    (structs[struct] ??= {})[field] = offset;
+    if (struct === 'WGPULimits') limits.push([field, offset, size]);
   }
+  const layout = { $limits: limits, ...structs };
   const file = join(buildDir, 'webgpu-layout.js');
   const text = `// Made by wasm/build.mjs from wasm/webgpu/layout.cpp.\nvar WGPU_LAYOUT = ${JSON.stringify(layout)};\n`;
   // Written only when it changes: it is a link dependency, and a new mtime would relink an up-to-date build.
@@ -219,9 +242,11 @@ function webgpuLayout(include, buildDir) {
  */
 function signatureConversions() {
   const source = readFileSync(join(wasmDir, 'hearth.cpp'), 'utf8');
-  const kind = (type) => (/\*|\bsize_t\b/.test(type) ? 'p' : '_');
+  const kind = (/** @type {string} */ type) => (/\*|\bsize_t\b/.test(type) ? 'p' : '_');
   const sigs = [];
-  for (const [, ret, name, params] of source.matchAll(/EMSCRIPTEN_KEEPALIVE\s+([^(]*?)\b(hearth_\w+)\s*\(([^)]*)\)/g)) {
+  for (const match of source.matchAll(/EMSCRIPTEN_KEEPALIVE\s+([^(]*?)\b(hearth_\w+)\s*\(([^)]*)\)/g)) {
+    // Every group takes part in a match.
+    const [, ret, name, params] = /** @type {RegExpExecArray & [string, string, string, string]} */ (match);
     const args = params.trim() === '' || params.trim() === 'void' ? [] : params.split(',');
     const sig = `${kind(ret)}${args.map(kind).join('')}`;
     if (sig.includes('p')) sigs.push(`${name}:${sig}`); // emscripten refuses a signature with nothing to convert
@@ -235,6 +260,7 @@ function signatureConversions() {
  * Emscripten 3.1.69's glue names a memory64 heap's address type `index` (the proposal's first name) and probes for
  * BigInt bounds with it; the browsers and Node now read `address` and ignore `index`, so the probe fails, the glue
  * passes Numbers, and growing the heap throws ("Cannot convert 83 to a BigInt"). Renamed in the glue it writes.
+ * @param {string} file
  */
 function fixMemory64Glue(file) {
   const text = readFileSync(file, 'utf8');
@@ -252,6 +278,7 @@ function emscriptenRoot() {
 
 // Emscripten runs its JS optimizer with Node and needs the acorn package, which we install with npm; ccache keeps
 // its objects in .cache (inside the repository, which the build root sees).
+/** @param {Variant} [variant] */
 function emEnv(variant) {
   const nodePath = [join(root, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
   return {
@@ -277,10 +304,20 @@ function memory64Env() {
 // --out may name a folder outside the repository; the build root sees it at its own path.
 const binds = outDir.startsWith(`${root}/`) ? [] : [outDir];
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {Variant} [variant]
+ */
 function run(cmd, args, variant) {
   inToolchain(cmd, args, { stdio: 'inherit', env: emEnv(variant), binds });
 }
 
+/**
+ * @param {Variant} variant
+ * @param {PatchedSource} source
+ * @param {string} emRoot
+ */
 function buildVariant(variant, source, emRoot) {
   const buildDir = join(
     cacheDir,
@@ -354,6 +391,7 @@ function buildVariant(variant, source, emRoot) {
 /**
  * A relaxed build's glue is its plain twin's but for the wasm file's name: the loader starts the plain glue and hands
  * it the relaxed wasm (locateFile), so one glue per thread mode ships. Checked here, so a difference cannot slip by.
+ * @param {Variant} variant
  */
 function dropGlue(variant) {
   const plainName = variant.name.replace(/-relaxed$/, '');
@@ -372,7 +410,9 @@ function cpuCount() {
   return Math.max(1, Number(execFileSync('nproc', { encoding: 'utf8' }).trim()) || 1);
 }
 
-// What hearth_llama_build() reports (and KV cache records will be keyed by): release, commit, our patches.
+// What hearth_llama_build() reports (what KV cache records and prompt state files are keyed by): release, commit,
+// our patches.
+/** @param {PatchedSource} source */
 function llamaBuild(source) {
   const base = `${source.tag}+${source.commit.slice(0, 12)}`;
   return source.patchHash ? `${base}-${source.patchHash}` : base;
@@ -381,6 +421,7 @@ function llamaBuild(source) {
 function main() {
   ensurePackages('build');
   ensureToolchain();
+  /** @type {PatchedSource} */
   const source = noPatches ? llamaSource() : patchedSource(llamaSource());
   const emRoot = emscriptenRoot();
   mkdirSync(outDir, { recursive: true });
@@ -436,6 +477,6 @@ function main() {
 try {
   main();
 } catch (err) {
-  console.error(`[build:wasm] failed: ${err.message.split('\n')[0]}`);
+  console.error(`[build:wasm] failed: ${/** @type {Error} */ (err).message.split('\n')[0]}`);
   process.exit(1);
 }

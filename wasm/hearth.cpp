@@ -1,4 +1,4 @@
-// Hearth's glue over llama.h: flat hearth_* functions for the TypeScript binding in src/engine/llama/.
+// Hearth's glue over llama.h: flat hearth_* functions for the TypeScript binding in src/backends/llamacpp/binding/.
 // Only llama.h, ggml-cpu.h and libmtmd (mtmd.h, mtmd-helper.h: images and audio) are used (no llama.cpp "common"
 // code), so the binding sees one small C surface.
 // Conventions: handles are opaque pointers; buffers are allocated and freed by the caller (the TS side owns every

@@ -14,6 +14,10 @@ export function countRelaxedDots(wasm) {
   return countOpcode(wasm, [0xfd, 0x93, 0x02]);
 }
 
+/**
+ * @param {Uint8Array} wasm
+ * @param {[number, number, number]} opcode
+ */
 function countOpcode(wasm, [a, b, c]) {
   const code = codeSection(wasm);
   let n = 0;
@@ -23,6 +27,7 @@ function countOpcode(wasm, [a, b, c]) {
   return n;
 }
 
+/** @param {Uint8Array} wasm */
 function codeSection(wasm) {
   let p = 8; // magic + version
   while (p < wasm.length) {
@@ -30,6 +35,8 @@ function codeSection(wasm) {
     let size = 0;
     for (let shift = 0; ; shift += 7) {
       const b = wasm[p++];
+      // Past the end (a truncated module): undefined would never end the size, and the loop would not stop.
+      if (b === undefined) throw new Error('not a wasm module with a code section');
       size += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) break;
     }

@@ -118,16 +118,56 @@ function layerBreaks(graph: Graph): string[] {
   });
 }
 
-/** Paths a comment in src/ names (file.ts, folder/file.ts) that match no file of the repository. */
+/** The files with comments worth checking: sources, and wasm/'s and test/native's C++, JS and CMake files. */
+function commented(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : commented(path);
+    return /\.(ts|mts|mjs|js|cpp)$|^CMakeLists\.txt$|\.cmake$/.test(e.name) ? [path] : [];
+  });
+}
+
+/** A file's comments: // and /* *\/ in TS, JS and C++, # in CMake. */
+function comments(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return text.match(/(^|\/)CMakeLists\.txt$|\.cmake$/.test(file) ? /#.*/g : /\/\/.*|\/\*[\s\S]*?\*\//g) ?? [];
+}
+
+/**
+ * Whether a path from the repository's root exists; a llama.cpp patch may be named by its number (wasm/patches/0020).
+ */
+function found(p: string): boolean {
+  const patches = readdirSync(join(ROOT, 'wasm', 'patches'));
+  return (
+    existsSync(join(ROOT, p)) || (/^wasm\/patches\/\d{4}$/.test(p) && patches.some((f) => f.startsWith(p.slice(-4))))
+  );
+}
+
+/**
+ * Paths a comment names that do not exist: a name ending in .ts, .mts or .mjs, after any folders, that matches no
+ * source file of the repository (the file itself, or one whose path ends with it; one starting ./ or ../ is relative
+ * to the commented file), and a file or folder from the repository's root (src/…, wasm/…; a path in llama.cpp's tree
+ * is written after "llama.cpp's").
+ */
 function staleMentions(files: string[]): string[] {
-  const all = FOLDERS.concat('wasm').flatMap((d) => sources(d).concat(d === 'wasm' ? ['wasm/hearth.cpp'] : []));
-  const exists = (m: string) => all.some((f) => f === m || f.endsWith(`/${m}`));
+  const all = [...FOLDERS, 'wasm', '.ci']
+    .flatMap(sources)
+    .concat(readdirSync(ROOT).filter((f) => /\.(ts|mts|mjs)$/.test(f))); // the config files at the root
+  const exists = (file: string, m: string) =>
+    /^\.{1,2}\//.test(m)
+      ? all.includes(relative(ROOT, resolve(ROOT, dirname(file), m)))
+      : all.some((f) => f === m || f.endsWith(`/${m}`));
   return files.flatMap((file) => {
-    const comments = readFileSync(join(ROOT, file), 'utf8').match(/\/\/.*|\/\*[\s\S]*?\*\//g) ?? [];
-    const named = comments.flatMap((c) =>
-      [...c.matchAll(/(?<![\w./@-])((?:[\w.-]+\/)*[\w-]+\.(?:ts|mts|mjs))(?![\w/-])/g)].map((m) => m[1]!),
-    );
-    return named.filter((m) => !exists(m)).map((m) => `${file}: ${m}`);
+    const text = comments(file).join('\n');
+    const named = [...text.matchAll(/(?<![\w./@-])((?:[\w.-]+\/)*[\w-]+\.(?:ts|mts|mjs))(?![\w/-])/g)]
+      .map((m) => m[1]!)
+      .filter((m) => !exists(file, m));
+    const rooted = [
+      ...text.matchAll(/(?<!llama\.cpp's |[\w/.-])((?:src|workers|test|e2e|scripts|bench|wasm|docs)\/[\w/.-]*\w)/g),
+    ]
+      .map((m) => m[1]!)
+      .filter((p) => !found(p));
+    return [...new Set([...named, ...rooted])].map((m) => `${file}: ${m}`);
   });
 }
 
@@ -239,10 +279,6 @@ describe('imports', () => {
       ...readdirSync(join(ROOT, 'docs')).flatMap((f) => (f.endsWith('.md') ? [`docs/${f}`] : [])),
     ];
     const scripts = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts);
-    // A llama.cpp patch is named by its number (wasm/patches/0020 is wasm/patches/0020-….patch).
-    const patches = readdirSync(join(ROOT, 'wasm', 'patches'));
-    const found = (p: string) =>
-      existsSync(join(ROOT, p)) || (/^wasm\/patches\/\d{4}$/.test(p) && patches.some((f) => f.startsWith(p.slice(-4))));
     const missing = pages.flatMap((page) => {
       const text = readFileSync(join(ROOT, page), 'utf8');
       // Markdown links to files, from the page's folder (not to the web, not to an anchor of the same page).
@@ -267,7 +303,10 @@ describe('imports', () => {
   });
 
   it('comments name files that exist (a moved or deleted file leaves no pointer behind)', () => {
-    const files = [...graph.keys()].filter((f) => /^(src|workers)\//.test(f));
-    expect(staleMentions(files)).toEqual([]);
+    const files = [...FOLDERS, 'wasm', 'test/native'].flatMap(commented);
+    const roots = readdirSync(ROOT).filter((f) => /\.config\.ts$/.test(f));
+    expect(files).toContain('wasm/CMakeLists.txt');
+    expect(files).toContain('wasm/hearth.cpp');
+    expect(staleMentions([...new Set([...files, ...roots])])).toEqual([]);
   });
 });
