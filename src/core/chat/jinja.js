@@ -4,6 +4,6 @@
 //
 // JavaScript with its types beside it (jinja.d.ts): the package's source does not pass this repository's stricter
 // compiler flags (noUncheckedIndexedAccess), so tsc reads the package's published declarations instead, which
-// describe the same API (the patch changes none). tsconfig.json leaves this file out, else tsc would follow its
-// import into the source.
+// describe the same API (the patch changes none); `npm run typecheck` checks the patched source under the package's
+// own flags. tsconfig.json leaves this file out, else tsc would follow its import into the source.
 export { Template } from '../../../node_modules/@huggingface/jinja/src/index.ts';
