@@ -1,7 +1,6 @@
 // npm run build:package — the npm package, staged in .cache/package/ and packed to .cache/hearth-llm-<version>.tgz:
 //   lib/      the library as ES modules (entries index, node, widget, openai, ai-sdk) with .d.ts in lib/types/; @huggingface/jinja
-//             built from its source with patches/ applied is built in (lib/jinja.js), so users get the renderer the
-//             template tests prove
+//             with patches/ applied is built in (lib/jinja.js), so users get the renderer the template tests prove
 //   bin/      hearth.js, the command line (`npx hearth prompt-state …`: src/cli.ts)
 //   widget/   the static folder a site copies as-is: hearth-chat.js and its chunks, beside the engine's files (the
 //             worker, the wasm builds and their glue, wllama's wasm), which the library finds there too
@@ -77,9 +76,7 @@ async function buildLibrary(outDir) {
           widget: join(root, 'src/widget/hearth-chat.ts'),
           openai: join(root, 'src/openai.ts'),
           'ai-sdk': join(root, 'src/ai-sdk.ts'),
-          // The renderer as the library imports it (src/core/chat/jinja.js: the package's source, patched), its own
-          // entry so that test/templates-package.test.ts can put it in place of that module.
-          jinja: join(root, 'src/core/chat/jinja.js'),
+          jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js'),
         },
         formats: ['es'],
       },

@@ -1,7 +1,7 @@
 // Renders a conversation into the prompt text the model was trained on, with the GGUF's own Jinja chat template:
-// @huggingface/jinja, built from its source patched (patches/) to render as Python's jinja2 does (jinja.js), and the
-// messages adapted to what the template can render (caps.ts). Models without a template get ChatML, the most common format, and a warning.
-import { Template } from './jinja.js';
+// @huggingface/jinja, patched (patches/) to render as Python's jinja2 does, and the messages adapted to what the
+// template can render (caps.ts). Models without a template get ChatML, the most common format, and a warning.
+import { Template } from '@huggingface/jinja';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ChatMessage, Tool } from '../../types.ts';
 import { adaptMessages, probeCaps, type TemplateCaps } from './caps.ts';
