@@ -7,6 +7,8 @@
 // embeddings, rerank, context overflow other than 'stop', and the load options that size the wasm engine's KV cache.
 // Its built ES module by path: the package's "main" names an index.js it does not ship (bundlers that try .ts find its
 // TypeScript sources; webpack finds nothing).
+// Here: what it supports, the model's files checked and whether it fits, its load, the self-test's probe, info. A
+// completion is generate.ts; what the model's GGUF header says (ModelInfo, chat template, largest tensor) model-info.ts.
 import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type {
   Backend,
@@ -18,27 +20,18 @@ import type {
   RankResult,
   Supports,
 } from '../../contract.ts';
-import { newCompletionMeta } from '../../core/chat/completion.ts';
-import { ReplyPlanner } from '../../core/chat/plan.ts';
-import { ReplyWriter } from '../../core/chat/reply.ts';
-import { ChatTemplate } from '../../core/chat/template.ts';
 import { checkModelFile } from '../../core/models/check.ts';
-import { type GgufHeader, readGgufHeader, tensorBytes } from '../../core/gguf/reader.ts';
+import { readGgufHeader } from '../../core/gguf/reader.ts';
 import { blobFile } from '../../core/models/file.ts';
 import { formatBytes } from '../../core/bytes.ts';
-import {
-  AbortError,
-  ContextFullError,
-  EngineError,
-  HearthError,
-  InvalidRequestError,
-  ModelLoadError,
-} from '../../errors.ts';
-import type { FinishReason, ModelInfo, Timings, TokenLogprob, Usage } from '../../types.ts';
+import { AbortError, InvalidRequestError, ModelLoadError } from '../../errors.ts';
+import type { ModelInfo } from '../../types.ts';
 import { checkCall } from '../supports.ts';
 import { checkContextSize } from '../../core/options.ts';
 import { VERSION } from '../../core/build.ts';
 import type { ModelBlobs } from '../../core/models/page-files.ts';
+import { generate } from './generate.ts';
+import { type ChatFormat, chatFormat, largestTensor, modelInfo } from './model-info.ts';
 
 export interface WllamaOptions {
   /** URL of wllama.wasm (served with Hearth's assets; never a CDN). */
@@ -75,7 +68,7 @@ export class WllamaBackend implements Backend {
   private wllama: Wllama | null = null;
   private model: ModelInfo | null = null;
   /** The model's chat template and reply formats (from its GGUF), and its BOS text. */
-  private chat: { template: ChatTemplate; planner: ReplyPlanner; bos: string } | null = null;
+  private chat: ChatFormat | null = null;
   private nCtx = 0;
 
   constructor(private readonly opts: WllamaOptions) {}
@@ -167,91 +160,7 @@ export class WllamaBackend implements Backend {
 
   async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
     const w = this.require();
-    const chat = this.chat!;
-    let prompt = chat.template.render(request.messages, { tools: request.tools, kwargs: request.templateKwargs });
-    const plan = chat.planner.plan(request, prompt);
-    // wllama's tokenizer adds the BOS itself: a template that writes it would give two.
-    if (chat.bos && w.mustAddBosToken() && prompt.startsWith(chat.bos)) prompt = prompt.slice(chat.bos.length);
-    const s = request.sampler;
-    const params = {
-      prompt,
-      stream: true as const,
-      abortSignal: control.signal,
-      cache_prompt: true,
-      max_tokens: request.maxTokens ?? undefined,
-      stop: request.stop.length ? request.stop : undefined,
-      temperature: s.temperature,
-      top_p: s.topP,
-      top_k: s.topK,
-      min_p: s.minP,
-      seed: s.seed,
-      repeat_penalty: s.repeatPenalty,
-      repeat_last_n: s.repeatLastN,
-      presence_penalty: s.presencePenalty,
-      frequency_penalty: s.frequencyPenalty,
-      ...(plan.grammar ? { grammar: plan.grammar } : {}),
-      // The format's markers come out as text, for the parser (llama-server's preserved_tokens).
-      ...(plan.preserved.size ? { preserved_tokens: [...plan.preserved.values()] } : {}),
-      // llama-server gives no log-probabilities for 0 alternatives: ask for one and drop it.
-      ...(request.logprobs !== null ? { logprobs: Math.max(1, request.logprobs) } : {}),
-    };
-    const reply = new ReplyWriter(newCompletionMeta(this.model!.name), {
-      parse: plan.parse,
-      logprobs: request.logprobs !== null,
-      parallelToolCalls: request.parallelToolCalls,
-    });
-    await control.onChunk?.(reply.open());
-    let finish: FinishReason = 'stop';
-    let usage: Usage | null = null;
-    let timings: Timings | null = null;
-    try {
-      const stream = (await w.createCompletion(params as never)) as unknown as AsyncIterable<WllamaChunk>;
-      for await (const c of stream) {
-        if (control.signal?.aborted) break; // wllama may yield what it had already generated; the caller stopped reading
-        const choice = c.choices[0];
-        if (choice) {
-          for (const t of choice.logprobs?.content ?? []) reply.logprob(tokenLogprob(t, request.logprobs ?? 0));
-          const c = reply.push(choice.text ?? '');
-          if (c) await control.onChunk?.(c);
-          if (choice.finish_reason === 'length') finish = 'length';
-        }
-        if (c.usage) {
-          usage = {
-            ...c.usage,
-            prompt_tokens_details: { cached_tokens: c.usage.prompt_tokens_details?.cached_tokens ?? 0 },
-          };
-        }
-        if (c.timings) {
-          timings = {
-            prompt_n: c.timings.prompt_n,
-            prompt_ms: c.timings.prompt_ms,
-            predicted_n: c.timings.predicted_n,
-            predicted_ms: c.timings.predicted_ms,
-            cache_n: c.timings.cache_n,
-            cache_source: c.timings.cache_n > 0 ? 'memory' : 'none',
-          };
-        }
-      }
-    } catch (err) {
-      throw hearthError(err, control.signal, this.nCtx);
-    }
-    if (control.signal?.aborted) throw new AbortError();
-    usage ??= {
-      prompt_tokens: timings?.prompt_n ?? 0,
-      completion_tokens: timings?.predicted_n ?? 0,
-      total_tokens: 0,
-      prompt_tokens_details: { cached_tokens: timings?.cache_n ?? 0 },
-    };
-    usage.total_tokens ||= usage.prompt_tokens + usage.completion_tokens;
-    timings ??= {
-      prompt_n: usage.prompt_tokens,
-      prompt_ms: 0,
-      predicted_n: usage.completion_tokens,
-      predicted_ms: 0,
-      cache_n: 0,
-      cache_source: 'none',
-    };
-    await control.onChunk?.(reply.close(finish, { usage, timings }).chunk);
+    await generate(w, this.chat!, this.model!.name, this.nCtx, request, control);
   }
 
   /**
@@ -327,52 +236,6 @@ export class WllamaBackend implements Backend {
   }
 }
 
-/** One streamed chunk of llama-server's OpenAI-compatible completion, as wllama yields it. */
-interface WllamaChunk {
-  choices: Array<{
-    text: string;
-    finish_reason: 'stop' | 'length' | null;
-    logprobs?: { content?: ServerLogprob[] } | null;
-  }>;
-  usage?: {
-    prompt_tokens: number;
-    completion_tokens: number;
-    total_tokens: number;
-    prompt_tokens_details?: { cached_tokens: number };
-  } | null;
-  timings?: { prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number; cache_n: number };
-}
-
-interface ServerLogprob {
-  token: string;
-  logprob: number;
-  bytes?: number[];
-  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] }>;
-}
-
-/** llama-server's log-probability entry as OpenAI's, with `top` alternatives. */
-function tokenLogprob(t: ServerLogprob, top: number): TokenLogprob {
-  const entry = (e: { token: string; logprob: number; bytes?: number[] }) => ({
-    token: e.token,
-    logprob: e.logprob,
-    bytes: e.bytes ?? Array.from(new TextEncoder().encode(e.token)),
-  });
-  return { ...entry(t), top_logprobs: (t.top_logprobs ?? []).slice(0, top).map(entry) };
-}
-
-function hearthError(err: unknown, signal: AbortSignal | undefined, nCtx: number): HearthError {
-  if (err instanceof HearthError) return err;
-  const e = err as { name?: string; type?: string; message?: string };
-  if (signal?.aborted || e.name === 'AbortError' || e.name === 'WllamaAbortError') return new AbortError();
-  if (e.type === 'kv_cache_full' || /context|kv cache/i.test(e.message ?? '')) {
-    return new ContextFullError(`the conversation does not fit the context (wllama: ${e.message})`, {
-      promptTokens: 0,
-      nCtx,
-    });
-  }
-  return new EngineError(`wllama failed: ${e.message ?? String(err)}`, 'backend_error', { backend: 'wllama' });
-}
-
 function wllamaVersion(w: Wllama): string {
   return (w.constructor as unknown as { getLibllamaVersion(): string }).getLibllamaVersion();
 }
@@ -383,73 +246,3 @@ const quietLogger = {
   warn: (...a: unknown[]) => console.warn('[hearth/wllama]', ...a),
   error: (...a: unknown[]) => console.error('[hearth/wllama]', ...a),
 };
-
-/** The size of the model's largest tensor, from its GGUF headers. */
-async function largestTensor(parts: ModelBlobs): Promise<number> {
-  let largest = 0;
-  for (const { blob } of parts) {
-    const header = await readGgufHeader(
-      async (o, l) => new Uint8Array(await blob.slice(o, o + l).arrayBuffer()),
-      blob.size,
-      { skipArrays: true },
-    );
-    for (const t of header.tensors) largest = Math.max(largest, tensorBytes(t.type, t.dims) ?? 0);
-  }
-  return largest;
-}
-
-/** ModelInfo from the GGUF header (Hearth's reader) and what wllama reports. */
-function modelInfo(w: Wllama, header: GgufHeader, fileName: string, size: number): ModelInfo {
-  const ctx = w.getLoadedContextInfo();
-  const meta = ctx.metadata ?? {};
-  const kv = (k: string) => header.kv.get(k)?.value;
-  const arch = String(kv('general.architecture') ?? meta['general.architecture'] ?? 'unknown');
-  const num = (k: string) => Number(kv(`${arch}.${k}`) ?? 0);
-  const ssm = [...header.kv.keys()].some((k) => k.startsWith(`${arch}.ssm.`));
-  const swa = num('attention.sliding_window');
-  let nParams = 0;
-  for (const t of header.tensors) nParams += t.dims.reduce((a, b) => a * b, 1);
-  return {
-    name: String(kv('general.name') ?? fileName),
-    description: '',
-    architecture: arch,
-    sizeBytes: size,
-    nParams,
-    nCtxTrain: ctx.n_ctx_train,
-    nEmbd: ctx.n_embd,
-    nLayer: ctx.n_layer,
-    nHead: num('attention.head_count'),
-    nHeadKv: num('attention.head_count_kv') || num('attention.head_count'),
-    nVocab: ctx.n_vocab,
-    bosToken: ctx.token_bos,
-    eosToken: ctx.token_eos,
-    eogTokens: ctx.list_tokens_eog,
-    chatTemplate: typeof kv('tokenizer.chat_template') === 'string' ? String(kv('tokenizer.chat_template')) : null,
-    memory: {
-      kind: ssm ? (num('attention.head_count') ? 'hybrid' : 'recurrent') : swa ? 'swa' : 'attention',
-      swaWindow: swa,
-    },
-    metadata: meta,
-  };
-}
-
-/** llama.cpp's token type of control tokens (special: written as text only when asked). */
-const CONTROL = 3;
-
-/** The chat template and reply planner, from the vocabulary in the GGUF (wllama has no tokenizer API). */
-function chatFormat(header: GgufHeader, model: ModelInfo) {
-  const tokens = header.kv.get('tokenizer.ggml.tokens')?.value;
-  const types = header.kv.get('tokenizer.ggml.token_type')?.value;
-  const list = (v: unknown) => (v && typeof v === 'object' && 'values' in v ? (v as { values: unknown[] }).values : []);
-  const texts = list(tokens) as string[];
-  const kinds = list(types) as number[];
-  const control = new Map<string, number>();
-  kinds.forEach((kind, id) => {
-    if (kind === CONTROL) control.set(texts[id]!, id);
-  });
-  const text = (id: number) => (id >= 0 ? (texts[id] ?? '') : '');
-  const bos = text(model.bosToken);
-  const template = new ChatTemplate(model.chatTemplate, { bos, eos: text(model.eosToken) });
-  if (template.warning) console.warn(`[hearth] ${template.warning}`);
-  return { template, planner: new ReplyPlanner(template.source, (t) => control.get(t) ?? null), bos };
-}
