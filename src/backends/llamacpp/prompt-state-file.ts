@@ -10,7 +10,7 @@ import {
   type Readable,
 } from './cache/prompt-state.ts';
 import { openSource, type SourceOptions } from '../../core/models/source.ts';
-import type { StoredFormat } from '../../core/models/store.ts';
+import type { StoredFormat } from '../../core/models/store-download.ts';
 
 export const PROMPT_STATE_FILE: StoredFormat = {
   what: 'a Hearth prompt state file',

@@ -8,7 +8,7 @@ import { binaryValue } from '../idb-binary.ts';
 import { yieldingStore } from '../idb-store.ts';
 import { blobFile } from './file.ts';
 import type { FileWriter } from './download.ts';
-import { localLocks, type StoreBackend } from './store.ts';
+import { localLocks, type StoreBackend } from './store-backend.ts';
 
 /** Bytes a writer gathers before it stores them as a piece: few records for a large file, little held in memory. */
 const PIECE = 4 << 20;

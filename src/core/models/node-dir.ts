@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ModelLoadError } from '../../errors.ts';
 import { type ModelFile, type ModelPart, unmountDir } from './file.ts';
 import type { FileWriter } from './download.ts';
-import { localLocks, type StoreBackend } from './store.ts';
+import { localLocks, type StoreBackend } from './store-backend.ts';
 
 export function folderBackend(root: string): StoreBackend {
   const folder = (key: string) => join(root, key);

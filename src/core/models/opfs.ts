@@ -4,7 +4,7 @@
 // the previous record whole.
 import { blobFile } from './file.ts';
 import type { FileWriter } from './download.ts';
-import { localLocks, type StoreBackend, type StoreMeta, validMeta } from './store.ts';
+import { localLocks, type StoreBackend, type StoreMeta, validMeta } from './store-backend.ts';
 
 const ROOT = 'hearth-models';
 const META = ['meta-0.json', 'meta-1.json'];

@@ -5,7 +5,8 @@ import { AbortError, ModelLoadError } from '../../errors.ts';
 import type { ModelSource } from '../../types.ts';
 import { blobFile, type ModelFile } from './file.ts';
 import { type FetchOptions, fetchOk, isWebSource, splitNames, type WebSource, webModel } from './web-source.ts';
-import type { ModelStore, StoredFormat } from './store.ts';
+import type { ModelStore } from './store.ts';
+import type { StoredFormat } from './store-download.ts';
 
 export interface SourceOptions extends FetchOptions {
   /** What kind of file the model store expects (default a GGUF model). */
