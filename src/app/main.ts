@@ -7,14 +7,11 @@
 // models come from the model store (OPFS). Model output is untrusted: it reaches the page only as sanitised Markdown. A
 // model loaded with its projector reads images (attach, paste, drop) and audio (a file, or the microphone, asked for
 // only when Record is pressed); the controls show for what the loaded model reads.
-import {
-  createEngine,
-  type EngineInfo,
-  type HearthClient,
-  type LoadOptions,
-  type ModelSource,
-  type Progress,
-} from '../index.ts';
+// Here: the chat screen's state (the engine, the open conversation, the answer or the load under way) and what
+// changes it: loading a model, sending, stopping, regenerating, editing and resending, opening and starting
+// conversations, recording; and the start. The page's elements are elements.ts; the settings and what is kept across
+// visits settings.ts; the other-model form model-panel.ts; the header's status line engine-status.ts.
+import { createEngine, type HearthClient, type LoadOptions, type ModelSource, type Progress } from '../index.ts';
 import {
   type Attachment,
   conversations,
@@ -26,7 +23,6 @@ import {
 import { AttachmentTray, attachmentsOf, drawMedia, type MediaKind } from '../ui/attachments.ts';
 import { Recorder } from './record.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
-import { formatBytes } from '../core/bytes.ts';
 import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
 import { Sidebar } from './sidebar.ts';
@@ -36,54 +32,11 @@ import { askToKeep, showCatalogue, showStorage } from './first-run.ts';
 import { finishCodeBlocks } from './code-blocks.ts';
 import { bindTransfer } from './transfer-view.ts';
 import { bindShortcuts } from './shortcuts.ts';
-import { SYSTEM_PRESETS } from './presets.ts';
+import { bindSettings, fallback, restoreSettings, saveSettings, showStoredModels } from './settings.ts';
+import { chosenProjector, chosenSource, showKind, TEST_MODEL } from './model-panel.ts';
+import { setStatus, showStatus } from './engine-status.ts';
+import { $, ui } from './elements.ts';
 
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const ui = {
-  status: $('engine-status'),
-  kind: $<HTMLSelectElement>('source-kind'),
-  testOption: $<HTMLOptionElement>('test-option'),
-  hfRepo: $<HTMLInputElement>('hf-repo'),
-  hfFile: $<HTMLInputElement>('hf-file'),
-  url: $<HTMLInputElement>('model-url'),
-  file: $<HTMLInputElement>('model-file'),
-  load: $<HTMLButtonElement>('load'),
-  progress: $<HTMLProgressElement>('progress'),
-  loadStatus: $('load-status'),
-  chat: $('chat'),
-  composer: $<HTMLFormElement>('composer'),
-  prompt: $<HTMLTextAreaElement>('prompt'),
-  send: $<HTMLButtonElement>('send'),
-  stop: $<HTMLButtonElement>('stop'),
-  regenerate: $<HTMLButtonElement>('regenerate'),
-  newChat: $<HTMLButtonElement>('new-chat'),
-  stats: $('stats'),
-  system: $<HTMLTextAreaElement>('system-prompt'),
-  temperature: $<HTMLInputElement>('temperature'),
-  overflow: $<HTMLSelectElement>('overflow'),
-  settings: $<HTMLDetailsElement>('settings'),
-  stored: $<HTMLUListElement>('stored-models'),
-  update: $('update'),
-  updateReload: $<HTMLButtonElement>('update-reload'),
-  fallbackUrl: $<HTMLInputElement>('fallback-url'),
-  fallbackModel: $<HTMLInputElement>('fallback-model'),
-  projectorUrl: $<HTMLInputElement>('projector-url'),
-  projectorFile: $<HTMLInputElement>('projector-file'),
-  record: $<HTMLButtonElement>('record'),
-  attachStatus: $('attach-status'),
-  modelsToggle: $<HTMLButtonElement>('models-toggle'),
-  catalogue: $('catalogue'),
-  exportJson: $<HTMLButtonElement>('export-json'),
-  exportMd: $<HTMLButtonElement>('export-md'),
-  importButton: $<HTMLButtonElement>('import'),
-  importFile: $<HTMLInputElement>('import-file'),
-  transferStatus: $('transfer-status'),
-  preset: $<HTMLSelectElement>('system-preset'),
-  search: $<HTMLInputElement>('search'),
-  firstRun: $('first-run'),
-  deviceLine: $('device-line'),
-  storageLine: $('storage-line'),
-};
 const tray = new AttachmentTray(document, {
   dropTarget: ui.composer,
   pasteTarget: ui.prompt,
@@ -94,8 +47,6 @@ ui.record.before(tray.button, tray.input);
 tray.button.textContent = 'Attach';
 const recorder = new Recorder();
 
-const TEST_MODEL = '/test-models/qwen2-hello.gguf';
-const SAVED = 'hearth-demo';
 let engine: HearthClient | null = null;
 let conversation: SavedConversation = newConversation();
 let readyText = '';
@@ -121,12 +72,6 @@ const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputEle
     if (id === conversation.id) startNew();
   },
 });
-
-function showKind() {
-  for (const el of document.querySelectorAll<HTMLElement>('[data-kind]')) {
-    el.hidden = !el.dataset.kind!.split(' ').includes(ui.kind.value);
-  }
-}
 
 function setBusy() {
   const busy = generating !== null;
@@ -199,53 +144,15 @@ function startNew() {
   void sidebar.refresh(conversation.id);
 }
 
-/** Keeps the open conversation, the model choice (not a local file: it cannot be reopened) and the settings. */
+/** Keeps the open conversation, the model choice and the settings (settings.ts). */
 function save() {
-  const model = {
-    kind: ui.kind.value,
-    hfRepo: ui.hfRepo.value,
-    hfFile: ui.hfFile.value,
-    url: ui.url.value,
-    projector: ui.projectorUrl.value,
-  };
-  const settings = {
-    system: ui.system.value,
-    temperature: ui.temperature.value,
-    overflow: ui.overflow.value,
-    fallbackUrl: ui.fallbackUrl.value,
-    fallbackModel: ui.fallbackModel.value,
-  };
-  try {
-    localStorage.setItem(SAVED, JSON.stringify({ conversationId: conversation.id, model, settings }));
-  } catch {
-    // storage full or disabled: the chat still works, it just is not kept
-  }
+  saveSettings(ui, conversation.id);
 }
 
 async function restore() {
-  let saved: { conversationId?: string; model?: Record<string, string>; settings?: Record<string, string> } = {};
-  try {
-    saved = JSON.parse(localStorage.getItem(SAVED) ?? '{}');
-  } catch {
-    return;
-  }
-  const model = saved.model ?? {};
-  if (model.kind === 'test') ui.testOption.hidden = false; // offered before: it is in the model store, even offline
-  if (model.kind && model.kind !== 'file' && [...ui.kind.options].some((o) => o.value === model.kind && !o.hidden)) {
-    ui.kind.value = model.kind;
-  }
-  if (model.hfRepo) ui.hfRepo.value = model.hfRepo;
-  if (model.hfFile) ui.hfFile.value = model.hfFile;
-  if (model.url) ui.url.value = model.url;
-  if (model.projector) ui.projectorUrl.value = model.projector;
-  const settings = saved.settings ?? {};
-  if (settings.system !== undefined) ui.system.value = settings.system;
-  showPreset();
-  if (settings.temperature) ui.temperature.value = settings.temperature;
-  if (settings.overflow) ui.overflow.value = settings.overflow;
-  if (settings.fallbackUrl) ui.fallbackUrl.value = settings.fallbackUrl;
-  if (settings.fallbackModel) ui.fallbackModel.value = settings.fallbackModel;
-  showKind();
+  const saved = restoreSettings(ui);
+  if (!saved) return;
+  showKind(ui);
   if (saved.conversationId) await openConversation(saved.conversationId);
   else await sidebar.refresh(conversation.id);
 }
@@ -254,34 +161,9 @@ function onProgress(p: Progress) {
   ui.loadStatus.textContent = showProgress(ui.progress, p);
 }
 
-function chosenSource(): ModelSource | null {
-  switch (ui.kind.value) {
-    case 'test':
-      return TEST_MODEL;
-    case 'hf':
-      return { hf: { repo: ui.hfRepo.value.trim(), file: ui.hfFile.value.trim() } };
-    case 'url':
-      return ui.url.value.trim() || null;
-    default: {
-      // A split model: every part, picked together (the input takes several files).
-      const files = [...(ui.file.files ?? [])];
-      return files.length > 1 ? files : (files[0] ?? null);
-    }
-  }
-}
-
-/** The model's projector (an mmproj GGUF), so that it reads images or audio: a URL, or for a Hugging Face model a
- * file in its repo; a local file beside a local model. None for the test model. */
-function chosenProjector(): LoadOptions['projector'] {
-  if (ui.kind.value === 'file') return ui.projectorFile.files?.[0];
-  const value = ui.projectorUrl.value.trim();
-  if (!value || ui.kind.value === 'test') return undefined;
-  return ui.kind.value === 'hf' && !/[:/]/.test(value) ? { hf: { repo: ui.hfRepo.value.trim(), file: value } } : value;
-}
-
 async function loadModel() {
   if (loading) return loading.abort();
-  const source = chosenSource();
+  const source = chosenSource(ui);
   if ((!engine && engineFallback !== FAILED) || !source) {
     ui.loadStatus.textContent = engine
       ? 'Choose a model first.'
@@ -290,7 +172,7 @@ async function loadModel() {
   }
   loading = new AbortController();
   try {
-    await openModel(source, chosenProjector(), loading.signal, onProgress);
+    await openModel(source, chosenProjector(ui), loading.signal, onProgress);
   } catch (err) {
     ui.loadStatus.textContent = `Could not load the model: ${(err as Error).message}`;
   } finally {
@@ -312,7 +194,7 @@ async function openModel(
   showInputs([]);
   setBusy();
   try {
-    if (!engine || JSON.stringify(fallback()) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
+    if (!engine || JSON.stringify(fallback(ui)) !== engineFallback) await startEngine(); // failed before, or the fallback server changed
     const info = await engine!.load(source, { onProgress: progress, signal, ...(projector ? { projector } : {}) });
     modelReady = true;
     const status = await engine!.info();
@@ -322,10 +204,10 @@ async function openModel(
     readyText = status.remote
       ? `Ready: ${info.name}, answered by the server at ${status.remote.baseURL}: this browser cannot run the model (${status.selection.reason}).${reads}`
       : `Ready: ${info.name} (${info.description}), context up to ${status.context?.maxCtx ?? 0} tokens.${reads}`;
-    showStatus(status);
+    showStatus(ui.status, status);
     ui.loadStatus.textContent = readyText;
     showModels(false); // the chat takes the room; the Models button opens the catalogue again
-    if (ui.settings.open) void showStoredModels();
+    if (ui.settings.open) void showStoredModels(ui.stored, () => engine);
     save();
     ui.prompt.focus();
   } finally {
@@ -404,7 +286,10 @@ async function send(text: string, again?: Attachment[]) {
     setBusy();
     void sidebar.refresh(conversation.id);
     // A changed fallback server replaces the engine while an answer is stopped: there may be none for a moment.
-    void engine?.info().then(showStatus, () => {});
+    void engine?.info().then(
+      (info) => showStatus(ui.status, info),
+      () => {},
+    );
   }
 }
 
@@ -419,7 +304,7 @@ function regenerate() {
   void send(text, media);
 }
 
-ui.kind.addEventListener('change', showKind);
+ui.kind.addEventListener('change', () => showKind(ui));
 ui.load.addEventListener('click', () => void loadModel());
 ui.composer.addEventListener('submit', (e) => {
   e.preventDefault();
@@ -431,14 +316,7 @@ ui.regenerate.addEventListener('click', regenerate);
 ui.record.addEventListener('click', () => void record());
 ui.newChat.addEventListener('click', startNew);
 ui.modelsToggle.addEventListener('click', () => showModels(ui.modelsToggle.getAttribute('aria-expanded') !== 'true'));
-for (const el of [ui.system, ui.temperature, ui.overflow]) el.addEventListener('change', save);
-ui.preset.append(...SYSTEM_PRESETS.map((p) => new Option(p.name, p.text)));
-ui.preset.addEventListener('change', () => {
-  if (!ui.preset.value) return;
-  ui.system.value = ui.preset.value;
-  save();
-});
-ui.system.addEventListener('input', showPreset);
+bindSettings(ui, save);
 bindTransfer(
   { ...ui, status: ui.transferStatus },
   () => conversation,
@@ -459,15 +337,15 @@ bindShortcuts(document, {
     return !ui.prompt.disabled;
   },
 });
-ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels()));
+ui.settings.addEventListener('toggle', () => void (ui.settings.open && showStoredModels(ui.stored, () => engine)));
 document.addEventListener('visibilitychange', () => {
-  if (engine && document.visibilityState === 'visible') void engine.info().then(showStatus, () => {});
+  if (engine && document.visibilityState === 'visible') {
+    void engine.info().then(
+      (info) => showStatus(ui.status, info),
+      () => {},
+    );
+  }
 });
-
-/** The preset menu shows the preset the system prompt is, or "your own". */
-function showPreset() {
-  ui.preset.value = SYSTEM_PRESETS.some((p) => p.text === ui.system.value) ? ui.system.value : '';
-}
 
 /** Record, then Stop recording: the clip becomes an attachment. The microphone is asked for here, never before. */
 async function record() {
@@ -490,66 +368,13 @@ async function record() {
   }
 }
 
-/** The models in the model store, each with a Delete button (the space they take goes back to the visitor). */
-async function showStoredModels() {
-  const models = engine ? await engine.models.list().catch(() => []) : [];
-  ui.stored.replaceChildren(
-    ...models.map((m) => {
-      const li = document.createElement('li');
-      const remove = Object.assign(document.createElement('button'), {
-        type: 'button',
-        className: 'delete-model',
-        textContent: 'Delete',
-      });
-      remove.addEventListener('click', async () => {
-        remove.disabled = true;
-        await engine?.models.delete(m.id).catch(() => false);
-        await showStoredModels();
-      });
-      const size = `${formatBytes(m.size ?? m.downloaded)}${m.complete ? '' : ' (incomplete)'}`;
-      li.append(
-        Object.assign(document.createElement('span'), { className: 'model-name', textContent: `${m.name} · ${size}` }),
-        remove,
-      );
-      return li;
-    }),
-  );
-  if (!models.length) {
-    ui.stored.append(Object.assign(document.createElement('li'), { className: 'muted', textContent: 'none' }));
-  }
-}
-
 /** Resolves when no answer is being written (an update's reload waits for it). */
 async function whenIdle(): Promise<void> {
   while (generating) await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
-/** What runs the chat, and which tab runs it; refreshed after each load and answer, and when the tab is shown again
- * (other tabs come and go, and the tab that runs the engine may change). */
-function showStatus(info: EngineInfo) {
-  if (info.remote) {
-    setStatus(`Answers come from the server at ${info.remote.baseURL} (${info.remote.model}), not from this browser`);
-    return;
-  }
-  const shared =
-    info.shared && info.shared.tabs > 1
-      ? ` · shared by ${info.shared.tabs} tabs${info.shared.leader ? ', run by this one' : ''}`
-      : '';
-  const build = info.build ?? '';
-  setStatus(
-    `llama.cpp ${info.llamaBuild} · WebAssembly ${build.startsWith('mt') ? 'threaded' : 'single-thread'}${build.endsWith('-relaxed') ? ', relaxed SIMD' : ''} · ` +
-      `${info.threads} thread${info.threads > 1 ? 's' : ''} · SIMD ${info.wasmSimd ? 'on' : 'off'}${shared}`,
-  );
-}
-
-/** The engine's status line: one line in the header (style.css), the whole text on hover. */
-function setStatus(text: string) {
-  ui.status.textContent = text;
-  ui.status.title = text;
-}
-
 async function main() {
-  showKind();
+  showKind(ui);
   setBusy();
   // Installable and offline: the service worker keeps the shell and the engine (not in dev, where files change).
   if ('serviceWorker' in navigator && !import.meta.env.DEV) {
@@ -566,13 +391,13 @@ async function main() {
   if (hasTestModel) {
     ui.testOption.hidden = false;
     ui.kind.value = 'test';
-    showKind();
+    showKind(ui);
   }
   await restore();
   try {
     await startEngine();
   } catch (err) {
-    setStatus(`The engine could not start: ${(err as Error).message}`);
+    setStatus(ui.status, `The engine could not start: ${(err as Error).message}`);
     return;
   }
   await showCatalogue(engine!, models, ui).catch((err) => {
@@ -580,17 +405,11 @@ async function main() {
   });
 }
 
-/** The fallback server in the settings, or null when its URL is empty (the default: nothing leaves the browser). */
-function fallback() {
-  const baseURL = ui.fallbackUrl.value.trim();
-  return baseURL ? { remote: { baseURL, model: ui.fallbackModel.value.trim() || 'default' } } : null;
-}
-
 async function startEngine() {
   engine?.terminate();
   engine = null;
   engineFallback = 'starting';
-  const remote = fallback();
+  const remote = fallback(ui);
   try {
     // One engine for all the app's tabs: the model is in memory once (see docs/api.md, "One engine for all tabs"). A
     // fallback server is this tab's own choice, so an engine with one is not shared.
@@ -600,7 +419,7 @@ async function startEngine() {
     throw err;
   }
   engineFallback = JSON.stringify(remote);
-  showStatus(await engine.info());
+  showStatus(ui.status, await engine.info());
 }
 
 void main();
