@@ -1,6 +1,7 @@
 // The llama.cpp source Hearth builds from: the git bundle inside node-llama-cpp (pinned in tools/llama/package.json,
-// installed by `npm ci`'s prepare step), cloned once into .cache/. Also the home of the real tokenizers
-// (models/ggml-vocab-*.gguf) and chat templates the test models use.
+// installed by `npm ci`'s prepare step), cloned once into .cache/, and that source with Hearth's patches applied
+// (wasm/patches: a `git format-patch` series onto the commit wasm/patches/BASE names). Also the home of the real
+// tokenizers (models/ggml-vocab-*.gguf) and chat templates the test models use.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,61 @@ const packageDir = join(toolsDir, 'node_modules', 'node-llama-cpp', 'llama');
 
 /** @typedef {{ dir: string, commit: string, tag: string }} LlamaSource */
 /** @typedef {LlamaSource & { patches?: string[], patchHash?: string }} PatchedSource */
+/** @typedef {{ commit: string, tree: string, tag: string }} PatchBase */
+
+/** Hearth's patches to llama.cpp: a series made by `git format-patch` (wasm/patches/README.md). */
+export const patchDir = join(root, 'wasm', 'patches');
+
+/**
+ * The series' files, in order.
+ * @param {string} [dir]
+ * @returns {string[]}
+ */
+export function patchFiles(dir = patchDir) {
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.patch'))
+        .sort()
+    : [];
+}
+
+/**
+ * The llama.cpp commit the series applies to (wasm/patches/BASE: "commit <sha>", "tree <sha>", "tag <tag>" lines).
+ * @returns {PatchBase}
+ */
+export function patchBase() {
+  const file = join(patchDir, 'BASE');
+  /** @type {Record<string, string>} */
+  const fields = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^(\w+)\s+(\S+)\s*$/.exec(line);
+    if (m) fields[/** @type {string} */ (m[1])] = /** @type {string} */ (m[2]); // both groups take part in every match
+  }
+  const { commit, tree, tag } = fields;
+  if (!commit || !/^[0-9a-f]{40}$/.test(commit) || !tree || !tag) {
+    throw new Error(`${file} should hold "commit <40 hex digits>", "tree <sha>" and "tag <tag>" lines`);
+  }
+  return { commit, tree, tag };
+}
+
+/**
+ * Git's identity and settings for applying the series, whatever the user's git config says: a committer for `git am`,
+ * whitespace left as the patches have it (apply.whitespace=fix would change the tree), no signing, no hooks' say.
+ */
+export const amConfig = [
+  '-c',
+  'user.name=Hearth',
+  '-c',
+  'user.email=hearth@localhost',
+  '-c',
+  'apply.whitespace=nowarn',
+  '-c',
+  'commit.gpgsign=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'advice.detachedHead=false',
+];
 
 /** @returns {LlamaSource} */
 export function llamaSource() {
@@ -58,20 +114,31 @@ export function llamaSource() {
 }
 
 /**
- * llama.cpp with wasm/patches/*.patch applied (kernel improvements not upstream yet). Changing a patch makes a fresh,
- * fully patched tree, at the same path (ccache keys objects by their source's path: the files no patch touched come
- * back from it). `patchHash` names the patches' content (wasm/build.mjs writes it into the build's version).
+ * llama.cpp with wasm/patches/*.patch applied by `git am -3` (kernel improvements and fixes not upstream yet), onto the
+ * commit wasm/patches/BASE names: a bundle of another commit is refused. Changing a patch makes a fresh, fully patched
+ * tree, at the same path (ccache keys objects by their source's path: the files no patch touched come back from it).
+ * `patchHash` names the patches' content (wasm/build.mjs writes it into the build's version).
  * @param {LlamaSource} source
  * @returns {PatchedSource}
  */
 export function patchedSource(source) {
-  const patchDir = join(root, 'wasm', 'patches');
-  const patches = existsSync(patchDir)
-    ? readdirSync(patchDir)
-        .filter((f) => f.endsWith('.patch'))
-        .sort()
-    : [];
+  const patches = patchFiles();
   if (!patches.length) return source;
+  const base = patchBase();
+  if (source.commit !== base.commit) {
+    const tree = execFileSync('git', ['-C', source.dir, 'rev-parse', `${source.commit}^{tree}`], {
+      encoding: 'utf8',
+    }).trim();
+    const same = tree === base.tree;
+    throw new Error(
+      `wasm/patches/BASE names llama.cpp ${base.commit.slice(0, 12)} (${base.tag}), but the source is ` +
+        `${source.commit.slice(0, 12)} (${source.tag}). ` +
+        (same
+          ? 'Its tree is the same (node-llama-cpp remade its bundle): put the new commit in wasm/patches/BASE.'
+          : 'The patches apply to BASE: pin node-llama-cpp back in tools/llama/package.json, or move the series ' +
+            'to this source (npm run patches:rebase -- <bundle>; wasm/patches/README.md) and update BASE.'),
+    );
+  }
   const hash = createHash('sha256');
   for (const p of patches) hash.update(p).update(readFileSync(join(patchDir, p)));
   const patchHash = hash.digest('hex').slice(0, 8);
@@ -84,10 +151,17 @@ export function patchedSource(source) {
     }
     const tmp = `${dir}.partial`;
     rmSync(tmp, { recursive: true, force: true });
-    execFileSync('git', ['clone', '--quiet', source.dir, tmp], { stdio: 'inherit' });
-    for (const p of patches) {
-      console.log(`[build:wasm] applying ${p}`);
-      execFileSync('git', ['-C', tmp, 'apply', join(patchDir, p)], { stdio: 'inherit' });
+    execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', source.dir, tmp], { stdio: 'inherit' });
+    execFileSync('git', ['-C', tmp, ...amConfig, 'checkout', '--quiet', '--detach', base.commit], { stdio: 'inherit' });
+    console.log(
+      `[build:wasm] applying ${patches.length} patches (git am -3) onto ${base.tag} ${base.commit.slice(0, 12)}`,
+    );
+    try {
+      execFileSync('git', ['-C', tmp, ...amConfig, 'am', '-3', '--quiet', ...patches.map((p) => join(patchDir, p))], {
+        stdio: 'inherit',
+      });
+    } catch {
+      throw new Error(`a patch did not apply onto ${base.commit.slice(0, 12)} (git's message above; the tree: ${tmp})`);
     }
     writeFileSync(join(tmp, '.hearth-patches'), patchHash);
     rmSync(dir, { recursive: true, force: true });

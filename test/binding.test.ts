@@ -120,7 +120,7 @@ describe('binding', () => {
   });
 
   it('a grammar allows the same tokens whether llama.cpp checks the whole vocabulary at once or a few at a time', async () => {
-    // Over many candidates llama.cpp reads each token's text from a table decoded once (patch 0007); over a few it
+    // Over many candidates llama.cpp reads each token's text from a table decoded once (patch 0022); over a few it
     // decodes them on the spot, as upstream does. Walk a JSON schema's grammar along allowed tokens and compare.
     const schema = {
       type: 'object',

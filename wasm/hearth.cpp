@@ -413,7 +413,7 @@ EMSCRIPTEN_KEEPALIVE int hearth_sampler_sample(hearth_sampler * s, hearth_contex
 EMSCRIPTEN_KEEPALIVE void hearth_sampler_accept(hearth_sampler * s, int token) { llama_sampler_accept(s->chain, token); }
 
 // Which of the n tokens the grammar allows next (out[k] = 1 or 0), and, when accept >= 0, moves the grammar past
-// that token. For tests: llama.cpp checks a few candidates and many candidates by different paths (patch 0007).
+// that token. For tests: llama.cpp checks a few candidates and many candidates by different paths (patch 0022).
 EMSCRIPTEN_KEEPALIVE int hearth_sampler_grammar_check(hearth_sampler * s, const int * tokens, int n, uint8_t * out,
                                                       int accept) {
   if (!s->grammar) return 0;
@@ -558,7 +558,7 @@ EMSCRIPTEN_KEEPALIVE const llama_token * hearth_chunk_text(const mtmd_input_chun
 }
 
 // Runs the encoder over a media chunk; its embeddings are then at hearth_media_embd (n_tokens * n_embd_inp floats).
-// The encoder computes on the context's own thread pool (wasm/patches/0013): the pthread build's fixed pool of
+// The encoder computes on the context's own thread pool (wasm/patches/0026): the pthread build's fixed pool of
 // workers is all held by it, and ggml's per-graph pool could not start its threads while this call blocks the worker.
 EMSCRIPTEN_KEEPALIVE int hearth_media_encode(hearth_context * h, mtmd_context * c, const mtmd_input_chunk * chunk) {
   mtmd_set_threadpool(c, h->pool);

@@ -3,7 +3,7 @@
 // generates 64 tokens freely and 64 tokens held to a JSON schema, alternately, in the Node engine (the same wasm as
 // the page, single-thread build). The sampler lets the grammar check only the token the chain picked and applies it
 // to the whole vocabulary only when that token is refused; a random-weight model is refused at almost every step, so
-// this is the worst case (a trained model mostly writes what the schema allows). Patch 0007 makes that pass cheaper.
+// this is the worst case (a trained model mostly writes what the schema allows). Patch 0022 makes that pass cheaper.
 import { ensureModel } from '../../test/fixtures/models.ts';
 import { createNodeEngine } from '../../src/node.ts';
 import { median, pause, PROMPT, round, type ScenarioOptions } from '../common.ts';

@@ -311,7 +311,7 @@ describe('weights to the GPU', () => {
         `(${((100 * peak) / size).toFixed(0)}%); ${buffers.join('; ')}`,
     );
     // What stays in the heap: the token embeddings (llama.cpp keeps the input layer on the CPU), one 16 MiB chunk of a
-    // GPU tensor at a time (wasm/patches/0015; without it, the whole 33 MiB output matrix at once) and a few MiB of
+    // GPU tensor at a time (wasm/patches/0023; without it, the whole 33 MiB output matrix at once) and a few MiB of
     // the module's own.
     const cpu = Number(buffers.find((l) => /\bCPU model buffer/.test(l))?.match(/([\d.]+) MiB/)?.[1]) * 2 ** 20;
     expect(peak).toBeLessThan(cpu + 24 * 2 ** 20);

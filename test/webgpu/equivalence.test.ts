@@ -1,7 +1,7 @@
 // GPU against CPU: llama.cpp's WebGPU backend inside Hearth's WebGPU build (Dawn over lavapipe, a real adapter with
 // shader-f16) against the single-thread CPU build, through the binding, on every fixture architecture and on the
 // quantization types, on both shader paths: f16 arithmetic (the adapter's shader-f16) and f32 arithmetic over f16 data
-// packed in 32-bit words (what adapters without shader-f16 run, forced here; wasm/patches/0018). Greedy tokens must be
+// packed in 32-bit words (what adapters without shader-f16 run, forced here; wasm/patches/0028–0030). Greedy tokens must be
 // the same; the log-probabilities of the CPU's top tokens within TOLERANCE; the two paths alike within it too.
 // Run by `npm run test:webgpu` (Node 26 for JSPI, scripts/webgpu-node.mjs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -109,7 +109,7 @@ export interface TraceCounts {
   mapAsync: number;
   /** Waits that suspended the wasm (JSPI); from a build that does not count them, its maps and queue waits. */
   suspensions: number;
-  /** Graphs issued from a record (wasm/patches/0022). */
+  /** Graphs issued from a record (wasm/patches/0035). */
   replays: number;
   /** Wall time of the step. */
   ms: number;

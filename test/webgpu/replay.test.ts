@@ -1,4 +1,4 @@
-// A token's graph issued again from its record (wasm/patches/0022: pipelines, bind groups and workgroup counts kept,
+// A token's graph issued again from its record (wasm/patches/0035: pipelines, bind groups and workgroup counts kept,
 // one call from the wasm) computes exactly what encoding it afresh computes, on every fixture architecture. The
 // requests change the graph's shape under the replay: a short prompt (the KV cache's first 256 cells), a long one (512
 // cells: every view of the cache changes size), the short one again (a record from before, its parameters written

@@ -27,7 +27,7 @@
 //   graph and the copy of its logits), and anything else that uses the queue (a write, a map, a wait, a buffer
 //   destroyed) sends them first, so the queue's order is what ggml asked for. A pass leaves out a setPipeline or
 //   setBindGroup that repeats what it set last.
-// - A graph ggml-webgpu recorded (wasm/patches/0022) is issued again by hearth_webgpu_replay: one call from the wasm
+// - A graph ggml-webgpu recorded (wasm/patches/0035) is issued again by hearth_webgpu_replay: one call from the wasm
 //   for all its kernels.
 // - Waits have no deadline (a slow adapter is not a dead one); a lost device ends every wait.
 // - globalThis.hearthGpuTrace, when a benchmark or test sets it (test/webgpu/gpu-trace.ts), counts what JavaScript
@@ -40,7 +40,7 @@ const WGPU_FEATURES = {
   18: 'subgroups',
   // Matrix units (cooperative matrices on Vulkan, simdgroup matrices on Metal): where the browser offers it (Chrome
   // with unsafe WebGPU APIs allowed, Dawn with allow_unsafe_apis), ggml-webgpu's subgroup-matrix matmul and flash
-  // attention run (wasm/patches/0023). WGPUFeatureName_ChromiumExperimentalSubgroupMatrix, 0x00050034.
+  // attention run (wasm/patches/0036). WGPUFeatureName_ChromiumExperimentalSubgroupMatrix, 0x00050034.
   327732: 'chromium-experimental-subgroup-matrix',
 };
 // WGPUSubgroupMatrixComponentType values, by the names the JavaScript API uses.
@@ -761,7 +761,7 @@ const webgpuLibrary = {
     );
   },
 
-  // A recorded graph's kernels (wasm/patches/0022): per kernel its pipeline, bind group and workgroups x and y.
+  // A recorded graph's kernels (wasm/patches/0035): per kernel its pipeline, bind group and workgroups x and y.
   hearth_webgpu_replay__deps: ['$WebGPU'],
   hearth_webgpu_replay__sig: 'vppi',
   hearth_webgpu_replay: (pass, calls, count) => {

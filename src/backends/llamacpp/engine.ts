@@ -63,10 +63,10 @@ export interface EngineConfig {
    * it. */
   shaderF16?: boolean;
   /** The WebGPU build: false encodes every graph afresh instead of issuing a recorded one of the same signature again
-   * (wasm/patches/0022), to compare the two. Default: replay. */
+   * (wasm/patches/0035), to compare the two. Default: replay. */
   gpuReplay?: boolean;
   /** The WebGPU build: false runs the matrix products on the register-tiled shaders even where the adapter offers
-   * subgroup matrices (`chromium-experimental-subgroup-matrix`, wasm/patches/0023), to compare the two. Default: the
+   * subgroup matrices (`chromium-experimental-subgroup-matrix`, wasm/patches/0036), to compare the two. Default: the
    * subgroup-matrix shaders where the adapter has them with shader-f16. */
   subgroupMatrix?: boolean;
   /** Where saved KV state goes when cache.persistent is on. Default: IndexedDB (idb-keyval) when the platform has it.

@@ -87,7 +87,7 @@ const INPUT_TENSOR = /^(token_embd|position_embd|token_types|per_layer_token_emb
 /**
  * What of a model stays in the heap on the GPU engine: the input embeddings, and every tensor larger than the adapter
  * binds to a shader (the WebGPU backend refuses ops on it, so llama.cpp keeps its weight on the CPU). The rest goes to
- * GPU buffers in 16 MiB chunks (wasm/patches/0015), never whole through the heap.
+ * GPU buffers in 16 MiB chunks (wasm/patches/0023), never whole through the heap.
  */
 export function heapShare(
   headers: GgufHeader[],

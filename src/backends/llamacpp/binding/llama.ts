@@ -38,7 +38,7 @@ export class Llama {
   /** The GPU llama.cpp runs layers on (the WebGPU build, where the page has a usable adapter), else null. */
   gpu: string | null = null;
   /** The GPU's shaders compute in f16 (the adapter's shader-f16); else in f32, with f16 data packed in 32-bit words
-   * (wasm/patches/0018). */
+   * (wasm/patches/0028–0030). */
   gpuShaderF16 = false;
   /** The WebGPU build: the adapter is a software one (the browser calls it a fallback: lavapipe, SwiftShader). */
   gpuSoftware = false;
@@ -48,8 +48,8 @@ export class Llama {
 
   /** The binding over a fresh module: llama.cpp's backends started (in the WebGPU build, the adapter asked for).
    * `shaderF16` false: the WebGPU build's shaders compute in f32 even where the adapter has shader-f16; `gpuReplay`
-   * false: it encodes every graph afresh (wasm/patches/0022); `subgroupMatrix` false: its matrix products take the
-   * register-tiled shaders even where the adapter has subgroup matrices (wasm/patches/0023). */
+   * false: it encodes every graph afresh (wasm/patches/0035); `subgroupMatrix` false: its matrix products take the
+   * register-tiled shaders even where the adapter has subgroup matrices (wasm/patches/0036). */
   static async create(
     mod: HearthModule,
     opts: { shaderF16?: boolean; gpuReplay?: boolean; subgroupMatrix?: boolean } = {},
@@ -183,7 +183,7 @@ export class Llama {
   }
 
   /** The WebGPU build: the device was asked for subgroup matrices (ggml-webgpu found an f16 configuration it can use,
-   * wasm/patches/0023), so its matrix products and flash attention take the subgroup-matrix shaders. */
+   * wasm/patches/0036), so its matrix products and flash attention take the subgroup-matrix shaders. */
   get gpuSubgroupMatrix(): boolean {
     return this.mod.hearthDeviceFeatures?.includes('chromium-experimental-subgroup-matrix') === true;
   }

@@ -41,7 +41,7 @@ export interface HearthModule extends FileSystemHost {
   hearthGpuEvent?: (kind: 'lost' | 'error' | 'allocation', message: string) => void;
   /** false: the WebGPU build leaves the adapter's shader-f16 unused (library_webgpu.js). */
   hearthShaderF16?: boolean;
-  /** false: the WebGPU build encodes every graph afresh instead of replaying a recorded one (wasm/patches/0022). */
+  /** false: the WebGPU build encodes every graph afresh instead of replaying a recorded one (wasm/patches/0035). */
   hearthGpuReplay?: boolean;
   /** false: the WebGPU build leaves the adapter's subgroup matrices unused (library_webgpu.js). */
   hearthSubgroupMatrix?: boolean;
