@@ -344,6 +344,9 @@ describe('storage limits', () => {
     for (const id of ['a', 'b', 'c']) {
       await ask(engine, turn1, { conversation_id: id });
       await engine.cache.flush();
+      // Eviction orders records by lastUsed (Date.now()): saves in one millisecond would tie, and the order of a tie
+      // is not the age this test is about (CI once kept `a` and deleted another).
+      await new Promise((r) => setTimeout(r, 5));
     }
     const before = (await metas(db)).length; // three conversations and their system prompt's state
     full = true;
