@@ -9,7 +9,7 @@ import {
   type CacheOptions,
   type CacheStats,
   type ChatMessage,
-  type HearthClient,
+  type HearthEngine,
   type Progress,
   type SimdChoice,
 } from '../src/index.ts';
@@ -17,11 +17,11 @@ import type { GpuTrace } from '../test/webgpu/gpu-trace.ts';
 import { NO_CACHE, type RunResult, timedChat } from './timed-chat.ts';
 
 let model: Blob | null = null;
-let hearth: HearthClient | null = null;
+let hearth: HearthEngine | null = null;
 /** The engines loaded by loadHearth, one per SIMD choice (the quants benchmark runs relaxed and plain side by side). */
-let hearths: Partial<Record<SimdChoice, HearthClient>> = {};
+let hearths: Partial<Record<SimdChoice, HearthEngine>> = {};
 /** The engines loaded by loadBackend, one per backend. */
-let backends: Partial<Record<BackendName, HearthClient>> = {};
+let backends: Partial<Record<BackendName, HearthEngine>> = {};
 let wllama: Wllama | null = null;
 
 async function modelBlob(url: string): Promise<Blob> {

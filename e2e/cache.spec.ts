@@ -4,7 +4,7 @@
 // model.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { blobReader, readPromptStateHeader } from '../src/backends/llamacpp/cache/prompt-state.ts';
+import { blobReader, readPromptStateHeader } from '../src/backends/llamacpp/prompt-state/file-format.ts';
 import { systemPromptOf } from '../test/fixtures/prompt-states.ts';
 import { answerDiff, COMPARABLE, GPU_BATCH_TOLERANCE, LOGPROB_TOLERANCE, PROMPT_EFFECT } from '../test/compare.ts';
 import { SYSTEM } from '../test/helpers.ts';

@@ -17,7 +17,7 @@ declare global {
     hearth: Hearth;
     hearthWire: typeof import('../src/api/shared/wire.ts');
     hearthReady: boolean;
-    engine: import('../src/index.ts').HearthClient;
+    engine: import('../src/index.ts').HearthEngine;
   }
 }
 

@@ -123,7 +123,7 @@ test('every quantization type, on the f32 shader path: greedy tokens as on the C
   adapterF16,
 }) => {
   test.skip(adapterF16, 'the f16 path runs the quantization types in Node (test/webgpu/equivalence.test.ts)');
-  // Eleven models on SwiftShader, whose prompts go in steps of a software adapter's size (binding/limits.ts): it ran
+  // Eleven models on SwiftShader, whose prompts go in steps of a software adapter's size (binding/batch.ts): it ran
   // past 3 minutes on a slow CI machine.
   test.setTimeout(360_000);
   const source = 'qwen2-hello-256';

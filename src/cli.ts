@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { formatBytes } from './core/bytes.ts';
-import { blobReader, readPromptStateHeader } from './backends/llamacpp/cache/prompt-state.ts';
+import { blobReader, readPromptStateHeader } from './backends/llamacpp/prompt-state/file-format.ts';
 import { createNodeEngine } from './node.ts';
 import type { GgmlType, Progress, Tool } from './types.ts';
 

@@ -122,7 +122,7 @@ export interface EngineCalls extends Omit<ServedCalls, 'info'> {
 
 /** An engine this tab runs (its backends and services, or the shared engine another tab runs for it), and how to
  * stop it. */
-export interface LocalEngine {
+export interface CallTarget {
   calls: EngineCalls;
   terminate(): void;
 }
@@ -158,7 +158,7 @@ export interface ResolvedRequest {
   toolChoice: ResolvedToolChoice;
   parallelToolCalls: boolean;
   /** What the reply must follow: the raw `grammar` (GBNF), or response_format's JSON (a backend that samples with
-   * grammars converts it: core/chat/plan.ts; a server takes `original`); null for neither. */
+   * grammars converts it: core/chat/reply-plan.ts; a server takes `original`); null for neither. */
   constraint: ReplyConstraint | null;
   /** Likeliest tokens to report beside each token's log-probability; null: no logprobs. */
   logprobs: number | null;

@@ -1,14 +1,14 @@
 // createEngine: the page's engine. It checks the options, starts what they ask for — the llama.cpp engine's worker (on
 // the GPU or the CPU) and the backends beside it (api/select.ts), or only a server — behind the router (api/router.ts), shares it between
-// tabs when asked (api/shared/tab.ts), and returns the public API (HearthClient) over it.
-import type { LocalEngine } from './contract.ts';
+// tabs when asked (api/shared/tab.ts), and returns the public API (HearthEngine) over it.
+import type { CallTarget } from './contract.ts';
 import { EngineApi } from './api/engine-api.ts';
 import { BackendRouter } from './api/router.ts';
-import { selectBackends, startEngine } from './api/select.ts';
+import { selectBackends, startWorker } from './api/select.ts';
 import { engineCalls, NO_SERVICES } from './api/services.ts';
 import { joinShared } from './api/shared/tab.ts';
 import { workerInit } from './backends/llamacpp/worker/client.ts';
-import { checkRemote } from './backends/server/options.ts';
+import { checkRemote } from './backends/server/remote-options.ts';
 import { checkEngineOptions } from './core/options.ts';
 import { DEFAULT_MAX_MODEL_BYTES } from './core/limits.ts';
 import { isWebSource } from './core/models/web-source.ts';
@@ -24,15 +24,12 @@ import type {
 
 export { defaultThreads } from './backends/llamacpp/worker/client.ts';
 
-export interface HearthClient extends HearthEngine {
-  /** Stops the worker at once; the engine cannot be used afterwards. A shared engine: this tab leaves it, and if
-   * this tab ran it, another tab takes it over. */
-  terminate(): void;
-}
+/** @deprecated HearthEngine, which has terminate() now: the name createEngine's result had before. */
+export type HearthClient = HearthEngine;
 
-export async function createEngine(options: EngineOptions = {}): Promise<HearthClient> {
+export async function createEngine(options: EngineOptions = {}): Promise<HearthEngine> {
   const { backend, shared } = checkEngineOptions(options);
-  let start: () => Promise<LocalEngine>;
+  let start: () => Promise<CallTarget>;
   if (typeof backend === 'object') {
     const server = checkRemote(backend.remote, 'backend');
     start = () => serverOnly(server);
@@ -41,11 +38,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<HearthC
   }
   const engine = shared === null ? await start() : await joinShared(shared, start);
   // A page that talks to a server alone keeps no models here: it does not ask the browser to persist storage.
-  return new Client(engine, typeof backend !== 'object');
+  return new PageEngine(engine, typeof backend !== 'object');
 }
 
 /** What starts this tab's own engine: the llama.cpp engine's worker, and the backends over it (api/select.ts). */
-function starter(options: EngineOptions, backend: BackendName): () => Promise<LocalEngine> {
+function starter(options: EngineOptions, backend: BackendName): () => Promise<CallTarget> {
   const fallback = options.fallback ? checkRemote(options.fallback.remote, 'fallback') : null;
   const init = {
     ...workerInit({
@@ -60,7 +57,7 @@ function starter(options: EngineOptions, backend: BackendName): () => Promise<Lo
     subgroupMatrix: options.gpuSubgroupMatrix,
   };
   return async () => {
-    const started = await startEngine(init, backend);
+    const started = await startWorker(init, backend);
     const { worker } = started;
     const router = await selectBackends(started, {
       fallback,
@@ -81,7 +78,7 @@ function starter(options: EngineOptions, backend: BackendName): () => Promise<Lo
 }
 
 /** A page that asked for a server alone: no worker, no model store, no KV state here. */
-async function serverOnly(remote: RemoteOptions): Promise<LocalEngine> {
+async function serverOnly(remote: RemoteOptions): Promise<CallTarget> {
   const { ServerBackend } = await import('./backends/server/server.ts');
   const router = new BackendRouter([new ServerBackend(remote)], {
     requested: 'remote',
@@ -92,15 +89,16 @@ async function serverOnly(remote: RemoteOptions): Promise<LocalEngine> {
   return { calls: engineCalls(router, NO_SERVICES), terminate: () => void router.unload().catch(() => {}) };
 }
 
-class Client extends EngineApi implements HearthClient {
+/** The page's engine: asks the browser to keep its downloads. */
+class PageEngine extends EngineApi {
   private persisting: Promise<unknown> | null = null;
 
   /** `keepsModels`: the engine has a model store (a worker), for which the browser is asked to persist storage. */
   constructor(
-    private readonly engine: LocalEngine,
+    target: CallTarget,
     private readonly keepsModels: boolean,
   ) {
-    super(engine.calls);
+    super(target);
   }
 
   override async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
@@ -115,9 +113,5 @@ class Client extends EngineApi implements HearthClient {
         .catch(() => false);
     }
     return super.load(source, options);
-  }
-
-  terminate(): void {
-    this.engine.terminate();
   }
 }

@@ -181,7 +181,7 @@ export class EngineError extends HearthError {
   }
 }
 
-/** What a call to an engine that was terminated (HearthClient.terminate, NodeEngine.terminate) answers. */
+/** What a call to an engine that was terminated (HearthEngine.terminate) answers. */
 export const terminatedError = () => new EngineError('the engine was terminated', 'terminated');
 
 /** The InvalidRequestError of a parameter or option that makes no sense: it names it (details.param) and says what it

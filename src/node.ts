@@ -10,7 +10,7 @@ import { BackendRouter } from './api/router.ts';
 import { engineCalls } from './api/services.ts';
 import { llamacppBackend } from './backends/llamacpp/backend.ts';
 import { checkCacheOptions, checkThreads } from './core/options.ts';
-import { Engine, type EngineConfig } from './backends/llamacpp/engine.ts';
+import { LlamaEngine, type LlamaEngineConfig } from './backends/llamacpp/llama-engine.ts';
 import { type ModuleFactory, type ModuleLoader, stderrToLog } from './backends/llamacpp/binding/module.ts';
 import { diskFiles, folderBackend } from './core/models/node-dir.ts';
 import { splitNames } from './core/models/web-source.ts';
@@ -62,25 +62,20 @@ export async function openPath(path: string): Promise<ModelFile> {
 /** The public API over the llama.cpp engine in this process, through the router as on a page (so its load options
  * are checked and its info() reads the same). `engine`: the engine itself. */
 export class NodeEngine extends EngineApi {
-  constructor(readonly engine: Engine) {
+  constructor(readonly engine: LlamaEngine) {
     const router = new BackendRouter([llamacppBackend(engine)], {
       requested: 'wasm',
       reason: 'Node runs the WebAssembly engine',
       adapter: null,
       selfTest: null,
     });
-    super(engineCalls(router, engine));
-  }
-
-  /** Ends the engine at once, as a page's HearthClient.terminate() ends its worker: the model and the module's heap
-   * freed (a threaded build's workers ended, which would otherwise keep the heap until the process exits); a request
-   * in flight and every later call answer EngineError 'terminated'. */
-  terminate(): void {
-    this.engine.terminate();
+    // terminate() frees the model and the module's heap: a threaded build's workers are ended, which would
+    // otherwise keep the heap until the process exits.
+    super({ calls: engineCalls(router, engine), terminate: () => engine.terminate() });
   }
 }
 
-export interface NodeEngineOptions extends Partial<Omit<EngineConfig, 'loader' | 'models'>> {
+export interface NodeEngineOptions extends Partial<Omit<LlamaEngineConfig, 'loader' | 'models'>> {
   wasmDir?: string;
   variant?: BuildVariant;
   threads?: number;
@@ -96,7 +91,7 @@ export async function createNodeEngine(opts: NodeEngineOptions = {}): Promise<No
   const loader = nodeModuleLoader({ dir: opts.wasmDir, variant: opts.variant, threads: opts.threads });
   const modelsDir = opts.modelsDir === undefined ? defaultModelsDir() : opts.modelsDir;
   const models = modelsDir === null ? null : new ModelStore(folderBackend(modelsDir));
-  const engine = new Engine({ ...opts, loader, models, openPath: opts.openPath ?? openPath });
+  const engine = new LlamaEngine({ ...opts, loader, models, openPath: opts.openPath ?? openPath });
   await engine.init();
   return new NodeEngine(engine);
 }

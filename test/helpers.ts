@@ -3,12 +3,12 @@
 import { join } from 'node:path';
 import { createStore, type UseStore } from 'idb-keyval';
 import { afterAll, expect } from 'vitest';
-import { KvStore } from '../src/backends/llamacpp/cache/store.ts';
+import { KvStore } from '../src/backends/llamacpp/cache/kv-store.ts';
 import { Llama } from '../src/backends/llamacpp/binding/llama.ts';
 import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
 import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
-import { N_BATCH } from '../src/backends/llamacpp/binding/limits.ts';
-import { EngineInspector } from '../src/backends/llamacpp/inspect.ts';
+import { N_BATCH } from '../src/backends/llamacpp/binding/batch.ts';
+import { TestHooks } from '../src/backends/llamacpp/test-hooks.ts';
 import { createNodeEngine, nodeModuleLoader, type NodeEngine } from '../src/node.ts';
 import type {
   BuildVariant,
@@ -26,12 +26,12 @@ export const modelPath = (name: ModelName) => join(modelsDir, `${name}.gguf`);
 
 // --- engines -------------------------------------------------------------------------------------------------------
 
-const inspectors = new WeakMap<NodeEngine, EngineInspector>();
+const inspectors = new WeakMap<NodeEngine, TestHooks>();
 
-/** Seams into a Node engine (src/backends/llamacpp/inspect.ts): logits, prompts, slots, the scheduler's profile. */
-export function inspect(engine: NodeEngine): EngineInspector {
+/** Seams into a Node engine (src/backends/llamacpp/test-hooks.ts): logits, prompts, slots, the scheduler's profile. */
+export function inspect(engine: NodeEngine): TestHooks {
   let inspector = inspectors.get(engine);
-  if (!inspector) inspectors.set(engine, (inspector = new EngineInspector(engine.engine)));
+  if (!inspector) inspectors.set(engine, (inspector = new TestHooks(engine.engine)));
   return inspector;
 }
 
@@ -45,9 +45,9 @@ export interface TestEngineOptions extends CacheOptions, Omit<LoadOptions, 'sign
   path?: string;
   /** The wasm build (default: Node's, the plain single-thread one); 'webgpu' needs Dawn (test/webgpu). */
   variant?: BuildVariant;
-  /** The WebGPU build: false takes the f32 shader path (EngineConfig.shaderF16). */
+  /** The WebGPU build: false takes the f32 shader path (LlamaEngineConfig.shaderF16). */
   shaderF16?: boolean;
-  /** The WebGPU build: false encodes every graph afresh (EngineConfig.gpuReplay). */
+  /** The WebGPU build: false encodes every graph afresh (LlamaEngineConfig.gpuReplay). */
   gpuReplay?: boolean;
   /** llama.cpp's threads, in the pthreads builds ('mt', 'mt64'). Default 1. */
   threads?: number;

@@ -1,15 +1,15 @@
-// The page <-> worker protocol in Node, over the real wasm and a real MessageChannel: the worker side (EngineHost)
+// The page <-> worker protocol in Node, over the real wasm and a real MessageChannel: the worker side (WorkerHost)
 // and the page's RPC client. Typed errors arrive as themselves, an abort stops the call, chunks are acknowledged by
 // the page under the one flow-control rule (rpc/flow.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRequest } from '../src/core/chat/request.ts';
-import { Engine } from '../src/backends/llamacpp/engine.ts';
+import { LlamaEngine } from '../src/backends/llamacpp/llama-engine.ts';
 import { AbortError, ModelLoadError } from '../src/errors.ts';
 import { nodeModuleLoader, openPath } from '../src/node.ts';
 import type { ChatCompletionChunk } from '../src/types.ts';
 import { assetsIn } from '../src/core/assets.ts';
-import { EngineHost, serveStart } from '../src/backends/llamacpp/worker/host.ts';
-import { EngineWorker } from '../src/backends/llamacpp/worker/client.ts';
+import { WorkerHost, serveStart } from '../src/backends/llamacpp/worker/host.ts';
+import { WorkerClient } from '../src/backends/llamacpp/worker/client.ts';
 import { WINDOW } from '../src/core/rpc/flow.ts';
 import { RpcClient, type RpcMessage } from '../src/core/rpc/rpc.ts';
 import { modelPath } from './helpers.ts';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   const { port1, port2 } = new MessageChannel();
   rpc = new RpcClient((m) => port1.postMessage(m));
   port1.onmessage = (e: MessageEvent<RpcMessage>) => rpc.receive(e.data);
-  const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
+  const host = new WorkerHost(() => new LlamaEngine({ loader: nodeModuleLoader(), openPath }));
   const init = await host.init(
     { variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') },
     port2 as never,
@@ -107,9 +107,9 @@ describe("the page's start of the worker", () => {
     // A MessageChannel stands in for the Worker: one end the page's `worker`, the other the worker's global scope.
     const { port1: page, port2: scope } = new MessageChannel();
     scope.start();
-    const host = new EngineHost(() => new Engine({ loader: nodeModuleLoader(), openPath }));
+    const host = new WorkerHost(() => new LlamaEngine({ loader: nodeModuleLoader(), openPath }));
     serveStart(scope, host);
-    const worker = new EngineWorker(Object.assign(page, { terminate: () => page.close() }) as unknown as Worker);
+    const worker = new WorkerClient(Object.assign(page, { terminate: () => page.close() }) as unknown as Worker);
     page.start();
     await worker.start({ variant: 'st', buildReason: 'a test', threads: 1, assets: assetsIn('file:///unused/') });
     expect(worker.started).toMatchObject({ build: 'st', model: null });

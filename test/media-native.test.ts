@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeBinary } from '../scripts/build-server.mjs';
 import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
 import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
-import { LlamaProjector } from '../src/backends/llamacpp/binding/media.ts';
+import { LlamaProjector } from '../src/backends/llamacpp/binding/mtmd.ts';
 import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { testPng, testWav } from './fixtures/media.ts';
 import { modelsDir } from './fixtures/models.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORMAT_VERSION, namedConversationId } from '../src/backends/llamacpp/cache/identity.ts';
-import type { RecordMeta } from '../src/backends/llamacpp/cache/store.ts';
+import type { RecordMeta } from '../src/backends/llamacpp/cache/kv-store.ts';
 import type { ChatMessage } from '../src/types.ts';
 import {
   inspect,

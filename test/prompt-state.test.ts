@@ -11,7 +11,7 @@ import {
   LLAMA_STATE_SEQ_VERSION,
   readPromptStateHeader,
   writePromptState,
-} from '../src/backends/llamacpp/cache/prompt-state.ts';
+} from '../src/backends/llamacpp/prompt-state/file-format.ts';
 import { createNodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { llamaSource } from '../scripts/llama-source.mjs';

@@ -65,7 +65,8 @@ const selection = (): BackendSelection => ({
   selfTest: null,
 });
 /** The public API over a router of these backends, with the wasm engine's services. */
-const over = (backends: Backend[]) => new EngineApi(engineCalls(new BackendRouter(backends, selection()), home.engine));
+const over = (backends: Backend[]) =>
+  new EngineApi({ calls: engineCalls(new BackendRouter(backends, selection()), home.engine), terminate: () => {} });
 const refusal = (e: { name: string; code: string; details: { param?: string } }) => ({
   name: e.name,
   code: e.code,

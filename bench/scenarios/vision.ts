@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeBinary } from '../../scripts/build-server.mjs';
-import { LlamaProjector } from '../../src/backends/llamacpp/binding/media.ts';
+import { LlamaProjector } from '../../src/backends/llamacpp/binding/mtmd.ts';
 import { LlamaModel } from '../../src/backends/llamacpp/binding/model.ts';
 import { openLlama } from '../../test/helpers.ts';
 import type { ChatMessage } from '../../src/types.ts';

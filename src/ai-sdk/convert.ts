@@ -9,7 +9,7 @@ import type {
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import type { ChatCompletionCreateParams, Tool, ToolChoice, Timings, Usage } from '../types.ts';
-import { toMessages } from './prompt.ts';
+import { toMessages } from './to-messages.ts';
 
 /** Hearth's own request parameters a caller may pass as providerOptions.hearth (named as in chat.completions.create).
  */

@@ -10,7 +10,7 @@ import type {
 } from '@ai-sdk/provider';
 import type { HearthEngine } from '../types.ts';
 import { hearthMetadata, toFinishReason, toRequest, toUsage } from './convert.ts';
-import { toStreamParts } from './stream.ts';
+import { toStreamParts } from './stream-parts.ts';
 
 /** What the provider needs of an engine: a page's createEngine(), Node's createNodeEngine(), or the worker's own. */
 export type HearthProviderEngine = Pick<HearthEngine, 'chat' | 'embeddings' | 'rerank' | 'info'>;

@@ -1,5 +1,5 @@
-// The public engine interface (HearthEngine), built once over the flat calls an engine answers (EngineCalls: the
-// router over the backends, and the services). The page's engine (create-engine.ts) and Node's (node.ts) are both
+// The public engine interface (HearthEngine), built once over the flat calls an engine answers (a CallTarget: the
+// router over the backends and the services, or another tab's shared engine, and how to stop it). The page's engine (create-engine.ts) and Node's (node.ts) are both
 // this, so request validation and defaults, the create() overloads, streams with back-pressure and the assembly of a
 // ChatCompletion exist once.
 import type {
@@ -20,7 +20,7 @@ import type {
   RerankResponse,
   StoredModelRef,
 } from '../types.ts';
-import type { EngineCalls } from '../contract.ts';
+import type { CallTarget, EngineCalls } from '../contract.ts';
 import { WINDOW } from '../core/rpc/flow.ts';
 import { Channel } from './channel.ts';
 import { CompletionAssembler, publicChunks } from '../core/chat/completion.ts';
@@ -33,7 +33,11 @@ export class EngineApi implements HearthEngine {
   readonly cache: EngineCache;
   readonly models: ModelStoreApi;
 
-  constructor(protected readonly calls: EngineCalls) {
+  protected readonly calls: EngineCalls;
+
+  constructor(private readonly target: CallTarget) {
+    const calls = target.calls;
+    this.calls = calls;
     const create = (params: ChatCompletionCreateParams) => this.create(params);
     this.chat = { completions: { create } as ChatCompletions };
     this.embeddings = {
@@ -71,6 +75,10 @@ export class EngineApi implements HearthEngine {
 
   unload(): Promise<void> {
     return this.calls.unload();
+  }
+
+  terminate(): void {
+    this.target.terminate();
   }
 
   private async create(

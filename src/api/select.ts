@@ -46,8 +46,8 @@ function adapterOf(found: GpuAdapterLike): Adapter {
   };
 }
 
-/** Hearth's engine in its worker: on the GPU or the CPU (`kind`), and why. */
-export interface StartedEngine {
+/** The llama.cpp engine's worker, started: on the GPU or the CPU (`kind`), and why. */
+export interface StartedWorker {
   worker: LastingWorker;
   kind: 'wasm' | 'webgpu';
   selection: BackendSelection;
@@ -56,11 +56,11 @@ export interface StartedEngine {
 }
 
 /**
- * Starts Hearth's engine: for 'webgpu' and 'auto' in its GPU build when the adapter qualifies and the engine passes
- * its self-test there (gpu-engine.ts), else — and for 'wasm' and 'wllama' — in the CPU build `init` names. It never
- * fails for want of a GPU: it runs on the CPU and says why in engine.info().selection.
+ * Starts the llama.cpp engine's worker: for 'webgpu' and 'auto' in its GPU build when the adapter qualifies and the
+ * engine passes its self-test there (gpu-engine.ts), else — and for 'wasm' and 'wllama' — in the CPU build `init`
+ * names. It never fails for want of a GPU: it runs on the CPU and says why in engine.info().selection.
  */
-export async function startEngine(init: HostInit, requested: BackendName): Promise<StartedEngine> {
+export async function startWorker(init: HostInit, requested: BackendName): Promise<StartedWorker> {
   const selection: BackendSelection = { requested, reason: '', adapter: null, selfTest: null };
   const found = requested === 'wasm' ? null : await requestAdapter();
   selection.adapter = found && adapterOf(found);
@@ -98,7 +98,7 @@ export interface SelectOptions {
  * it passed its self-test against the engine — then what wllama cannot take is an error, not a quiet switch to the
  * engine. A failed self-test leaves the engine alone, with the reason in engine.info().selection.
  */
-export async function selectBackends(started: StartedEngine, opts: SelectOptions): Promise<BackendRouter> {
+export async function selectBackends(started: StartedWorker, opts: SelectOptions): Promise<BackendRouter> {
   const home = started.worker.calls;
   const engine = llamacppBackend(home, started.kind);
   const { selection } = started;

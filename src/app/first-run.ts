@@ -1,7 +1,7 @@
 // The first thing the app shows: the catalogue (models-view.ts) with this device's facts, the storage the models take
 // and whether the browser keeps it, and — before a download — the request that it keep it.
 import { formatBytes } from '../core/bytes.ts';
-import type { HearthClient } from '../index.ts';
+import type { HearthEngine } from '../index.ts';
 import type { ModelStoreUsage } from '../types.ts';
 import { CATALOGUE, type CatalogueModel, keptSizes, validEntries } from './catalogue.ts';
 import { deviceFacts, freeStorage } from './device.ts';
@@ -29,7 +29,7 @@ export function askToKeep(answered: () => void) {
 }
 
 /** The storage line: what the models take, what the site may use, and whether the browser keeps it. */
-export async function showStorage(engine: HearthClient | null, line: HTMLElement) {
+export async function showStorage(engine: HearthEngine | null, line: HTMLElement) {
   writeStorage(await engine?.models.usage().catch(() => null), line);
 }
 
@@ -54,7 +54,7 @@ function writeStorage(usage: ModelStoreUsage | null | undefined, line: HTMLEleme
  * Draws the catalogue — the app's list and, on the test servers, their test entries (whose Hub is the test server) —
  * then asks the Hub for sizes, and this device for its facts and a speed probe.
  */
-export async function showCatalogue(engine: HearthClient, models: ModelsView, ui: FirstRunControls) {
+export async function showCatalogue(engine: HearthEngine, models: ModelsView, ui: FirstRunControls) {
   const extra = await fetch('/test-models/catalogue.json')
     .then(
       async (r) => {

@@ -11,7 +11,7 @@
 // changes it: loading a model, sending, stopping, regenerating, editing and resending, opening and starting
 // conversations, recording; and the start. The page's elements are elements.ts; the settings and what is kept across
 // visits settings.ts; the other-model form model-panel.ts; the header's status line engine-status.ts.
-import { createEngine, type HearthClient, type LoadOptions, type ModelSource, type Progress } from '../index.ts';
+import { createEngine, type HearthEngine, type LoadOptions, type ModelSource, type Progress } from '../index.ts';
 import {
   type Attachment,
   conversations,
@@ -21,7 +21,7 @@ import {
   type SavedConversation,
 } from '../ui/conversation.ts';
 import { AttachmentTray, attachmentsOf, drawMedia, type MediaKind } from '../ui/attachments.ts';
-import { Recorder } from './record.ts';
+import { Microphone } from './microphone.ts';
 import { renderMarkdown } from '../ui/markdown.ts';
 import { bubble as drawBubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
 import { showProgress } from '../ui/progress.ts';
@@ -45,9 +45,9 @@ const tray = new AttachmentTray(document, {
 ui.composer.before(tray.row);
 ui.record.before(tray.button, tray.input);
 tray.button.textContent = 'Attach';
-const recorder = new Recorder();
+const microphone = new Microphone();
 
-let engine: HearthClient | null = null;
+let engine: HearthEngine | null = null;
 let conversation: SavedConversation = newConversation();
 let readyText = '';
 let generating: AbortController | null = null;
@@ -76,7 +76,7 @@ const sidebar = new Sidebar($<HTMLUListElement>('conversations'), $<HTMLInputEle
 function setBusy() {
   const busy = generating !== null;
   ui.prompt.disabled = !modelReady;
-  ui.send.disabled = !modelReady || busy || recorder.recording;
+  ui.send.disabled = !modelReady || busy || microphone.recording;
   ui.stop.disabled = !busy;
   ui.regenerate.disabled = !modelReady || busy || conversation.messages.at(-1)?.role !== 'assistant';
   ui.load.textContent = loading ? 'Cancel' : 'Load';
@@ -85,7 +85,7 @@ function setBusy() {
 /** Shows what the loaded model reads: the attach button (images, audio files), the record button (audio). */
 function showInputs(kinds: MediaKind[]) {
   tray.setKinds(kinds);
-  ui.record.hidden = !kinds.includes('audio') && !recorder.recording;
+  ui.record.hidden = !kinds.includes('audio') && !microphone.recording;
 }
 
 function bubble(role: BubbleRole, text: string, index = -1, media: Attachment[] = []): HTMLElement {
@@ -225,7 +225,7 @@ function showModels(open: boolean) {
 
 /** Sends the composer's text and attachments (`again`: a message's own, sent anew). */
 async function send(text: string, again?: Attachment[]) {
-  if (!engine || generating || recorder.recording) return;
+  if (!engine || generating || microphone.recording) return;
   const attachments = again ?? tray.take();
   if (!text.trim() && !attachments.length) return;
   bubble('user', text, conversation.messages.length, attachments);
@@ -351,19 +351,19 @@ document.addEventListener('visibilitychange', () => {
 async function record() {
   ui.record.disabled = true;
   try {
-    if (!recorder.recording) {
-      await recorder.start();
+    if (!microphone.recording) {
+      await microphone.start();
       ui.attachStatus.textContent = 'Recording… press Stop recording to attach the clip.';
     } else {
       ui.attachStatus.textContent = '';
-      await tray.add([await recorder.stop()]);
+      await tray.add([await microphone.stop()]);
     }
   } catch (err) {
     ui.attachStatus.textContent = `The microphone could not be used: ${(err as Error).message}`;
   } finally {
     ui.record.disabled = false;
-    ui.record.textContent = recorder.recording ? 'Stop recording' : 'Record';
-    ui.record.setAttribute('aria-pressed', String(recorder.recording));
+    ui.record.textContent = microphone.recording ? 'Stop recording' : 'Record';
+    ui.record.setAttribute('aria-pressed', String(microphone.recording));
     setBusy();
   }
 }

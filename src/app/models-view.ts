@@ -4,7 +4,7 @@
 // reload too), cancels (what came is deleted), and opens a stored model. A model that does not fit is never started.
 import { formatBytes } from '../core/bytes.ts';
 import { webUrls } from '../core/models/web-source.ts';
-import type { HearthClient } from '../index.ts';
+import type { HearthEngine } from '../index.ts';
 import type { Progress, StoredModel } from '../types.ts';
 import { describeProgress } from '../ui/progress.ts';
 import { askSizes, type CatalogueModel, type HubSize, modelFiles } from './catalogue.ts';
@@ -46,7 +46,7 @@ export class ModelsView {
 
   constructor(
     private readonly list: HTMLUListElement,
-    private readonly engine: () => HearthClient | null,
+    private readonly engine: () => HearthEngine | null,
     private readonly actions: CardActions,
   ) {}
 

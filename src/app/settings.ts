@@ -2,7 +2,7 @@
 // the context is full, the fallback server; the models in the model store, each with Delete. And what the app keeps
 // across visits in localStorage: the open conversation, the model choice and these settings.
 import { formatBytes } from '../core/bytes.ts';
-import type { HearthClient } from '../index.ts';
+import type { HearthEngine } from '../index.ts';
 import { SYSTEM_PRESETS } from './presets.ts';
 
 export interface SettingsControls {
@@ -97,7 +97,7 @@ export function fallback(ui: SettingsControls) {
 }
 
 /** The models in the model store, each with a Delete button (the space they take goes back to the visitor). */
-export async function showStoredModels(list: HTMLUListElement, engine: () => HearthClient | null) {
+export async function showStoredModels(list: HTMLUListElement, engine: () => HearthEngine | null) {
   const current = engine();
   const models = current ? await current.models.list().catch(() => []) : [];
   list.replaceChildren(

@@ -38,7 +38,7 @@ export function checkThreads(threads: unknown): void {
   integer('threads', threads, 1, MAX_THREADS);
 }
 
-/** createEngine's options: what may be checked before anything starts (a server's address: backends/server/options.ts).
+/** createEngine's options: what may be checked before anything starts (a server's address: backends/server/remote-options.ts).
  */
 export function checkEngineOptions(o: EngineOptions): {
   backend: NonNullable<EngineOptions['backend']>;

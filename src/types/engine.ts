@@ -148,7 +148,8 @@ export interface EngineInfo {
   storage: ModelStorage | null;
 }
 
-/** What a Hearth engine offers, on the page (through the worker) and in the worker itself. */
+/** What a Hearth engine offers: createEngine's on a page (its calls go to the worker, a server or another tab) and
+ * createNodeEngine's in Node are both this. */
 export interface HearthEngine {
   load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
   readonly chat: { readonly completions: ChatCompletions };
@@ -161,4 +162,8 @@ export interface HearthEngine {
   readonly models: ModelStoreApi;
   info(): Promise<EngineInfo>;
   unload(): Promise<void>;
+  /** Ends the engine at once: its worker (or Node's module and threads) stopped, the model and the heap freed; a
+   * request in flight and every later call answer EngineError 'terminated'. A shared engine: this tab leaves it, and
+   * if this tab ran it, another tab takes it over. */
+  terminate(): void;
 }

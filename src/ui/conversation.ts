@@ -47,7 +47,7 @@ export interface Draft {
   attachments?: Attachment[];
 }
 
-/** What a chat UI needs of an engine: a streamed chat completion (a HearthClient, or any OpenAI-shaped client). */
+/** What a chat UI needs of an engine: a streamed chat completion (a HearthEngine, or any OpenAI-shaped client). */
 export interface StreamingChat {
   chat: {
     completions: {

@@ -4,8 +4,7 @@
 // Markdown (ui/markdown.ts), never as raw HTML, into a log box it cannot leave: the widget's own controls are held
 // by reference, never looked up in a tree that contains model output. With the `images` attribute (and a model loaded
 // with its `projector`), a visitor attaches, pastes or drops images (widget/images.ts, loaded only then).
-import type { HearthClient } from '../create-engine.ts';
-import type { BackendName, ModelSource, Progress, Timings } from '../types.ts';
+import type { BackendName, HearthEngine, ModelSource, Progress, Timings } from '../types.ts';
 import type { HistoryFit, SavedConversation, StreamingChat } from '../ui/conversation.ts';
 import type { AttachmentTray } from '../ui/attachments.ts';
 import { bubble, type BubbleRole, sendOnEnter } from '../ui/chat-view.ts';
@@ -268,7 +267,7 @@ export class HearthChatElement extends HTMLElement {
     this.#status('');
     if (!old) return;
     await chat.conversations.delete(old.id).catch(() => {});
-    const cache = (this.#engine as Partial<HearthClient> | null)?.cache;
+    const cache = (this.#engine as Partial<HearthEngine> | null)?.cache;
     await cache?.clear({ conversation_id: old.id }).catch(() => {});
   }
 
@@ -277,7 +276,7 @@ export class HearthChatElement extends HTMLElement {
     const model = this.getAttribute('model');
     this.#ui.menu.hidden = true;
     if (this.#generating || !model) return;
-    const engine = (await this.#ready().catch(() => null)) as Partial<HearthClient> | null;
+    const engine = (await this.#ready().catch(() => null)) as Partial<HearthEngine> | null;
     if (!engine?.models) return this.#status("This chat's engine keeps no downloaded model.");
     const deleted = await engine.models.delete(parseModel(model) as string | { hf: { repo: string; file: string } });
     // Its prompt state is of no use without it, and is stored beside it.
@@ -330,7 +329,7 @@ export class HearthChatElement extends HTMLElement {
     // One model for the site's tabs — among those with the same fallback: a tab without one never answers from a
     // server.
     const shared = fallback ? `hearth-chat ${fallback.remote.baseURL} ${fallback.remote.model}` : 'hearth-chat';
-    const engine: HearthClient = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, fallback, shared });
+    const engine: HearthEngine = await createEngine({ ...(assetsUrl ? { assetsUrl } : {}), backend, fallback, shared });
     const nCtx = positiveInt(this.getAttribute('context-size'));
     // The system prompt's state, computed by the site (npx hearth prompt-state): the first answer starts after it.
     const promptState = this.getAttribute('prompt-state')?.trim();
@@ -361,8 +360,8 @@ export class HearthChatElement extends HTMLElement {
 
   /** The history policy's numbers: the reply budget, and the model's context when the engine says. */
   async #fit(engine: StreamingChat): Promise<HistoryFit> {
-    const info = (engine as Partial<HearthClient>).info
-      ? await (engine as HearthClient).info().catch(() => null)
+    const info = (engine as Partial<HearthEngine>).info
+      ? await (engine as HearthEngine).info().catch(() => null)
       : null;
     return {
       maxTokens: positiveInt(this.getAttribute('max-tokens')) ?? DEFAULT_MAX_TOKENS,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CompletionAssembler, chunk } from '../../src/core/chat/completion.ts';
 import { detectFormat, forPrompt } from '../../src/core/chat/formats.ts';
 import { parseOutput, type OutputFormat } from '../../src/core/chat/output.ts';
-import { OutputStream } from '../../src/core/chat/stream.ts';
+import { OutputStream } from '../../src/core/chat/output-stream.ts';
 import type { Tool } from '../../src/types.ts';
 import { llamaSource } from '../../scripts/llama-source.mjs';
 

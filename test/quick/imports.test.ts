@@ -171,12 +171,23 @@ function staleMentions(files: string[]): string[] {
   });
 }
 
+/** File names used by more than one file (a file in src/types/ does not count: it holds the public types of the code
+ * of its name), as 'name: paths'. */
+function sharedNames(files: string[]): string[] {
+  const byName = new Map<string, string[]>();
+  for (const f of files.filter((f) => !f.startsWith('src/types/'))) {
+    const name = f.slice(f.lastIndexOf('/') + 1);
+    byName.set(name, [...(byName.get(name) ?? []), f]);
+  }
+  return [...byName].filter(([, paths]) => paths.length > 1).map(([name, paths]) => `${name}: ${paths.join(', ')}`);
+}
+
 const graph = importGraph();
 
 describe('imports', () => {
   it('finds the files and their imports (else the checks below pass on nothing)', () => {
     expect(graph.size).toBeGreaterThan(100);
-    expect(graph.get('src/backends/llamacpp/engine.ts')).toContain('src/contract.ts');
+    expect(graph.get('src/backends/llamacpp/llama-engine.ts')).toContain('src/contract.ts');
     expect(LAYERS.find((l) => l.files.test('src/create-engine.ts'))?.layer).toBe('entries');
   });
 
@@ -190,11 +201,18 @@ describe('imports', () => {
     expect(layerBreaks(graph)).toEqual([]);
   });
 
-  it('the test seams (backends/llamacpp/inspect.ts) are imported by tests and benchmarks only: no bundle ships them', () => {
-    const seams = 'src/backends/llamacpp/inspect.ts';
+  it('the test seams (backends/llamacpp/test-hooks.ts) are imported by tests and benchmarks only: no bundle ships them', () => {
+    const seams = 'src/backends/llamacpp/test-hooks.ts';
     const users = [...graph].filter(([, deps]) => deps.includes(seams)).map(([file]) => file);
     expect(users.length).toBeGreaterThan(0);
     expect(users.filter((f) => !/^(test|bench)\//.test(f))).toEqual([]);
+  });
+
+  it("name each idea once under src/: no two files share a name, but a public type's file in src/types/", () => {
+    expect(sharedNames([...graph.keys()].filter((f) => f.startsWith('src/')))).toEqual([]);
+    expect(sharedNames(['src/a/store.ts', 'src/b/store.ts', 'src/types/chat.ts', 'src/core/chat.ts'])).toEqual([
+      'store.ts: src/a/store.ts, src/b/store.ts',
+    ]);
   });
 
   it('every file of src/ and workers/ belongs to a layer', () => {
@@ -220,16 +238,16 @@ describe('imports', () => {
     expect(circles(folders)).toEqual([]);
     expect(circles(folderGraph(folders))).toEqual([['src/x', 'src/y']]);
     const broken = new Map([
-      ['src/core/a.ts', ['src/backends/llamacpp/engine.ts']],
+      ['src/core/a.ts', ['src/backends/llamacpp/llama-engine.ts']],
       ['src/backends/wllama/w.ts', ['src/backends/server/server.ts']],
-      ['src/ui/v.ts', ['src/backends/llamacpp/engine.ts']],
+      ['src/ui/v.ts', ['src/backends/llamacpp/llama-engine.ts']],
       ['src/openai/f.ts', ['src/core/bytes.ts']],
       ['src/api/r.ts', ['src/backends/supports.ts']],
     ]);
     expect(layerBreaks(broken)).toEqual([
-      'src/core/a.ts (core) → src/backends/llamacpp/engine.ts',
+      'src/core/a.ts (core) → src/backends/llamacpp/llama-engine.ts',
       'src/backends/wllama/w.ts (backends) → src/backends/server/server.ts',
-      'src/ui/v.ts (surfaces) → src/backends/llamacpp/engine.ts',
+      'src/ui/v.ts (surfaces) → src/backends/llamacpp/llama-engine.ts',
       'src/openai/f.ts (adapters) → src/core/bytes.ts',
     ]);
   });

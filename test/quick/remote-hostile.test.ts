@@ -8,7 +8,7 @@ import { EngineApi } from '../../src/api/engine-api.ts';
 import { BackendRouter } from '../../src/api/router.ts';
 import { engineCalls, NO_SERVICES } from '../../src/api/services.ts';
 import { ServerBackend } from '../../src/backends/server/server.ts';
-import { checkRemote } from '../../src/backends/server/options.ts';
+import { checkRemote } from '../../src/backends/server/remote-options.ts';
 
 /** What each path of the simulated server streams after its headers. */
 const ROUTES: Record<string, (res: ServerResponse) => void> = {
@@ -90,7 +90,7 @@ afterAll(() => {
 async function engine(route: string, idleMs = 60_000) {
   const backend = new ServerBackend({ baseURL: `${base}${route}`, model: 'm' }, false, idleMs);
   const router = new BackendRouter([backend], { requested: 'remote', reason: '', adapter: null, selfTest: null });
-  const api = new EngineApi(engineCalls(router, NO_SERVICES));
+  const api = new EngineApi({ calls: engineCalls(router, NO_SERVICES), terminate: () => {} });
   await api.load('m');
   return api;
 }

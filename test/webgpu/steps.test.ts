@@ -3,7 +3,7 @@
 // next token waits at most one step, and the split depends on the model's size alone, so the same prompt is split the
 // same way every time. The answer is the CPU engine's.
 import { describe, expect, it } from 'vitest';
-import { gpuStepTokens, N_BATCH } from '../../src/backends/llamacpp/binding/limits.ts';
+import { gpuStepTokens, N_BATCH } from '../../src/backends/llamacpp/binding/batch.ts';
 import type { ChatMessage } from '../../src/types.ts';
 import { answerDiff, GPU_LOGPROB_TOLERANCE } from '../compare.ts';
 import { ask, expectSameAnswer, inspect, NO_CACHE, SYSTEM, testEngine, trackEngines } from '../helpers.ts';

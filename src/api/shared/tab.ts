@@ -10,7 +10,7 @@
 // call runs the leader's term lock is checked (LIVENESS_MS), so a leader that vanished, or one that never was (a
 // forged message), cannot leave a tab's requests hanging.
 import { abortable } from '../../core/abort.ts';
-import type { CallControl, EngineCalls, LoadRequest, LocalEngine } from '../../contract.ts';
+import type { CallControl, EngineCalls, LoadRequest, CallTarget } from '../../contract.ts';
 import { EngineError, terminatedError } from '../../errors.ts';
 import { type Method, RpcClient, rpcStubs } from '../../core/rpc/rpc.ts';
 import type { EngineInfo } from '../../types.ts';
@@ -31,7 +31,7 @@ const leaderTimeout = (what: string) =>
   });
 
 /** Joins (or starts) the engine the tabs of this origin share under `name`. */
-export async function joinShared(name: string, start: () => Promise<LocalEngine>): Promise<LocalEngine> {
+export async function joinShared(name: string, start: () => Promise<CallTarget>): Promise<CallTarget> {
   if (typeof BroadcastChannel === 'undefined' || !globalThis.navigator?.locks) {
     console.warn('[hearth] this browser lacks Web Locks or BroadcastChannel: the engine is not shared with other tabs');
     return start();
@@ -41,7 +41,7 @@ export async function joinShared(name: string, start: () => Promise<LocalEngine>
   return tab;
 }
 
-class SharedTab implements LocalEngine {
+class SharedTab implements CallTarget {
   readonly calls: EngineCalls;
   private readonly id = crypto.randomUUID();
   private readonly locks: ReturnType<typeof lockNames>;
@@ -51,7 +51,7 @@ class SharedTab implements LocalEngine {
   /** The leading tab's term that calls go to; null while no leader is ready. */
   private term: string | null = null;
   private leader: Leader | null = null;
-  private local: LocalEngine | null = null;
+  private local: CallTarget | null = null;
   /** This tab holds the lead (its engine may still be starting). */
   private leading = false;
   private model: TabModel | null = null;
@@ -67,7 +67,7 @@ class SharedTab implements LocalEngine {
 
   constructor(
     private readonly name: string,
-    private readonly start: () => Promise<LocalEngine>,
+    private readonly start: () => Promise<CallTarget>,
   ) {
     this.locks = lockNames(name);
     this.channel = new BroadcastChannel(this.locks.channel);

@@ -2,7 +2,7 @@
 // llama_decode (up to N_BATCH tokens), and read back pooled as the GGUF says (mean, CLS, last token, or a reranker's
 // classifier). Runs exclusively (no chat request decodes meanwhile); the slots it uses lose their cached cells.
 import { InvalidRequestError } from '../../errors.ts';
-import { N_BATCH } from './binding/limits.ts';
+import { N_BATCH } from './binding/batch.ts';
 import type { Session } from './run/session.ts';
 
 const POOLING = { none: 0, mean: 1, cls: 2, last: 3, rank: 4 };

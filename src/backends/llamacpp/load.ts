@@ -10,18 +10,18 @@ import {
   readPromptStateHeader,
   type Readable,
   type StateTarget,
-} from './cache/prompt-state.ts';
+} from './prompt-state/file-format.ts';
 import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
-import type { KvStore } from './cache/store.ts';
-import { contextPlan, kvType } from './cache/kv-layout.ts';
+import type { KvStore } from './cache/kv-store.ts';
+import { kvLayout, kvType } from './cache/kv-layout.ts';
 import type { Llama } from './binding/llama.ts';
 import { LlamaModel } from './binding/model.ts';
 import { LlamaContext } from './binding/context.ts';
-import { LlamaProjector } from './binding/media.ts';
+import { LlamaProjector } from './binding/mtmd.ts';
 import { Prompts } from './run/prompt.ts';
-import { N_BATCH } from './binding/limits.ts';
+import { N_BATCH } from './binding/batch.ts';
 import { Session } from './run/session.ts';
 import { checkBeforeDownload, checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
 import type { WebFile } from '../../core/models/web-source.ts';
@@ -42,7 +42,7 @@ export interface LoadSettings {
   cache: CacheConfig;
   /** Where saved KV state goes; null: nowhere. */
   store: KvStore | null;
-  /** LoadOptions.promptState opened (backends/llamacpp/prompt-state-file.ts): the file, or why there is none. */
+  /** LoadOptions.promptState opened (backends/llamacpp/prompt-state/open-file.ts): the file, or why there is none. */
   promptState?: Readable | { warning: string } | null;
   /** LoadOptions.projector opened: the mmproj file that reads the model's images and audio. */
   projector?: ModelFile | null;
@@ -95,7 +95,7 @@ export async function loadSession(
     const shape = model.shape();
     const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
     // The projector's weights share the heap with the model's: the KV cache gets what both leave.
-    const plan = contextPlan(
+    const kv = kvLayout(
       shape,
       shape.sizeBytes + (settings.projector?.size ?? 0),
       options,
@@ -107,14 +107,14 @@ export async function loadSession(
     const nSlots = settings.cache.conversations ? Math.max(N_SLOTS, nParallel) : nParallel;
     ctx = await llama.guard(() =>
       LlamaContext.create(model, {
-        nCtx: plan.initialCtx,
+        nCtx: kv.initialCtx,
         nBatch: N_BATCH,
         nUbatch: N_BATCH,
         nSeqMax: Slots.sequencesNeeded(nSlots),
         threads: settings.threads,
-        typeK: plan.typeK,
-        typeV: plan.typeV,
-        flashAttn: plan.flashAttn,
+        typeK: kv.typeK,
+        typeV: kv.typeV,
+        flashAttn: kv.flashAttn,
         swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
       }),
     );
@@ -132,7 +132,7 @@ export async function loadSession(
       ...(projector?.audio ? ['audio' as const] : []),
     ];
     const session = new Session(
-      { llama, model, ctx, plan, nParallel, info, prompts, identity, projector },
+      { llama, model, ctx, kv, nParallel, info, prompts, identity, projector },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots),
     );
     await session.cache.init();

@@ -14,7 +14,7 @@ import type {
 import { AbortError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
 import type { ChatCompletionChunk, ChatMessage, ContentPart, ModelInfo, RemoteOptions } from '../../types.ts';
 import { VERSION } from '../../core/build.ts';
-import { responseError, serverError, unreachable } from './errors.ts';
+import { responseError, serverError, unreachable } from './http-errors.ts';
 import { finishChunk, type ServerChunk, toChunk } from './chunks.ts';
 import { sseData } from './sse.ts';
 import { bytesToBase64 } from '../../core/bytes.ts';

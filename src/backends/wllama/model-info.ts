@@ -2,7 +2,7 @@
 // ModelInfo (with what wllama reports once loaded), its chat template and reply planner from the vocabulary (wllama has
 // no tokenizer API), and its largest tensor (whether it fits the adapter's storage buffers).
 import type { Wllama } from '@wllama/wllama/esm/index.js';
-import { ReplyPlanner } from '../../core/chat/plan.ts';
+import { ReplyPlanner } from '../../core/chat/reply-plan.ts';
 import { ChatTemplate } from '../../core/chat/template.ts';
 import { type GgufHeader, readGgufHeader, tensorBytes } from '../../core/gguf/reader.ts';
 import type { ModelBlobs } from '../../core/models/page-files.ts';

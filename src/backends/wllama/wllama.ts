@@ -1,6 +1,6 @@
 // The 'wllama' backend: @wllama/wllama 3.8.1 (llama.cpp's server code compiled with its WebGPU backend) behind Hearth's
 // Backend interface, so the public API, its validation and its streams are the same as with the wasm engine. Hearth
-// renders the chat template and reads the reply itself (chat/template.ts, chat/plan.ts), exactly as for the wasm
+// renders the chat template and reads the reply itself (chat/template.ts, chat/reply-plan.ts), exactly as for the wasm
 // engine: wllama's own chat path ignores a required tool_choice, and its Jinja differs from jinja2. wllama generates
 // from the rendered prompt with Hearth's grammar, stop strings, sampling and logprobs. Not offered here (`supports`,
 // refused by the router with a typed error): KV state (no persistence, no conversation cache across reloads), batching,

@@ -1,7 +1,7 @@
 // The generated text cut into what the API returns: reasoning, content and tool calls, in the format the model's
 // template teaches it (formats.ts detects which). parse() reads the whole text so far; with `partial` it leaves out
 // whatever the next tokens could still turn into something else (the start of a marker, a call whose name is not yet
-// known), so that each partial result extends the previous one and a stream can send the difference (stream.ts).
+// known), so that each partial result extends the previous one and a stream can send the difference (output-stream.ts).
 import type { Tool } from '../../types.ts';
 import { heldBack } from './stop.ts';
 

@@ -1,5 +1,5 @@
 // One reply as chunks, the same for every backend: the role chunk that opens it, text cut into reasoning, content and
-// tool calls (stream.ts) with the log-probabilities of the tokens it came from, and the final chunk with the finish
+// tool calls (output-stream.ts) with the log-probabilities of the tokens it came from, and the final chunk with the finish
 // reason ('tool_calls' when the reply made calls), usage, timings and warnings. A backend feeds it text and
 // log-probabilities and sends the chunks it returns.
 import { chunk, type CompletionMeta } from './completion.ts';
@@ -13,10 +13,10 @@ import type {
   Usage,
 } from '../../types.ts';
 import type { ParsedOutput } from './output.ts';
-import { OutputStream } from './stream.ts';
+import { OutputStream } from './output-stream.ts';
 
 export interface ReplyOptions {
-  /** The reply format's parser (plan.ts); null: the text is all content. */
+  /** The reply format's parser (reply-plan.ts); null: the text is all content. */
   parse: ((text: string, partial: boolean) => ParsedOutput) | null;
   /** Whether the request asked for logprobs. */
   logprobs: boolean;

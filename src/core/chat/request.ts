@@ -232,7 +232,7 @@ function resolveToolChoice(p: ChatCompletionCreateParams, tools: Tool[] | undefi
 }
 
 /** response_format or the raw grammar, their shapes checked (a schema's keywords are checked where it becomes a
- * grammar, by the backend that samples with one: core/chat/plan.ts). */
+ * grammar, by the backend that samples with one: core/chat/reply-plan.ts). */
 function resolveConstraint(p: ChatCompletionCreateParams): ReplyConstraint | null {
   const format = p.response_format;
   const raw = p.grammar;

@@ -38,7 +38,7 @@ export function kvBytesPerToken(shape: Shape, typeK: GgmlType, typeV: GgmlType):
   return Math.ceil(perType * (ELEMENT_BYTES[typeK] + ELEMENT_BYTES[typeV]));
 }
 
-export interface ContextPlan {
+export interface KvLayout {
   typeK: GgmlType;
   typeV: GgmlType;
   flashAttn: 0 | 1;
@@ -65,13 +65,13 @@ export interface ContextPlan {
  * attention 6.9 / 12.1 s, f16 plain 3.6 / 5.5 s, f32 plain 2.0 / 2.5 s; one decode step at 2,300: 281 ms vs 71 ms.
  * Quantized caches need flash attention (llama.cpp's rule).
  */
-export function contextPlan(
+export function kvLayout(
   shape: Shape,
   modelBytes: number,
   options: LoadOptions,
   deviceBytes?: number,
   heapBytes = WASM32_HEAP_BYTES,
-): ContextPlan {
+): KvLayout {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
   const heapRoom = heapBytes - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
   const budgetBytes = Math.max(
@@ -156,6 +156,6 @@ export function contextPlan(
 }
 
 /** The context size for `tokens` cells: rounded up to CTX_STEP, at most maxCtx. */
-export function contextFor(tokens: number, plan: ContextPlan): number {
-  return Math.min(plan.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
+export function contextFor(tokens: number, kv: KvLayout): number {
+  return Math.min(kv.maxCtx, Math.ceil(Math.max(1, tokens) / CTX_STEP) * CTX_STEP);
 }

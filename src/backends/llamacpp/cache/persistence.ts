@@ -9,7 +9,7 @@ import { exportCells } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { SaveQueue } from './save-queue.ts';
 import type { Slot, Slots } from './slots.ts';
-import { type ChunkMeta, type KvStore, newChunkId, type RecordMeta, storedStats } from './store.ts';
+import { type ChunkMeta, type KvStore, newChunkId, type RecordMeta, storedStats } from './kv-store.ts';
 import type { SystemState } from './system-states.ts';
 
 /** What a request offers for matching a saved conversation. */

@@ -16,10 +16,10 @@ import { exportCells } from './kv-io.ts';
 import { Persistence } from './persistence.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { type ContextHolder, lru, type Slot, Slots } from './slots.ts';
-import type { KvStore } from './store.ts';
+import type { KvStore } from './kv-store.ts';
 import { SystemStates } from './system-states.ts';
 
-/** A prompt's state shipped with the model (cache/prompt-state.ts). */
+/** A prompt's state shipped with the model (prompt-state/file-format.ts). */
 export interface ShippedState {
   tokens: Int32Array;
   data: Uint8Array;

@@ -1,5 +1,5 @@
 // The context grows with demand: when the running requests need more cells than it has, it is recreated larger and
-// every slot's cells are carried over as state (the same values, no recompute), up to plan.maxCtx (kv-layout.ts).
+// every slot's cells are carried over as state (the same values, no recompute), up to kv.maxCtx (kv-layout.ts).
 import { ContextFullError } from '../../../errors.ts';
 import type { Slot } from '../cache/slots.ts';
 import { contextFor } from '../cache/kv-layout.ts';
@@ -18,9 +18,9 @@ export async function fit(s: Session, n: number, lost: LostSlots): Promise<boole
 
 /** Grows the context to hold `cells` (and by one cell at least). False when it cannot: at its limit, or no memory. */
 export async function grow(s: Session, cells: number, lost: LostSlots): Promise<boolean> {
-  if (!s.plan.dynamic || s.ctx.nCtx >= s.plan.maxCtx) return false;
+  if (!s.kv.dynamic || s.ctx.nCtx >= s.kv.maxCtx) return false;
   try {
-    await resize(s, Math.max(contextFor(cells, s.plan), Math.min(s.plan.maxCtx, s.ctx.nCtx + 1)), 0, lost);
+    await resize(s, Math.max(contextFor(cells, s.kv), Math.min(s.kv.maxCtx, s.ctx.nCtx + 1)), 0, lost);
   } catch (err) {
     if (err instanceof ContextFullError) return false; // no memory for more: the overflow policies apply
     throw err;

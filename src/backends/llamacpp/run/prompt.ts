@@ -7,11 +7,11 @@ import { hashText } from '../../../core/hash.ts';
 import { systemKey } from '../cache/identity.ts';
 import { commonPrefix } from '../cache/prefix.ts';
 import type { CacheRequest } from '../cache/prompt-cache.ts';
-import { ReplyPlanner, type ReplyPlan } from '../../../core/chat/plan.ts';
+import { ReplyPlanner, type ReplyPlan } from '../../../core/chat/reply-plan.ts';
 import { ChatTemplate } from '../../../core/chat/template.ts';
 import type { Llama } from '../binding/llama.ts';
 import type { LlamaModel } from '../binding/model.ts';
-import type { LlamaProjector, MediaPrompt } from '../binding/media.ts';
+import type { LlamaProjector, MediaPrompt } from '../binding/mtmd.ts';
 import { markerText } from '../../../core/chat/media.ts';
 
 export interface PreparedPrompt extends CacheRequest {

@@ -18,7 +18,7 @@ import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
-import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/media.ts';
+import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/mtmd.ts';
 
 /** A load or unload waiting for its turn. */
 interface Exclusive {
@@ -180,7 +180,7 @@ export class Scheduler {
       }
       const running = this.active.reduce((n, j) => n + Math.max(j.demand, j.slot.tokens.length), 0);
       // Wait for running requests to end when this one does not fit next to them (it fits alone: measure()).
-      if (this.active.length && running + next.demand > s.plan.maxCtx) return;
+      if (this.active.length && running + next.demand > s.kv.maxCtx) return;
       this.waiting.shift();
       await this.start(s, next, running);
       await this.settle();
@@ -211,11 +211,11 @@ export class Scheduler {
         { param: 'messages' },
       );
     }
-    const limit = s.plan.maxCtx;
+    const limit = s.kv.maxCtx;
     if (n + 1 > limit) {
       throw new ContextFullError(
         `the prompt is ${n} tokens but the context holds at most ${limit}: shorten the conversation` +
-          (s.plan.dynamic ? ' or raise kvBudgetBytes' : ' or load the model with a larger nCtx'),
+          (s.kv.dynamic ? ' or raise kvBudgetBytes' : ' or load the model with a larger nCtx'),
         { promptTokens: n, nCtx: limit },
       );
     }
@@ -225,8 +225,8 @@ export class Scheduler {
   private async start(s: Session, job: Job, running: number) {
     job.tStart = now();
     try {
-      if (s.plan.dynamic) {
-        const want = contextFor(running + job.demand, s.plan);
+      if (s.kv.dynamic) {
+        const want = contextFor(running + job.demand, s.kv);
         if (want > s.ctx.nCtx) await resize(s, want, job.tokens.length, this.lost);
       }
       job.prep = await s.cache.prepare(job.prompt!);

@@ -1,22 +1,22 @@
-// One loaded model and what is built on it: its context, the plan that sizes the context, the KV cache and the prompt
+// One loaded model and what is built on it: its context, the KV layout that sizes the context, the KV cache and the prompt
 // preparation. The session owns the context: growth (growth.ts) replaces it through resizeContext, and the cache and
 // the scheduler ask for `ctx` whenever they use it, so nobody holds a context that is gone.
 import type { ModelInfo } from '../../../types.ts';
 import type { PromptCache } from '../cache/prompt-cache.ts';
 import type { ContextHolder } from '../cache/slots.ts';
-import type { ContextPlan } from '../cache/kv-layout.ts';
+import type { KvLayout } from '../cache/kv-layout.ts';
 import type { Llama } from '../binding/llama.ts';
-import type { LlamaProjector } from '../binding/media.ts';
+import type { LlamaProjector } from '../binding/mtmd.ts';
 import type { LlamaModel } from '../binding/model.ts';
 import { LlamaContext } from '../binding/context.ts';
-import { gpuStepTokens, N_BATCH } from '../binding/limits.ts';
+import { gpuStepTokens, N_BATCH } from '../binding/batch.ts';
 import type { Prompts } from './prompt.ts';
 
 export interface SessionParts {
   llama: Llama;
   model: LlamaModel;
   ctx: LlamaContext;
-  plan: ContextPlan;
+  kv: KvLayout;
   /** Requests decoded together at most. */
   nParallel: number;
   info: ModelInfo;
@@ -30,14 +30,14 @@ export interface SessionParts {
 export class Session implements ContextHolder {
   readonly llama: Llama;
   readonly model: LlamaModel;
-  readonly plan: ContextPlan;
+  readonly kv: KvLayout;
   readonly nParallel: number;
   readonly info: ModelInfo;
   readonly prompts: Prompts;
   readonly identity: string;
   readonly projector: LlamaProjector | null;
   readonly cache: PromptCache;
-  /** Tokens one decode step takes at most: N_BATCH, less on a software GPU adapter (binding/limits.ts). */
+  /** Tokens one decode step takes at most: N_BATCH, less on a software GPU adapter (binding/batch.ts). */
   readonly stepTokens: number;
   private context: LlamaContext;
 
@@ -45,7 +45,7 @@ export class Session implements ContextHolder {
   constructor(parts: SessionParts, cache: (holder: ContextHolder) => PromptCache) {
     this.llama = parts.llama;
     this.model = parts.model;
-    this.plan = parts.plan;
+    this.kv = parts.kv;
     this.nParallel = parts.nParallel;
     this.info = parts.info;
     this.prompts = parts.prompts;
@@ -86,7 +86,7 @@ export class Session implements ContextHolder {
       return null;
     } catch (err) {
       this.context = await this.llama.guard(() => LlamaContext.create(this.model, params));
-      this.plan.maxCtx = params.nCtx;
+      this.kv.maxCtx = params.nCtx;
       return err as Error;
     }
   }

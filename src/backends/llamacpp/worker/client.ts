@@ -80,9 +80,9 @@ export async function startEngineWorker(init: HostInit): Promise<LastingWorker> 
   return new LastingWorker(await start(), start, typeof wide === 'object' && wide ? () => startOnce(wide) : wide);
 }
 
-async function startOnce(init: HostInit): Promise<EngineWorker> {
+async function startOnce(init: HostInit): Promise<WorkerClient> {
   for (let attempt = 1; ; attempt++) {
-    const worker = new EngineWorker(startWorker(init.assets['engine.worker.js']));
+    const worker = new WorkerClient(startWorker(init.assets['engine.worker.js']));
     try {
       await worker.start(init);
       return worker;
@@ -112,7 +112,7 @@ function startWorker(url: string): Worker {
 }
 
 /** The llama.cpp engine in one worker: its calls go over a MessagePort through the RPC layer. */
-export class EngineWorker {
+export class WorkerClient {
   readonly calls: ServedCalls;
   /** What the engine said of itself when it started (its model store's kind, its build). */
   started: BackendInfo | null = null;

@@ -1,6 +1,6 @@
-// The worker side: creates the Engine, and serves the page's calls on it (core/rpc/rpc.ts) from the port it was handed.
+// The worker side: creates the LlamaEngine, and serves the page's calls on it (core/rpc/rpc.ts) from the port it was handed.
 import type { BackendInfo, CallControl } from '../../../contract.ts';
-import type { Engine } from '../engine.ts';
+import type { LlamaEngine } from '../llama-engine.ts';
 import { EngineError, toWire } from '../../../errors.ts';
 import { type RpcMessage, RpcServer, type Result } from '../../../core/rpc/rpc.ts';
 import { cspError, isWasmCspError, watchCsp } from '../../../core/csp.ts';
@@ -12,10 +12,10 @@ export interface PortLike {
   onmessage: ((e: MessageEvent) => void) | null;
 }
 
-export class EngineHost {
-  private engine: Engine | null = null;
+export class WorkerHost {
+  private engine: LlamaEngine | null = null;
 
-  constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => Engine) {}
+  constructor(private readonly makeEngine: (init: HostInit, onStage?: (stage: StartStage) => void) => LlamaEngine) {}
 
   /** Creates the engine and instantiates the wasm build; answers with what engine.info() reports. Calls come in on
    * `calls`. */
@@ -59,7 +59,7 @@ export interface StartScope {
  * Serves the page's start on a worker's global scope (workers/engine.worker.ts): the first StartMessage starts the
  * engine, answered with StartReply messages; anything else posted to the worker is not the page's and is ignored.
  */
-export function serveStart(scope: StartScope, host: EngineHost) {
+export function serveStart(scope: StartScope, host: WorkerHost) {
   const onMessage = (e: MessageEvent) => {
     const m = e.data as Partial<StartMessage> | null;
     if (m?.kind !== 'start' || typeof m.init !== 'object' || !m.calls) return;

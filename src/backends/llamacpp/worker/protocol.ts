@@ -16,7 +16,7 @@ export interface HostInit {
   maxModelBytes?: number;
   hfEndpoint?: string;
   cache?: CacheOptions;
-  /** The GPU build under backend 'auto': a model the GPU cannot hold loads on the CPU (Engine's gpuFallback). */
+  /** The GPU build under backend 'auto': a model the GPU cannot hold loads on the CPU (LlamaEngine's gpuFallback). */
   gpuFallback?: boolean;
   /** The GPU build: false computes in f32 even where the adapter has shader-f16 (EngineOptions.gpuShaderF16). */
   shaderF16?: boolean;

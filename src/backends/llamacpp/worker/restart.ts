@@ -9,7 +9,7 @@ import { rpcStubs } from '../../../core/rpc/rpc.ts';
 import { EngineError, type ModelLoadError, terminatedError } from '../../../errors.ts';
 import { fitsMemory64, withoutMemory64 } from './memory64.ts';
 
-/** One worker as this file uses it (client.ts's EngineWorker; named here, so that the two files import one way). */
+/** One worker as this file uses it (client.ts's WorkerClient; named here, so that the two files import one way). */
 export interface OneWorker {
   readonly calls: ServedCalls;
   started: BackendInfo | null;

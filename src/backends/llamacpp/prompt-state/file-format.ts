@@ -11,7 +11,7 @@
 // The file comes from the network: every field is checked, and a file that does not match the loaded model, build
 // and KV layout, or whose bytes do not add up, is never restored (the engine prefills cold and says why).
 import { hashBytes } from '../../../core/hash.ts';
-import { layoutKey } from './identity.ts';
+import { layoutKey } from '../cache/identity.ts';
 
 export const PROMPT_STATE_MAGIC = 'HEARTHPS';
 /** Bump when the header or the layout changes. */

@@ -40,7 +40,7 @@ export async function toWav(recorded: Blob): Promise<Blob> {
 }
 
 /** One recording at a time: start() asks for the microphone, stop() gives the clip as a WAV File. */
-export class Recorder {
+export class Microphone {
   #recorder: MediaRecorder | null = null;
   #done: Promise<Blob> | null = null;
 

@@ -5,7 +5,7 @@ import { newCompletionMeta } from '../../core/chat/completion.ts';
 import { resolveRequest } from '../../core/chat/request.ts';
 import type { CallControl, CompletionRequest } from '../../contract.ts';
 import type { CacheSource, ChatCompletionCreateParams, ChatMessage } from '../../types.ts';
-import type { Engine } from './engine.ts';
+import type { LlamaEngine } from './llama-engine.ts';
 import { Job } from './run/job.ts';
 import type { Scheduler } from './run/scheduler.ts';
 import type { Session } from './run/session.ts';
@@ -51,8 +51,8 @@ class PromptLogitsJob extends Job {
   }
 }
 
-export class EngineInspector {
-  constructor(private readonly engine: Engine) {}
+export class TestHooks {
+  constructor(private readonly engine: LlamaEngine) {}
 
   private get scheduler(): Scheduler {
     return this.engine.scheduler;

@@ -4,17 +4,17 @@
 // so later requests that start with them reuse the cells.
 import { AbortError, ContextFullError, EngineError } from '../../../errors.ts';
 import type { CallControl } from '../../../contract.ts';
-import { yieldToEventLoop } from './yield.ts';
-import { fit } from './growth.ts';
-import type { Session } from './session.ts';
+import { yieldToEventLoop } from '../run/yield.ts';
+import { fit } from '../run/growth.ts';
+import type { Session } from '../run/session.ts';
 
 export async function prefillState(s: Session, tokens: Int32Array, control: CallControl = {}): Promise<Uint8Array> {
   const n = tokens.length;
-  if (n + 1 > s.plan.maxCtx) {
+  if (n + 1 > s.kv.maxCtx) {
     throw new ContextFullError(
-      `the prompt is ${n} tokens but the context holds at most ${s.plan.maxCtx}: load the model with a larger ` +
+      `the prompt is ${n} tokens but the context holds at most ${s.kv.maxCtx}: load the model with a larger ` +
         'nCtx or kvBudgetBytes',
-      { promptTokens: n, nCtx: s.plan.maxCtx },
+      { promptTokens: n, nCtx: s.kv.maxCtx },
     );
   }
   const slots = s.cache.slots;

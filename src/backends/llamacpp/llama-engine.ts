@@ -15,7 +15,7 @@ import type {
 import { EngineError, InvalidRequestError, terminatedError } from '../../errors.ts';
 import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
-import { defaultBudget, KvStore, storedStats } from './cache/store.ts';
+import { defaultBudget, KvStore, storedStats } from './cache/kv-store.ts';
 import { pooledOutputs, rerankTokens } from './embed.ts';
 import { Job } from './run/job.ts';
 import { Llama } from './binding/llama.ts';
@@ -29,9 +29,9 @@ import {
 } from '../../core/limits.ts';
 import { loadSession, openModelFile } from './load.ts';
 import { type GpuPlacement, tooLargeForCpu } from '../../core/models/check.ts';
-import { openPromptState } from './prompt-state-file.ts';
-import { writePromptState } from './cache/prompt-state.ts';
-import { prefillState } from './run/prefill-state.ts';
+import { openPromptState } from './prompt-state/open-file.ts';
+import { writePromptState } from './prompt-state/file-format.ts';
+import { prefillState } from './prompt-state/prefill.ts';
 import { resolveRequest } from '../../core/chat/request.ts';
 import { Scheduler } from './run/scheduler.ts';
 import type { Session } from './run/session.ts';
@@ -42,7 +42,7 @@ import { openProjector } from '../../core/models/projector.ts';
 import { resolveMedia } from '../../core/chat/media.ts';
 import { VERSION } from '../../core/build.ts';
 
-export interface EngineConfig {
+export interface LlamaEngineConfig {
   loader: ModuleLoader;
   /** Model files larger than this are refused before loading (wasm32 heap: 4 GiB, minus KV cache and buffers). */
   maxModelBytes?: number;
@@ -81,10 +81,10 @@ function dotReason(dot: 'int16' | 'int32' | null): string {
   return '';
 }
 
-export class Engine implements ServedCalls {
+export class LlamaEngine implements ServedCalls {
   private llama: Llama | null = null;
   private session: Session | null = null;
-  /** Runs every request on the loaded model (inspect.ts reaches it in Node, for tests and benchmarks). */
+  /** Runs every request on the loaded model (test-hooks.ts reaches it in Node, for tests and benchmarks). */
   readonly scheduler = new Scheduler(() => this.requireSession());
   private store: Promise<KvStore | null> | null = null;
   /** The model loaded last, what a crashed module is reloaded with; null when none is (or it was unloaded). */
@@ -97,7 +97,7 @@ export class Engine implements ServedCalls {
   /** Set by terminate(): every call answers 'terminated'. */
   private terminated = false;
 
-  constructor(private readonly config: EngineConfig) {
+  constructor(private readonly config: LlamaEngineConfig) {
     const c = config.cache ?? {};
     this.cacheConfig = {
       persistent: c.persistent ?? true,
@@ -359,11 +359,11 @@ export class Engine implements ServedCalls {
         s && ctx
           ? {
               nCtx: ctx.nCtx,
-              maxCtx: s.plan.maxCtx,
-              dynamic: s.plan.dynamic,
+              maxCtx: s.kv.maxCtx,
+              dynamic: s.kv.dynamic,
               nParallel: s.nParallel,
-              kvBytesPerToken: s.plan.kvBytesPerToken,
-              budgetBytes: s.plan.budgetBytes,
+              kvBytesPerToken: s.kv.kvBytesPerToken,
+              budgetBytes: s.kv.budgetBytes,
             }
           : null,
       gpu: llama.gpu

@@ -1,16 +1,16 @@
 // Opening LoadOptions.promptState: a Blob as it is; a URL through the model store like a model (downloaded once,
 // resumed, offline afterwards), checked as a prompt state file instead of a GGUF model.
-import { AbortError, ModelLoadError } from '../../errors.ts';
-import type { Progress } from '../../types.ts';
+import { AbortError, ModelLoadError } from '../../../errors.ts';
+import type { Progress } from '../../../types.ts';
 import {
   blobReader,
   notPromptStateStart,
   PromptStateMismatch,
   readPromptStateHeader,
   type Readable,
-} from './cache/prompt-state.ts';
-import { openSource, type SourceOptions } from '../../core/models/source.ts';
-import type { StoredFormat } from '../../core/models/store-download.ts';
+} from './file-format.ts';
+import { openSource, type SourceOptions } from '../../../core/models/source.ts';
+import type { StoredFormat } from '../../../core/models/store-download.ts';
 
 export const PROMPT_STATE_FILE: StoredFormat = {
   what: 'a Hearth prompt state file',
