@@ -51,6 +51,9 @@ export interface BackendCalls {
   embed(request: { inputs: string[] }, control?: CallControl): Promise<EmbedResult>;
   /** A reranker's score of each document against the query. Only where supports.rerank. */
   rank(request: { query: string; documents: string[] }, control?: CallControl): Promise<RankResult>;
+  /** The tokens `request`'s prompt takes as the model reads it (chat template, tools and media), or a text's own
+   * tokens (no template, no BOS), without running anything. */
+  countTokens(request: CompletionRequest | { text: string }, control?: CallControl): Promise<{ tokens: number }>;
   info(): Promise<BackendInfo>;
   unload(): Promise<void>;
 }

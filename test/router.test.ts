@@ -52,6 +52,7 @@ function simulatedGpu(refuse: string | null = null) {
     rank: async () => {
       throw new Error('rank reached the backend');
     },
+    countTokens: (request, control) => home.engine.countTokens(request, control),
     info: async () => ({ ...(await home.engine.info()), backend: 'wllama' }),
     unload: async () => void calls.push('unload'),
   };

@@ -7,6 +7,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParams,
   ChatCompletions,
+  CountTokensParams,
   EmbeddingCreateParams,
   Embeddings,
   EngineCache,
@@ -26,6 +27,7 @@ import { Channel } from './channel.ts';
 import { CompletionAssembler, publicChunks } from '../core/chat/completion.ts';
 import { embeddingResponse, embedInputs, rerankInputs, rerankResponse } from './embeddings.ts';
 import { resolveRequest } from '../core/chat/request.ts';
+import { invalidParameter as bad } from '../errors.ts';
 
 export class EngineApi implements HearthEngine {
   readonly chat: { readonly completions: ChatCompletions };
@@ -67,6 +69,16 @@ export class EngineApi implements HearthEngine {
   async rerank(params: RerankParams): Promise<RerankResponse> {
     const { query, documents } = rerankInputs(params);
     return rerankResponse(await this.calls.rank({ query, documents }, { signal: params.signal }), params);
+  }
+
+  async countTokens(params: CountTokensParams): Promise<{ prompt_tokens: number }> {
+    const { signal } = params;
+    if ('text' in params) {
+      if (typeof params.text !== 'string') bad('text', `expected a string, got ${typeof params.text}`);
+      return { prompt_tokens: (await this.calls.countTokens({ text: params.text }, { signal })).tokens };
+    }
+    const { onProgress, ...request } = resolveRequest({ ...params, stream: false });
+    return { prompt_tokens: (await this.calls.countTokens(request, { signal })).tokens };
   }
 
   info(): Promise<EngineInfo> {

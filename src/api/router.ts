@@ -121,6 +121,12 @@ export class BackendRouter implements BackendCalls {
     return this.current.rank(request, control);
   }
 
+  countTokens(request: CompletionRequest | { text: string }, control?: CallControl): Promise<{ tokens: number }> {
+    const backend = this.current;
+    if ('messages' in request) checkCompletion(backend, request);
+    return backend.countTokens(request, control);
+  }
+
   async info(): Promise<EngineInfo> {
     const info = await this.current.info();
     return { ...info, storage: info.storage ?? this.storage, selection: { ...this.selection }, shared: null };

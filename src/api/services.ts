@@ -47,6 +47,7 @@ export function engineCalls(router: BackendRouter, services: Services): EngineCa
     complete: (r, c) => router.complete(r, c),
     embed: (r, c) => router.embed(r, c),
     rank: (r, c) => router.rank(r, c),
+    countTokens: (r, c) => router.countTokens(r, c),
     info: () => router.info(),
     unload: () => router.unload(),
     cacheStats: () => services.cacheStats(),

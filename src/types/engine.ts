@@ -10,7 +10,7 @@ import type {
   Progress,
 } from './options.ts';
 import type { ModelStorage, ModelStoreApi } from './models.ts';
-import type { CacheSource, ChatCompletions, ChatMessage, Tool } from './chat.ts';
+import type { CacheSource, ChatCompletionCreateParams, ChatCompletions, ChatMessage, Tool } from './chat.ts';
 import type { Embeddings, RerankParams, RerankResponse } from './embeddings.ts';
 
 export interface CacheStats {
@@ -148,6 +148,9 @@ export interface EngineInfo {
   storage: ModelStorage | null;
 }
 
+/** What countTokens() counts: a chat request's prompt, or a text on its own. */
+export type CountTokensParams = ChatCompletionCreateParams | { text: string; signal?: AbortSignal };
+
 /** What a Hearth engine offers: createEngine's on a page (its calls go to the worker, a server or another tab) and
  * createNodeEngine's in Node are both this. */
 export interface HearthEngine {
@@ -157,6 +160,11 @@ export interface HearthEngine {
   /** Scores documents against a query with a reranker model (rank pooling); InvalidRequestError code
    * 'not_a_reranker' for other models. */
   rerank(params: RerankParams): Promise<RerankResponse>;
+  /** The tokens a chat.completions request's prompt takes as the loaded model reads it (its chat template, tools,
+   * images and audio), without running it: what `usage.prompt_tokens` would say; or, for `{ text }`, the text's own
+   * tokens (no template). The wasm and GPU engines count; wllama and a server answer InvalidRequestError
+   * 'unsupported_by_backend'. */
+  countTokens(params: CountTokensParams): Promise<{ prompt_tokens: number }>;
   readonly cache: EngineCache;
   /** The downloaded models kept for the next load. */
   readonly models: ModelStoreApi;

@@ -10,7 +10,7 @@ import type { Addressed, Message, TabModel } from './wire.ts';
 // word (a crash) would otherwise hold its batch slot, and its model, forever, since it never acknowledges chunks.
 const SWEEP_MS = 3_000;
 
-const USES_MODEL: ReadonlySet<Method> = new Set<Method>(['complete', 'embed', 'rank', 'cacheExport']);
+const USES_MODEL: ReadonlySet<Method> = new Set<Method>(['complete', 'embed', 'rank', 'countTokens', 'cacheExport']);
 
 export class Leader {
   private readonly gate = new ModelGate();

@@ -12,6 +12,7 @@ export function llamacppBackend(engine: BackendCalls, kind: 'wasm' | 'webgpu' = 
     complete: (r, c) => engine.complete(r, c),
     embed: (r, c) => engine.embed(r, c),
     rank: (r, c) => engine.rank(r, c),
+    countTokens: (r, c) => engine.countTokens(r, c),
     info: () => engine.info(),
     unload: () => engine.unload(),
   };

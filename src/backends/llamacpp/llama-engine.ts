@@ -287,6 +287,36 @@ export class LlamaEngine implements ServedCalls {
     return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
   }
 
+  /**
+   * The tokens the request's prompt takes, rendered and tokenized as complete() would (its media read and split by the
+   * projector), without decoding anything. Between requests, as the other calls that use the model's tokenizer.
+   */
+  async countTokens(
+    request: CompletionRequest | { text: string },
+    control: CallControl = {},
+  ): Promise<{ tokens: number }> {
+    await this.revive();
+    if (!('messages' in request)) {
+      const { text } = request;
+      return this.scheduler.exclusive(control.signal, async () => {
+        const s = this.requireSession();
+        return { tokens: s.llama.guard(() => s.model.tokenize(text, false, false)).length };
+      });
+    }
+    const p = this.live?.projector;
+    if (this.live) {
+      request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, {
+        fetch: this.config.fetch,
+        signal: control.signal,
+      });
+    }
+    return this.scheduler.exclusive(control.signal, async () => {
+      const s = this.requireSession();
+      const resolved = { ...request, onProgress: control.onProgress };
+      return { tokens: s.llama.guard(() => s.prompts.prepare(resolved).tokens.length) };
+    });
+  }
+
   /** Embeddings of the texts, once the requests before have ended (see embed.ts). */
   async embed({ inputs }: { inputs: string[] }, control: CallControl = {}): Promise<EmbedResult> {
     await this.revive();

@@ -222,6 +222,14 @@ export class ServerBackend implements Backend {
     );
   }
 
+  /** OpenAI's API has no way to count a chat's tokens (llama-server's /tokenize is its own): not asked. */
+  countTokens(): Promise<{ tokens: number }> {
+    throw new InvalidRequestError(
+      "counting a prompt's tokens needs a backend on this device: a remote server is not asked for it",
+      'unsupported_by_backend',
+    );
+  }
+
   /** The server's own: no wasm build, threads or KV cache of this device answer here. */
   async info(): Promise<BackendInfo> {
     return {

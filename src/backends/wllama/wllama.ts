@@ -163,6 +163,14 @@ export class WllamaBackend implements Backend {
     await generate(w, this.chat!, this.model!.name, this.nCtx, request, control);
   }
 
+  /** wllama 3 has no tokenizer call (it runs llama-server's completion code): not asked. */
+  async countTokens(): Promise<{ tokens: number }> {
+    throw new InvalidRequestError(
+      "counting a prompt's tokens needs the wasm or GPU engine: wllama does not tokenize on its own",
+      'unsupported_by_backend',
+    );
+  }
+
   /**
    * The probe's next-token log-probabilities after `prompt` (raw text, no template), likeliest first. For the
    * self-test, which compares them with the wasm engine's.

@@ -16,6 +16,7 @@ const methods: Record<Method, true> = {
   complete: true,
   embed: true,
   rank: true,
+  countTokens: true,
   info: true,
   unload: true,
   cacheStats: true,
