@@ -16,6 +16,7 @@ declare global {
   interface Window {
     hearth: Hearth;
     hearthWire: typeof import('../src/api/shared/wire.ts');
+    hearthPromptApi: typeof import('../src/prompt-api/prompt-api.ts');
     hearthReady: boolean;
     engine: import('../src/index.ts').HearthEngine;
   }
@@ -30,6 +31,15 @@ export interface HarnessPage {
   /** Runs `fn` in the page (it is sent as source: it may use only its argument and the page's globals). */
   evaluate<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
   waitForFunction(fn: () => unknown): Promise<unknown>;
+  /** A click at (x, y) in the page's viewport, as a user's (the page gets a user activation), and nothing else: no
+   * check or wait of the driver's own that would run script in the page. */
+  tap(x: number, y: number): Promise<void>;
+  /**
+   * Calls `listener` with the text of each console message the page logs from now on. Null where the driver cannot
+   * (WebKit's plain WebDriver). Where it can, it is the way to watch a page that must not be touched: Playwright's
+   * and puppeteer's evaluate() give the page a user activation.
+   */
+  onConsole: ((listener: (text: string) => void) => void) | null;
   /**
    * Answers every request whose URL starts with `prefix` with `body` (with `once`, only the first; the server answers
    * the rest); returns the URLs it answered so far. Null where the driver cannot (WebKit's plain WebDriver).
@@ -141,6 +151,8 @@ function chromiumHarness(page: Page, choice: EngineChoice): HarnessPage {
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never),
     waitForFunction: (fn) => page.waitForFunction(fn),
+    tap: (x, y) => page.mouse.click(x, y),
+    onConsole: (listener) => void page.on('console', (m) => listener(m.text())),
     async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
       await page.route(
@@ -164,6 +176,8 @@ function firefoxHarness(page: FirefoxPage, baseURL: string, choice: EngineChoice
     reload: () => page.reload(),
     evaluate: (fn, arg) => page.evaluate(fn, arg as never) as never,
     waitForFunction: (fn) => page.waitForFunction(fn),
+    tap: (x, y) => page.mouse.click(x, y),
+    onConsole: (listener) => void page.on('console', (m) => listener(m.text())),
     async serve(prefix, body, headers, options = {}) {
       const answered: string[] = [];
       await page.setRequestInterception(true);
@@ -200,6 +214,8 @@ function webkitHarness(
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    tap: (x, y) => session.tap(x, y),
+    onConsole: null,
     serve: null,
   };
 }

@@ -113,6 +113,22 @@ export class WebKitSession {
     return result.value as R;
   }
 
+  /** A click at (x, y) of the viewport through WebDriver's actions: the browser's own input events, so the page gets
+   * a user activation. */
+  async tap(x: number, y: number): Promise<void> {
+    const pointer = {
+      type: 'pointer',
+      id: 'mouse',
+      parameters: { pointerType: 'mouse' },
+      actions: [
+        { type: 'pointerMove', x, y, origin: 'viewport' },
+        { type: 'pointerDown', button: 0 },
+        { type: 'pointerUp', button: 0 },
+      ],
+    };
+    await this.driver.request('POST', `/session/${this.id}/actions`, { actions: [pointer] });
+  }
+
   close() {
     return this.driver.request('DELETE', `/session/${this.id}`).catch(() => {});
   }

@@ -1,5 +1,5 @@
 // npm run build:package — the npm package, staged in .cache/package/ and packed to .cache/hearth-llm-<version>.tgz:
-//   lib/      the library as ES modules (entries index, node, widget, openai, ai-sdk) with .d.ts in lib/types/; @huggingface/jinja
+//   lib/      the library as ES modules (entries index, node, widget, openai, ai-sdk, prompt-api) with .d.ts in lib/types/; @huggingface/jinja
 //             with patches/ applied is built in (lib/jinja.js), so users get the renderer the template tests prove
 //   bin/      hearth.js, the command line (`npx hearth prompt-state …`: src/cli.ts)
 //   widget/   the static folder a site copies as-is: hearth-chat.js and its chunks, beside the engine's files (the
@@ -76,6 +76,8 @@ async function buildLibrary(outDir) {
           widget: join(root, 'src/widget/hearth-chat.ts'),
           openai: join(root, 'src/openai.ts'),
           'ai-sdk': join(root, 'src/ai-sdk.ts'),
+          'prompt-api': join(root, 'src/prompt-api/prompt-api.ts'),
+          'prompt-api-polyfill': join(root, 'src/prompt-api/auto-install.ts'),
           jinja: join(root, 'node_modules/@huggingface/jinja/dist/index.js'),
         },
         formats: ['es'],
@@ -125,6 +127,8 @@ function buildTypes(outDir) {
           '../src/widget/hearth-chat.ts',
           '../src/openai.ts',
           '../src/ai-sdk.ts',
+          '../src/prompt-api/prompt-api.ts',
+          '../src/prompt-api/auto-install.ts',
         ],
       },
       null,
@@ -142,10 +146,17 @@ function buildTypes(outDir) {
   }
 }
 
+/** Entries whose lib/ file is named apart from their source's path (lib/ is flat). */
+const LIB_NAMES = /** @type {Record<string, string>} */ ({
+  'widget/hearth-chat': 'widget',
+  'prompt-api/prompt-api': 'prompt-api',
+  'prompt-api/auto-install': 'prompt-api-polyfill',
+});
+
 function packageJson() {
   const entry = (/** @type {string} */ name) => ({
     types: `./lib/types/${name}.d.ts`,
-    default: `./lib/${name === 'widget/hearth-chat' ? 'widget' : name}.js`,
+    default: `./lib/${LIB_NAMES[name] ?? name}.js`,
   });
   return {
     name: PACKAGE_NAME,
@@ -172,13 +183,16 @@ function packageJson() {
       './widget': entry('widget/hearth-chat'),
       './openai': entry('openai'),
       './ai-sdk': entry('ai-sdk'),
+      './prompt-api': entry('prompt-api/prompt-api'),
+      './prompt-api/polyfill': entry('prompt-api/auto-install'),
       './package.json': './package.json',
     },
     types: './lib/types/index.d.ts',
     bin: { hearth: 'bin/hearth.js' },
     files: ['lib', 'bin', 'widget', 'docs', 'CHANGELOG.md'],
-    // Importing the widget entry registers <hearth-chat>; nothing else runs on import.
-    sideEffects: ['./lib/widget.js', './widget/*'],
+    // Importing the widget entry registers <hearth-chat>, the Prompt API's polyfill defines LanguageModel; nothing else
+    // runs on import.
+    sideEffects: ['./lib/widget.js', './lib/prompt-api-polyfill.js', './widget/*'],
     engines: dev.engines,
     dependencies,
     // hearth-llm/ai-sdk's types name the AI SDK's provider interfaces; its code needs nothing from it.

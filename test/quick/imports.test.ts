@@ -79,7 +79,7 @@ const BACKENDS = /^src\/backends\//;
 const API = /^src\/api\//;
 const ENTRIES = /^src\/(?!types\.ts|contract\.ts|errors\.ts)[^/]+\.ts$/;
 const ADAPTERS = /^src\/(openai|ai-sdk)\//;
-const UI = /^src\/(ui|widget|app)\//;
+const UI = /^src\/(ui|widget|app|prompt-api)\//;
 
 /** Each layer: its files, and what they may import. The first rule a file matches is its layer. */
 const LAYERS: Array<{ layer: string; files: RegExp; may: RegExp[] }> = [

@@ -1,0 +1,58 @@
+// Defines globalThis.LanguageModel from a page's configuration, where the browser has none (or where the page asks to
+// replace it): `installPromptApi({ model })`, or, for `import 'hearth-llm/prompt-api/polyfill'` and a script tag, the
+// JSON of `<script type="application/json" id="hearth-prompt-api">` (data, not code: it passes a strict CSP). The
+// engine is created on the first call that needs it, so a page that never prompts starts no worker.
+import { createEngine } from '../create-engine.ts';
+import type { EngineOptions, LoadOptions, ModelSource } from '../types.ts';
+import { QuotaExceededErrorShim, quotaExceededClass } from './dom-errors.ts';
+import { languageModelClass } from './sessions.ts';
+
+export interface PolyfillConfig {
+  /** A URL or { hf: { repo, file } }: downloaded into the model store once, offline afterwards. */
+  model: ModelSource;
+  load?: Omit<LoadOptions, 'signal' | 'onProgress'>;
+  engine?: EngineOptions;
+  /** Replace a LanguageModel the browser already has (Chrome's built-in model). Default false. */
+  replaceNative?: boolean;
+}
+
+/** Installs LanguageModel on globalThis; returns the class (the one already there where it is left alone). */
+export function installPromptApi(config: PolyfillConfig): unknown {
+  const g = globalThis as { LanguageModel?: unknown };
+  if (g.LanguageModel && !config.replaceNative) return g.LanguageModel;
+  const LanguageModel = languageModelClass({
+    engine: () => createEngine(config.engine),
+    model: config.model,
+    ...(config.load ? { load: config.load } : {}),
+  });
+  Object.defineProperty(globalThis, 'LanguageModel', { value: LanguageModel, writable: true, configurable: true });
+  // What LanguageModel throws for a full context, where the browser has no class of it yet.
+  if (quotaExceededClass() === QuotaExceededErrorShim) {
+    Object.defineProperty(globalThis, 'QuotaExceededError', {
+      value: QuotaExceededErrorShim,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return LanguageModel;
+}
+
+/** The page's configuration element, checked: a polyfill with no model configured defines nothing (and says why). */
+export function pageConfig(doc: Document | undefined = globalThis.document): PolyfillConfig | null {
+  const text = doc?.getElementById('hearth-prompt-api')?.textContent;
+  if (!text) return null;
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (err) {
+    console.warn(`[hearth] #hearth-prompt-api is not JSON (${(err as Error).message}): LanguageModel is not defined`);
+    return null;
+  }
+  const model = (config as { model?: unknown } | null)?.model;
+  const hf = (model as { hf?: { repo?: unknown; file?: unknown } } | null)?.hf;
+  if (typeof model !== 'string' && !(typeof hf?.repo === 'string' && typeof hf?.file === 'string')) {
+    console.warn('[hearth] #hearth-prompt-api names no model (a URL or { "hf": { "repo", "file" } })');
+    return null;
+  }
+  return config as PolyfillConfig;
+}
