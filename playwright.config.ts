@@ -62,6 +62,9 @@ const remoteSpec = /remote\.spec\.ts$/;
 const determinismSpec = /determinism\.spec\.ts$/;
 // The soak (widgets and the API on one shared engine, many turns): Chromium's plain page, where the widget runs.
 const soakSpec = /soak\.spec\.ts$/;
+// The Prompt API (its web-platform-tests, and a session kept across a reload): every browser, on the plain page (an
+// ordinary site, as the polyfill's users).
+const promptApiSpecs = /prompt-api(-wpt)?\.spec\.ts$/;
 // engine.spec's tests past choosing the build and a first answer (the full tier's on a browser's other page).
 const engineSpecPastFirstAnswer = [
   'stalls while starting',
@@ -98,7 +101,7 @@ const project = (browser: EngineBrowser, isolation: keyof typeof servers) => ({
         fullApi[browser] === isolation ? apiSpecs : engineSpec,
         ...(isolation === 'isolated'
           ? [storeSpecs]
-          : [widgetSpec, kernelsSpec, ...(browser === 'chromium' ? [remoteSpec] : [])]),
+          : [widgetSpec, kernelsSpec, promptApiSpecs, ...(browser === 'chromium' ? [remoteSpec] : [])]),
         ...((browser === 'chromium') === (isolation === 'isolated') && (full || browser === 'chromium')
           ? [determinismSpec]
           : []),
@@ -169,7 +172,7 @@ export default defineConfig<
     // clip (WebKit's part of an image, its decoder, runs).
     {
       name: 'webkit-plain',
-      testMatch: full ? [apiSpecs, determinismSpec] : [apiSpecs],
+      testMatch: full ? [apiSpecs, determinismSpec, promptApiSpecs] : [apiSpecs, promptApiSpecs],
       grepInvert: leaveOut(
         [
           'page reload without reading it again.*\\((qwen35|gemma3)-hello\\)',

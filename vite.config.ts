@@ -131,11 +131,12 @@ function widgetHost(): Plugin {
 /** The e2e harness page (e2e/harness.html, window.hearth), built apart (npm run build:e2e) and served by the preview
  * server from there: it is for tests only and never part of the site in dist/. */
 const e2eDist = join(import.meta.dirname, '.cache', 'e2e-dist');
+const E2E_PAGES = ['/e2e/harness.html', '/e2e/prompt-api-wpt.html'];
 function e2eHarness(): Plugin {
   const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json' };
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const path = (req.url ?? '').split('?')[0]!;
-    if (path !== '/e2e/harness.html' && !path.startsWith('/e2e-assets/')) return next();
+    if (!E2E_PAGES.includes(path) && !path.startsWith('/e2e-assets/')) return next();
     const file = normalize(join(e2eDist, path));
     if (!file.startsWith(e2eDist) || !existsSync(file)) return next();
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -143,6 +144,37 @@ function e2eHarness(): Plugin {
     createReadStream(file).pipe(res);
   };
   return { name: 'hearth-e2e-harness', configurePreviewServer: (server) => void server.middlewares.use(serve) };
+}
+
+/**
+ * The web-platform-tests of the Prompt API (e2e/wpt/, run by e2e/prompt-api-wpt.html) where their files ask for them:
+ * /wpt/… the tests, /resources/testharness.js the harness (the npm package wpt-runner's copy), and Hearth's stand-ins
+ * for the report and testdriver (e2e/wpt-support/). Dev and preview servers only.
+ */
+function wptFiles(): Plugin {
+  const root = import.meta.dirname;
+  const resources: Record<string, string> = {
+    '/resources/testharness.js': join(root, 'node_modules/wpt-runner/testharness/testharness.js'),
+    '/resources/testharnessreport.js': join(root, 'e2e/wpt-support/testharnessreport.js'),
+    '/resources/testdriver.js': join(root, 'e2e/wpt-support/testdriver.js'),
+    '/resources/testdriver-vendor.js': join(root, 'e2e/wpt-support/testdriver-vendor.js'),
+  };
+  const wpt = join(root, 'e2e', 'wpt');
+  const types: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html' };
+  const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const path = decodeURIComponent((req.url ?? '').split('?')[0]!);
+    const test = path.startsWith('/wpt/') ? normalize(join(wpt, path.slice('/wpt/'.length))) : '';
+    const file = resources[path] ?? (test.startsWith(wpt) ? test : '');
+    if (!file || !existsSync(file)) return next();
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.setHeader('Content-Type', types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream');
+    createReadStream(file).pipe(res);
+  };
+  return {
+    name: 'hearth-wpt',
+    configureServer: (server) => void server.middlewares.use(serve),
+    configurePreviewServer: (server) => void server.middlewares.use(serve),
+  };
 }
 
 /** Writes into the built service worker (workers/sw.ts) the files it keeps for offline use, and a version that
@@ -180,7 +212,14 @@ function engineWorker(): Plugin {
 
 export default defineConfig(({ mode }) => ({
   // The test host first: it logs every request, and /csp-all/ rewrites the path the others see.
-  plugins: [widgetHost(), testModels(), e2eHarness(), engineWorker(), ...(mode === 'e2e' ? [] : [precache()])],
+  plugins: [
+    widgetHost(),
+    testModels(),
+    e2eHarness(),
+    wptFiles(),
+    engineWorker(),
+    ...(mode === 'e2e' ? [] : [precache()]),
+  ],
   define: buildDefine(),
   server: { headers },
   preview: { headers },
@@ -191,7 +230,12 @@ export default defineConfig(({ mode }) => ({
         emptyOutDir: true,
         assetsDir: 'e2e-assets',
         copyPublicDir: false,
-        rollupOptions: { input: { harness: join(import.meta.dirname, 'e2e/harness.html') } },
+        rollupOptions: {
+          input: {
+            harness: join(import.meta.dirname, 'e2e/harness.html'),
+            'prompt-api-wpt': join(import.meta.dirname, 'e2e/prompt-api-wpt.html'),
+          },
+        },
       }
     : {
         target: 'es2022',
