@@ -4,7 +4,6 @@
 // checked before use: anything else under the key (another version, damage) is ignored, never trusted.
 import { createStore, del, get, set, type UseStore } from 'idb-keyval';
 import type { ChatMessage } from '../types.ts';
-import type { MessageType } from './input.ts';
 
 const VERSION = 1;
 
@@ -13,7 +12,6 @@ export interface SavedSession {
   messages: ChatMessage[];
   /** Each message's tokens as contextUsage counts them (sessions.ts contentTokens). */
   tokens: number[];
-  expected: MessageType[];
   samplingMode: string;
 }
 
@@ -30,7 +28,6 @@ export async function loadSession(id: string): Promise<SavedSession | null> {
     Array.isArray(s.tokens) &&
     s.tokens.length === s.messages.length &&
     s.tokens.every((n) => Number.isInteger(n) && n >= 0) &&
-    Array.isArray(s.expected) &&
     typeof s.samplingMode === 'string';
   return ok ? s : null;
 }

@@ -91,14 +91,23 @@ export function languageModelClass(config: PromptApiOptions) {
     return (await isStored()) ? 'available' : 'downloadable';
   }
 
+  /** Whether the model loads without a download: a local file, or one the model store holds whole (its id is the
+   * file's absolute URL; a { hf } file's, its resolve URL on the Hub or a mirror). */
   async function isStored(): Promise<boolean> {
     const m = config.model;
     if (typeof m !== 'string' && !('hf' in (m as object))) return true; // a File, a Blob, a path: nothing to download
-    const list = await (await getEngine()).models.list().catch(() => []);
-    const hf = typeof m === 'string' ? null : (m as { hf: { repo: string; file: string } }).hf;
-    return list.some((s) =>
-      hf ? s.complete && s.name.includes(hf.repo) && s.name.includes(hf.file) : s.complete && s.id === m,
-    );
+    const list = (await (await getEngine()).models.list().catch(() => [])).filter((s) => s.complete);
+    if (typeof m === 'string') {
+      let url = m;
+      try {
+        url = new URL(m, globalThis.location?.href).href;
+      } catch {
+        // a relative URL outside a page (Node): as given
+      }
+      return list.some((s) => s.id === url);
+    }
+    const { repo, file } = (m as { hf: { repo: string; file: string } }).hf;
+    return list.some((s) => s.id.includes(`/${repo}/resolve/`) && s.id.endsWith(`/${file}`));
   }
 
   class LanguageModel extends EventTarget {
@@ -385,7 +394,6 @@ export function languageModelClass(config: PromptApiOptions) {
       await saveSession(this.#id, {
         messages: this.#turns.map(messageOf),
         tokens: this.#turns.map((t) => t.tokens),
-        expected: [...this.#expected],
         samplingMode: this.#mode,
       });
     }

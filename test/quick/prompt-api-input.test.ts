@@ -87,7 +87,6 @@ describe('kept sessions', () => {
     await saveSession('good', {
       messages: [{ role: 'user', content: 'Hi' }],
       tokens: [1],
-      expected: ['text'],
       samplingMode: 'balanced',
     });
     expect((await loadSession('good'))?.messages).toEqual([{ role: 'user', content: 'Hi' }]);
@@ -95,11 +94,11 @@ describe('kept sessions', () => {
     const damaged: unknown[] = [
       null,
       'a string',
-      { v: 2, messages: [], tokens: [], expected: [], samplingMode: 'balanced' }, // another version
-      { v: 1, messages: [{ role: 'user', content: 'Hi' }], tokens: [], expected: [], samplingMode: 'balanced' },
-      { v: 1, messages: [null], tokens: [1], expected: [], samplingMode: 'balanced' },
-      { v: 1, messages: [], tokens: [], expected: [], samplingMode: 7 },
-      { v: 1, messages: [{ role: 'user', content: 'Hi' }], tokens: [-1], expected: [], samplingMode: 'balanced' },
+      { v: 2, messages: [], tokens: [], samplingMode: 'balanced' }, // another version
+      { v: 1, messages: [{ role: 'user', content: 'Hi' }], tokens: [], samplingMode: 'balanced' },
+      { v: 1, messages: [null], tokens: [1], samplingMode: 'balanced' },
+      { v: 1, messages: [], tokens: [], samplingMode: 7 },
+      { v: 1, messages: [{ role: 'user', content: 'Hi' }], tokens: [-1], samplingMode: 'balanced' },
     ];
     for (const [i, record] of damaged.entries()) {
       await set(`bad-${i}`, record, store);
