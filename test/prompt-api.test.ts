@@ -66,6 +66,27 @@ describe('the Prompt API over the engine', () => {
     expect(again.contextUsage).toBe(session.contextUsage);
   });
 
+  it('a prompt made while a reply streams waits for it, and goes on from the whole streamed turn', async () => {
+    const { engine, LanguageModel } = first;
+    const session = await LanguageModel.create(greedy);
+    const sent: number[] = [];
+    const create = engine.chat.completions.create;
+    engine.chat.completions.create = ((p: { messages: unknown[] }) => {
+      sent.push(p.messages.length);
+      return create(p as never);
+    }) as typeof create;
+    try {
+      const reader = session.promptStreaming('Name a bread.').getReader();
+      await reader.read(); // the reply has begun
+      const next = session.prompt('And a river?');
+      while (!(await reader.read()).done) {}
+      await next;
+    } finally {
+      engine.chat.completions.create = create;
+    }
+    expect(sent).toEqual([1, 3]); // the second saw the first question and its whole answer
+  });
+
   it('clone(): the copy answers as the original would, and the original is left as it was', async () => {
     const { LanguageModel } = first;
     const session = await LanguageModel.create(greedy);

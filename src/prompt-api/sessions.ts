@@ -222,28 +222,53 @@ export function languageModelClass(config: PromptApiOptions) {
       });
     }
 
+    /**
+     * The reply as a stream of text pieces. The call holds the session until the reply ends (or the reader cancels),
+     * so a prompt made meanwhile goes on from the whole of it; the engine writes on only as far as the reader reads.
+     */
     promptStreaming(input: unknown, options: PromptOptions = {}): ReadableStream<string> {
       if (this.#destroyed) throw destroyed();
       options.signal?.throwIfAborted(); // synchronously, as the specification's streams do
-      let reader: AsyncIterator<string> | null = null;
       const stop = new AbortController();
       const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-      const parts = this.#run(signal, (s) => this.#stream(input, options, s));
-      return iterable(
-        new ReadableStream<string>({
-          pull: async (controller) => {
-            try {
-              reader ??= (await parts)[Symbol.asyncIterator]();
-              const next = await reader.next();
-              if (next.done) controller.close();
-              else controller.enqueue(next.value);
-            } catch (err) {
-              controller.error(domError(err, signal));
-            }
-          },
+      let controller!: ReadableStreamDefaultController<string>;
+      let wake = () => {};
+      const stream = new ReadableStream<string>(
+        {
+          start: (c) => void (controller = c),
+          pull: () => wake(),
           cancel: () => stop.abort(),
-        }),
+        },
+        { highWaterMark: 1 },
       );
+      /** Resolves once the reader wants more (or the call ends). */
+      const room = (s: AbortSignal) =>
+        (controller.desiredSize ?? 0) > 0
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              wake = resolve;
+              s.addEventListener('abort', () => resolve(), { once: true });
+            });
+      this.#run(signal, async (s) => {
+        const { params, turns } = await this.#request(input, options, s);
+        const chunks = await this.#engine.chat.completions.create({ ...params, stream: true, signal: s });
+        let text = '';
+        for await (const c of chunks) {
+          const delta = c.choices[0]?.delta.content;
+          if (!delta) continue;
+          text += delta;
+          await room(s);
+          s.throwIfAborted();
+          controller.enqueue(delta);
+        }
+        await this.#answered(turns, text, s);
+      })
+        .then(
+          () => controller.close(),
+          (err) => controller.error(err),
+        )
+        .catch(() => {}); // the reader cancelled: the stream is closed, and nobody is there to tell
+      return iterable(stream);
     }
 
     append(input: unknown, options: { signal?: AbortSignal } = {}): Promise<undefined> {
@@ -363,23 +388,6 @@ export function languageModelClass(config: PromptApiOptions) {
           : {}),
       };
       return { params, turns };
-    }
-
-    async #stream(input: unknown, options: PromptOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {
-      const { params, turns } = await this.#request(input, options, signal);
-      const chunks = await this.#engine.chat.completions.create({ ...params, stream: true, signal });
-      const session = this;
-      return (async function* () {
-        let text = '';
-        for await (const c of chunks) {
-          const delta = c.choices[0]?.delta.content;
-          if (delta) {
-            text += delta;
-            yield delta;
-          }
-        }
-        await session.#answered(turns, text, signal);
-      })();
     }
 
     /** After an answer: the input and the reply join the session (the reply counted as its text). */
