@@ -43,6 +43,35 @@ export interface PromptOptions {
   signal?: AbortSignal;
 }
 
+/** A session, as the Prompt API's IDL has it (`LanguageModel` instances). */
+export interface LanguageModelSession extends EventTarget {
+  readonly contextUsage: number;
+  readonly contextWindow: number;
+  readonly samplingMode: SamplingMode;
+  oncontextoverflow: ((e: Event) => void) | null;
+  prompt(input: unknown, options?: PromptOptions): Promise<string>;
+  promptStreaming(input: unknown, options?: PromptOptions): ReadableStream<string>;
+  append(input: unknown, options?: { signal?: AbortSignal }): Promise<undefined>;
+  measureContextUsage(input: unknown, options?: PromptOptions): Promise<number>;
+  clone(options?: { signal?: AbortSignal }): Promise<LanguageModelSession>;
+  destroy(): void;
+  /** @deprecated contextUsage's older name. */
+  readonly inputUsage: number;
+  /** @deprecated contextWindow's older name. */
+  readonly inputQuota: number;
+  /** @deprecated oncontextoverflow's older name. */
+  onquotaoverflow: ((e: Event) => void) | null;
+  /** @deprecated measureContextUsage's older name. */
+  measureInputUsage(input: unknown, options?: PromptOptions): Promise<number>;
+}
+
+/** The LanguageModel class itself: its static calls (sessions come from create(), not `new`). */
+export interface LanguageModelClass {
+  availability(options?: CreateOptions): Promise<Availability>;
+  create(options?: CreateOptions): Promise<LanguageModelSession>;
+  readonly prototype: LanguageModelSession;
+}
+
 /** Temperature and top-k of each sampling mode ('balanced' is llama.cpp's default; 'most-predictable' greedy). */
 const SAMPLING: Record<SamplingMode, { temperature: number; top_k: number }> = {
   'most-predictable': { temperature: 0, top_k: 1 },
@@ -53,7 +82,7 @@ const SAMPLING: Record<SamplingMode, { temperature: number; top_k: number }> = {
 };
 
 /** The LanguageModel class for one configuration: `globalThis.LanguageModel = languageModelClass({ … })`. */
-export function languageModelClass(config: PromptApiOptions) {
+export function languageModelClass(config: PromptApiOptions): LanguageModelClass {
   let engine: Promise<HearthEngine> | null = null;
   let loading: Promise<HearthEngine> | null = null;
   let loaded = false;
@@ -431,7 +460,8 @@ export function languageModelClass(config: PromptApiOptions) {
     }
   }
 
-  return LanguageModel;
+  const named: LanguageModelClass = LanguageModel;
+  return named;
 }
 
 /** The stream, async-iterable (`for await`, Array.fromAsync) as the Streams standard has it, where the browser's
