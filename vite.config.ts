@@ -128,20 +128,26 @@ function widgetHost(): Plugin {
   };
 }
 
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json' };
+
+/** Sends a test page's file with the server's headers and a type by its extension. */
+function sendFile(res: ServerResponse, file: string) {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.setHeader('Content-Type', TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream');
+  createReadStream(file).pipe(res);
+}
+
 /** The e2e harness page (e2e/harness.html, window.hearth), built apart (npm run build:e2e) and served by the preview
  * server from there: it is for tests only and never part of the site in dist/. */
 const e2eDist = join(import.meta.dirname, '.cache', 'e2e-dist');
 const E2E_PAGES = ['/e2e/harness.html', '/e2e/prompt-api-wpt.html'];
 function e2eHarness(): Plugin {
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json' };
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const path = (req.url ?? '').split('?')[0]!;
     if (!E2E_PAGES.includes(path) && !path.startsWith('/e2e-assets/')) return next();
     const file = normalize(join(e2eDist, path));
     if (!file.startsWith(e2eDist) || !existsSync(file)) return next();
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.setHeader('Content-Type', types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream');
-    createReadStream(file).pipe(res);
+    sendFile(res, file);
   };
   return { name: 'hearth-e2e-harness', configurePreviewServer: (server) => void server.middlewares.use(serve) };
 }
@@ -160,15 +166,12 @@ function wptFiles(): Plugin {
     '/resources/testdriver-vendor.js': join(root, 'e2e/wpt-support/testdriver-vendor.js'),
   };
   const wpt = join(root, 'e2e', 'wpt');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html' };
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const path = decodeURIComponent((req.url ?? '').split('?')[0]!);
     const test = path.startsWith('/wpt/') ? normalize(join(wpt, path.slice('/wpt/'.length))) : '';
     const file = resources[path] ?? (test.startsWith(wpt) ? test : '');
     if (!file || !existsSync(file)) return next();
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.setHeader('Content-Type', types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream');
-    createReadStream(file).pipe(res);
+    sendFile(res, file);
   };
   return {
     name: 'hearth-wpt',

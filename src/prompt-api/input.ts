@@ -15,8 +15,6 @@ export interface PromptMessage {
   prefix?: boolean;
 }
 
-export type PromptInput = string | PromptMessage[];
-
 /** What a session takes: the media its expectedInputs named (text always). */
 export type Expected = ReadonlySet<MessageType>;
 

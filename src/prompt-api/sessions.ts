@@ -5,6 +5,8 @@
 // is kept across reloads: its messages in IndexedDB (saved-sessions.ts), its KV state as the engine's conversation of
 // that id.
 import type { ChatCompletionCreateParams, ChatMessage, HearthEngine, LoadOptions, ModelSource } from '../types.ts';
+import { abortable } from '../core/abort.ts';
+import { isWebSource, webUrls } from '../core/models/web-source.ts';
 import { destroyed, domError, quotaExceeded } from './dom-errors.ts';
 import { type Expected, type MessageType, toMessages } from './input.ts';
 import { deleteSession, loadSession, saveSession } from './saved-sessions.ts';
@@ -120,23 +122,20 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
     return (await isStored()) ? 'available' : 'downloadable';
   }
 
-  /** Whether the model loads without a download: a local file, or one the model store holds whole (its id is the
-   * file's absolute URL; a { hf } file's, its resolve URL on the Hub or a mirror). */
+  /** Whether the model loads without a download: a local file, or one the model store holds whole under the id the
+   * store gives it (a { hf } file's is its resolve URL on the engine's Hub or a mirror: the same path on any host). */
   async function isStored(): Promise<boolean> {
     const m = config.model;
-    if (typeof m !== 'string' && !('hf' in (m as object))) return true; // a File, a Blob, a path: nothing to download
-    const list = (await (await getEngine()).models.list().catch(() => [])).filter((s) => s.complete);
-    if (typeof m === 'string') {
-      let url = m;
-      try {
-        url = new URL(m, globalThis.location?.href).href;
-      } catch {
-        // a relative URL outside a page (Node): as given
-      }
-      return list.some((s) => s.id === url);
+    if (!isWebSource(m)) return true; // a File, a Blob, a path
+    let id: string;
+    try {
+      id = webUrls(m).id;
+    } catch {
+      return false; // not a source that loads: the load says why
     }
-    const { repo, file } = (m as { hf: { repo: string; file: string } }).hf;
-    return list.some((s) => s.id.includes(`/${repo}/resolve/`) && s.id.endsWith(`/${file}`));
+    const path = (url: string) => new URL(url).pathname;
+    const list = (await (await getEngine()).models.list().catch(() => [])).filter((s) => s.complete);
+    return list.some((s) => (typeof m === 'string' ? s.id === id : path(s.id) === path(id)));
   }
 
   class LanguageModel extends EventTarget {
@@ -439,7 +438,7 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
   /** The loaded engine, with create()'s monitor told the download's progress (0 first and 1 last, as the
    * specification's monitors are, in steps of 1/65536). */
   async function withMonitor(options: CreateOptions, signal?: AbortSignal): Promise<HearthEngine> {
-    if (!options.monitor) return abortable(ready(), signal);
+    if (!options.monitor) return loadedOrAborted(ready(), signal);
     const target = new EventTarget();
     options.monitor(target); // a monitor that throws rejects create() with its error
     let last = -1;
@@ -452,7 +451,7 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
     tell(0);
     monitors.add(tell);
     try {
-      const e = await abortable(ready(), signal);
+      const e = await loadedOrAborted(ready(), signal);
       tell(1);
       return e;
     } finally {
@@ -534,14 +533,11 @@ async function measured(e: HearthEngine, messages: ChatMessage[], signal: AbortS
   return turns;
 }
 
-/** `p`, or the signal's reason as soon as it aborts (the load goes on for the next create()). */
-function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return p;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(signal.reason);
-    signal.addEventListener('abort', stop, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+/** The model loaded, or the signal's own reason as soon as it aborts (the load goes on for the next create()), as the
+ * specification's create() rejects. */
+function loadedOrAborted(p: Promise<HearthEngine>, signal?: AbortSignal): Promise<HearthEngine> {
+  return abortable(p, signal).catch((err) => {
+    throw signal?.aborted ? signal.reason : err;
   });
 }
 

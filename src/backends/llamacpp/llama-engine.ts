@@ -274,17 +274,18 @@ export class LlamaEngine implements ServedCalls {
    */
   async complete(request: CompletionRequest, control: CallControl = {}): Promise<void> {
     await this.revive();
+    const name = this.live?.info.name ?? '';
+    request = await this.readMedia(request, control.signal);
+    return this.scheduler.submit(Job.completion(request, control, name));
+  }
+
+  /** The request with its images and audio read (fetched, hashed, checked against the projector), before it is queued.
+   * (Without a model, as is: the scheduler answers no_model.) */
+  private async readMedia(request: CompletionRequest, signal?: AbortSignal): Promise<CompletionRequest> {
     const s = this.live;
-    // Images and audio are read (fetched, hashed, checked against the projector) before the request is queued.
-    const p = s?.projector;
-    // (Without a model the scheduler answers no_model.)
-    if (s) {
-      request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, {
-        fetch: this.config.fetch,
-        signal: control.signal,
-      });
-    }
-    return this.scheduler.submit(Job.completion(request, control, s?.info.name ?? ''));
+    if (!s) return request;
+    const p = s.projector;
+    return resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, { fetch: this.config.fetch, signal });
   }
 
   /**
@@ -303,16 +304,10 @@ export class LlamaEngine implements ServedCalls {
         return { tokens: s.llama.guard(() => s.model.tokenize(text, false, false)).length };
       });
     }
-    const p = this.live?.projector;
-    if (this.live) {
-      request = await resolveMedia(request, p ? { image: p.image, audio: p.audio } : null, {
-        fetch: this.config.fetch,
-        signal: control.signal,
-      });
-    }
+    const read = await this.readMedia(request, control.signal);
     return this.scheduler.exclusive(control.signal, async () => {
       const s = this.requireSession();
-      const resolved = { ...request, onProgress: control.onProgress };
+      const resolved = { ...read, onProgress: control.onProgress };
       return { tokens: s.llama.guard(() => s.prompts.prepare(resolved).tokens.length) };
     });
   }
