@@ -42,6 +42,8 @@ export const INVALID_REQUEST_CODES = [
   'unsupported_content',
   'invalid_schema',
   'invalid_grammar',
+  'invalid_pattern',
+  'invalid_prefix',
   'template_error',
   'input_too_long',
   'not_an_embedding_model',

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../src/errors.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletionCreateParams, ChatMessage, Tool } from '../src/types.ts';
+import { regexGrammar } from '../src/core/chat/regex-grammar.ts';
 import { inspect, cachedEngine, coldEngine, testEngine } from './helpers.ts';
 
 const ajv = new Ajv({ strict: false });
@@ -162,9 +163,10 @@ describe('structured output', () => {
       tags: { type: 'array', items: { $ref: '#/$defs/tag' }, minItems: 1, maxItems: 3 },
       home: { anyOf: [{ $ref: '#/$defs/place' }, { type: 'null' }] },
       score: { type: 'number', minimum: 0 },
+      rating: { type: 'number', exclusiveMinimum: 0, maximum: 5 },
       ok: { type: 'boolean' },
     },
-    required: ['name', 'age', 'tags', 'home'],
+    required: ['name', 'age', 'tags', 'home', 'rating'],
     additionalProperties: false,
     $defs: {
       tag: { enum: ['red', 'green', 'blue', 42] },
@@ -236,6 +238,42 @@ describe('structured output', () => {
     await expect(
       bad({ tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }),
     ).rejects.toThrow(/tool_choice/);
+    const r = await create(qwen, { grammar: 'root ::= "fine"' });
+    expect(r.choices[0]!.message.content).toBe('fine');
+  });
+});
+
+describe('a reply that continues a prefix (the last message, an assistant one, with prefix: true)', () => {
+  it('goes on from the prefix as the model would have gone on from its own first tokens', async () => {
+    const plain = await create(qwen, { temperature: 0, max_tokens: 12, logprobs: true });
+    const tokens = plain.choices[0]!.logprobs!.content!.map((e) => e.token);
+    const prefix = tokens.slice(0, 2).join('');
+    const r = await create(qwen, {
+      messages: [...ask, { role: 'assistant', content: prefix, prefix: true }],
+      temperature: 0,
+      max_tokens: 10,
+    });
+    expect(prefix + r.choices[0]!.message.content).toBe(plain.choices[0]!.message.content);
+  });
+
+  it('a grammar takes the prefix first, and refuses a prefix it does not allow', async () => {
+    // A RegExp as the Prompt API gives it, made a grammar and run by llama.cpp's own sampler.
+    const grammar = regexGrammar(/(yes|no), because [a-z]{3,8}/, 'grammar');
+    for (let seed = 0; seed < 3; seed++) {
+      const r = await create(qwen, {
+        messages: [...ask, { role: 'assistant', content: 'no, be', prefix: true }],
+        grammar,
+        seed,
+        temperature: 1,
+      });
+      expect(`no, be${r.choices[0]!.message.content}`).toMatch(/^no, because [a-z]{3,8}$/);
+    }
+    await expect(
+      create(qwen, { messages: [...ask, { role: 'assistant', content: 'maybe', prefix: true }], grammar }),
+    ).rejects.toMatchObject({ name: 'InvalidRequestError', code: 'invalid_prefix' });
+    await expect(
+      create(qwen, { messages: [{ role: 'assistant', content: 'a', prefix: true }, ...ask] }),
+    ).rejects.toMatchObject({ code: 'invalid_parameter', details: { param: 'messages[0].prefix' } });
     const r = await create(qwen, { grammar: 'root ::= "fine"' });
     expect(r.choices[0]!.message.content).toBe('fine');
   });

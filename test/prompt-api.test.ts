@@ -1,6 +1,7 @@
 // The Prompt API (hearth-llm/prompt-api) on the real wasm engine in Node: a session answers as the chat API does for
 // the same messages, counts tokens as the engine reads them, is kept across a reload (fake-indexeddb), clones,
-// aborts, refuses what does not fit with the specification's errors, and follows a JSON schema.
+// aborts, refuses what does not fit with the specification's errors, follows a JSON schema or a RegExp, and goes on
+// from a prefix.
 import 'fake-indexeddb/auto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { languageModelClass } from '../src/prompt-api/prompt-api.ts';
@@ -215,6 +216,47 @@ describe('the Prompt API over the engine', () => {
     expect(Object.keys(value)).toEqual(['rating']);
     expect(Number.isInteger(value.rating) && value.rating >= 0 && value.rating <= 5).toBe(true);
     await expect(session.prompt('x', { responseConstraint: { type: 'soup' } })).rejects.toMatchObject({
+      name: 'NotSupportedError',
+    });
+  });
+
+  it('a prefix: the reply goes on from it, under a JSON schema too, and the session keeps the two as one message', async () => {
+    const { engine, LanguageModel } = first;
+    const tokens = async (text: string) => (await engine.countTokens({ text })).prompt_tokens;
+    const session = await LanguageModel.create({ samplingMode: 'balanced' });
+    const schema = {
+      type: 'object',
+      properties: { Rating: { type: 'number', minimum: 0, maximum: 5 } },
+      required: ['Rating'],
+      additionalProperties: false,
+    };
+    const prefix = '{ "Rating": ';
+    const input = [
+      { role: 'user', content: 'Rate this bread.' },
+      { role: 'assistant', content: prefix, prefix: true },
+    ] as const;
+    const reply = await session.prompt(input, { responseConstraint: schema, omitResponseConstraintInput: true });
+    const value = JSON.parse(prefix + reply) as { Rating: number };
+    expect(value.Rating >= 0 && value.Rating <= 5, prefix + reply).toBe(true);
+    expect(session.contextUsage).toBe((await tokens('Rate this bread.')) + (await tokens(prefix + reply)));
+    // A prefix the schema does not allow, or one that is not the last message, is refused; the session goes on.
+    const bad = [input[0], { role: 'assistant', content: 'invalid', prefix: true }];
+    await expect(session.prompt(bad, { responseConstraint: schema })).rejects.toMatchObject({
+      name: 'NotSupportedError',
+    });
+    await expect(session.prompt([input[1], input[0]])).rejects.toMatchObject({ name: 'SyntaxError' });
+    expect(typeof (await session.prompt('And now?'))).toBe('string');
+  });
+
+  it('a RegExp responseConstraint: the answer is a whole match; what a grammar cannot say is NotSupportedError', async () => {
+    const { LanguageModel } = first;
+    const session = await LanguageModel.create({ samplingMode: 'balanced' });
+    const pattern = /(yes|no), because [a-z]{3,8}/;
+    for (let i = 0; i < 3; i++) {
+      const text = await session.prompt('Is bread good?', { responseConstraint: pattern });
+      expect(text).toMatch(new RegExp(`^(?:${pattern.source})$`));
+    }
+    await expect(session.prompt('x', { responseConstraint: /a(?=b)/ })).rejects.toMatchObject({
       name: 'NotSupportedError',
     });
   });

@@ -20,9 +20,15 @@ export type Expected = ReadonlySet<MessageType>;
 
 /**
  * The input as messages, in order. `first`: whether these open the session (only then may a system message come,
- * and only as the first). Throws the specification's errors.
+ * and only as the first); `prefix`: whether the last may be an assistant's text the reply goes on from (a prompt's,
+ * not what append() or initialPrompts keep). Throws the specification's errors.
  */
-export async function toMessages(input: unknown, expected: Expected, first: boolean): Promise<ChatMessage[]> {
+export async function toMessages(
+  input: unknown,
+  expected: Expected,
+  first: boolean,
+  prefix = false,
+): Promise<ChatMessage[]> {
   const messages = Array.isArray(input) ? (input as unknown[]) : [{ role: 'user', content: textOf(input) }];
   const out: ChatMessage[] = [];
   for (const [i, raw] of messages.entries()) {
@@ -35,7 +41,14 @@ export async function toMessages(input: unknown, expected: Expected, first: bool
       throw new TypeError('a system message may only be the first message of a session (its initialPrompts)');
     }
     if (m.prefix) {
-      throw new DOMException('a prefix (an assistant message to continue) is not supported yet', 'NotSupportedError');
+      if (m.role !== 'assistant' || i !== messages.length - 1 || !prefix) {
+        throw new DOMException(
+          "a prefix is the last message of a prompt's input, an assistant's (the reply goes on from it)",
+          'SyntaxError',
+        );
+      }
+      out.push({ role: m.role, content: await contentOf(m.content, m.role, expected), prefix: true });
+      continue;
     }
     out.push({ role: m.role, content: await contentOf(m.content, m.role, expected) });
   }

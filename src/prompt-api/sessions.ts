@@ -10,6 +10,7 @@ import { isWebSource, webUrls } from '../core/models/web-source.ts';
 import { destroyed, domError, quotaExceeded } from './dom-errors.ts';
 import { type Expected, type MessageType, toMessages } from './input.ts';
 import { deleteSession, loadSession, saveSession } from './saved-sessions.ts';
+import { regexGrammar } from '../core/chat/regex-grammar.ts';
 
 export type Availability = 'unavailable' | 'downloadable' | 'downloading' | 'available';
 export type SamplingMode = 'most-predictable' | 'predictable' | 'balanced' | 'creative' | 'most-creative';
@@ -369,22 +370,21 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
 
     /** The chat request for a prompt: the session's messages and the input, trimmed to the window (an event). */
     async #request(input: unknown, options: PromptOptions, signal: AbortSignal) {
-      const messages = await toMessages(input, this.#expected, this.#turns.length === 0);
+      const messages = await toMessages(input, this.#expected, this.#turns.length === 0, true);
       // An empty input ([], or messages without content) is a turn with nothing said, which the model still answers.
       if (!messages.length) messages.push({ role: 'user', content: '' });
       const constraint = options.responseConstraint;
-      if (constraint instanceof RegExp) {
-        throw new DOMException('a RegExp responseConstraint is not supported yet', 'NotSupportedError');
-      }
-      if (constraint !== undefined && !options.omitResponseConstraintInput) {
-        let schema: string;
+      // A RegExp is a grammar here (InvalidRequestError, so NotSupportedError, for what a grammar cannot express).
+      const grammar = constraint instanceof RegExp ? regexGrammar(constraint, 'responseConstraint') : null;
+      let described = grammar ? `text that matches this regular expression: ${constraint}` : '';
+      if (constraint !== undefined && !grammar) {
         try {
-          schema = JSON.stringify(constraint);
+          described = `JSON that follows this schema: ${JSON.stringify(constraint)}`;
         } catch {
           throw new DOMException('the responseConstraint is not a JSON schema', 'NotSupportedError');
         }
-        messages.push({ role: 'user', content: `Answer with JSON that follows this schema: ${schema}` });
       }
+      if (constraint !== undefined && !options.omitResponseConstraintInput) tell(messages, `Answer with ${described}`);
       const turns = await measured(this.#engine, messages, signal);
       const tokens = total(turns);
       if (tokens > this.#window) throw quotaExceeded('the input does not fit the context window', tokens, this.#window);
@@ -411,16 +411,24 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
         messages: [...history, ...turns].map(messageOf),
         ...SAMPLING[this.#mode],
         ...(this.#id ? { conversation_id: conversationId(this.#id) } : {}),
-        ...(constraint !== undefined
-          ? { response_format: { type: 'json_schema', json_schema: { name: 'response', schema: constraint as never } } }
-          : {}),
+        ...(grammar
+          ? { grammar }
+          : constraint !== undefined
+            ? {
+                response_format: {
+                  type: 'json_schema',
+                  json_schema: { name: 'response', schema: constraint as never },
+                },
+              }
+            : {}),
       };
       return { params, turns };
     }
 
-    /** After an answer: the input and the reply join the session (the reply counted as its text). */
+    /** After an answer: the input and the reply join the session (the reply counted as its text, a prefix's with it). */
     async #answered(turns: Turn[], text: string, signal: AbortSignal) {
-      const reply: ChatMessage = { role: 'assistant', content: text };
+      const prefix = turns.at(-1)?.message.prefix ? turns.pop()!.message.content : '';
+      const reply: ChatMessage = { role: 'assistant', content: `${prefix}${text}` };
       this.#turns = [...this.#turns, ...turns, ...(await measured(this.#engine, [reply], signal))];
       await this.#save();
     }
@@ -481,6 +489,20 @@ function iterable<T>(stream: ReadableStream<T>): ReadableStream<T> {
     }
   }
   return Object.assign(stream, { values, [Symbol.asyncIterator]: values });
+}
+
+/** Adds `instruction` to the user's last message before the reply (its own message where there is none: templates
+ * that want roles to alternate refuse two user messages in a row). */
+function tell(messages: ChatMessage[], instruction: string) {
+  const at = messages.at(-1)?.prefix ? messages.length - 2 : messages.length - 1;
+  const m = messages[at];
+  if (m?.role !== 'user') {
+    messages.splice(at + 1, 0, { role: 'user', content: instruction });
+  } else if (typeof m.content === 'string' || m.content === null) {
+    messages[at] = { ...m, content: m.content ? `${m.content}\n\n${instruction}` : instruction };
+  } else {
+    messages[at] = { ...m, content: [...m.content, { type: 'text', text: `\n\n${instruction}` }] };
+  }
 }
 
 /** What the constructor asks for: only this module makes sessions. */

@@ -37,6 +37,9 @@ export interface ChatMessage {
   tool_call_id?: string;
   /** An earlier assistant turn's reasoning, for templates that render it (Kimi, MiniMax, Nemotron, Cohere2, …). */
   reasoning_content?: string | null;
+  /** On the last message, an assistant's: the reply continues this text (the reply's content is what follows it),
+   * and a response_format or grammar holds for the two together (as DeepSeek's and Mistral's APIs have it). */
+  prefix?: boolean;
 }
 
 export interface Tool {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { gbnfLiteral, schemaGrammar, uintRange } from '../../src/core/chat/json-schema.ts';
 import { InvalidRequestError } from '../../src/errors.ts';
+import { gbnfRegex } from './gbnf-regex.ts';
 
 // uintRange writes only literals, ranges, {n} and alternatives: close enough to a regular expression to check it.
 const toRegex = (gbnf: string) => new RegExp(`^(?:${gbnf.replace(/"(\d+)"/g, '$1').replace(/ /g, '')})$`);
@@ -31,7 +32,7 @@ describe('integer ranges', () => {
 describe('schemas the converter refuses, naming the keyword', () => {
   it.each([
     [{ type: 'string', pattern: 'a+' }, /pattern/],
-    [{ type: 'number', maximum: 3.5 }, /number bounds/],
+    [{ type: 'number', maximum: 3.5 }, /number bounds are supported as integers/],
     [{ not: { type: 'string' } }, /"not"/],
     [{ $ref: 'https://example.com/s.json' }, /local references/],
     [{ $ref: '#/$defs/nope' }, /not defined/],
@@ -58,5 +59,37 @@ describe('literals', () => {
     expect(schemaGrammar({ enum: ['a"b', 1, null] }, 'x')).toContain(
       '"\\"a\\\\\\"b\\"" space | "1" space | "null" space',
     );
+  });
+});
+
+describe('numbers between integer bounds', () => {
+  const numbers = [
+    ...['0', '0.0', '0.5', '1', '2.25', '4.999', '5', '5.0', '5.000', '5.01', '5.5', '6', '10', '15', '-0.5', '-1'],
+    ...['1e3', '0.5e1', '3.', '05', '1.50', '4.0000000000000001'],
+  ];
+  it.each([
+    [{ minimum: 0, maximum: 5 }, (x: number) => x >= 0 && x <= 5],
+    [{ exclusiveMinimum: 0, maximum: 5 }, (x: number) => x > 0 && x <= 5],
+    [{ minimum: 1, exclusiveMaximum: 5 }, (x: number) => x >= 1 && x < 5],
+    [{ minimum: 5, maximum: 5 }, (x: number) => x === 5],
+    [{ maximum: 5 }, (x: number) => x <= 5],
+    [{ minimum: 2 }, (x: number) => x >= 2],
+    [{ exclusiveMinimum: 5, maximum: 10 }, (x: number) => x > 5 && x <= 10],
+    [{ maximum: 5, exclusiveMaximum: 7 }, (x: number) => x <= 5],
+  ])('%j takes exactly the numbers within', (bounds, within) => {
+    const re = gbnfRegex(schemaGrammar({ type: 'number', ...bounds }, 'x'));
+    for (const n of numbers) {
+      // JSON's own grammar first (no leading zeros, digits after a point), then the bounds.
+      const json = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(n);
+      expect(re.test(n), n).toBe(json && within(Number(n)));
+    }
+  });
+  it.each([
+    [{ minimum: 0.5 }, /minimum: number bounds are supported as integers/],
+    [{ minimum: -1 }, /minimum/],
+    [{ exclusiveMaximum: 0 }, /exclusiveMaximum/],
+    [{ minimum: 6, maximum: 5 }, /no number is within/],
+  ])('refuses %j, naming the bound', (bounds, message) => {
+    expect(() => schemaGrammar({ type: 'number', ...bounds }, 'x')).toThrow(message);
   });
 });

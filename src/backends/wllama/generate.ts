@@ -5,7 +5,7 @@ import type { Wllama } from '@wllama/wllama/esm/index.js';
 import type { CallControl, CompletionRequest } from '../../contract.ts';
 import { newCompletionMeta } from '../../core/chat/completion.ts';
 import { ReplyWriter } from '../../core/chat/reply.ts';
-import { AbortError, ContextFullError, EngineError, HearthError } from '../../errors.ts';
+import { AbortError, ContextFullError, EngineError, HearthError, InvalidRequestError } from '../../errors.ts';
 import type { FinishReason, Timings, TokenLogprob, Usage } from '../../types.ts';
 import type { ChatFormat } from './model-info.ts';
 
@@ -20,6 +20,13 @@ export async function generate(
 ): Promise<void> {
   let prompt = chat.template.render(request.messages, { tools: request.tools, kwargs: request.templateKwargs });
   const plan = chat.planner.plan(request, prompt);
+  if (plan.prefix && plan.grammar) {
+    throw new InvalidRequestError(
+      'a prefix with a grammar or response_format needs the wasm or GPU engine: wllama cannot feed the prefix to the grammar',
+      'unsupported_by_backend',
+      { param: 'messages' },
+    );
+  }
   // wllama's tokenizer adds the BOS itself: a template that writes it would give two.
   if (chat.bos && w.mustAddBosToken() && prompt.startsWith(chat.bos)) prompt = prompt.slice(chat.bos.length);
   const s = request.sampler;

@@ -312,20 +312,47 @@ export class GrammarBuilder {
     return this.rule(name, `(${parts.map((p) => `(${p})`).join(' | ')}) ${space}`);
   }
 
+  /**
+   * Numbers between integer bounds (the common case, a rating from 0 to 5): each whole part in the range with any
+   * fraction, the upper bound itself with only zeros after the point, the exclusive lower one with some nonzero
+   * digit. No exponent where a bound is set, but for the open range from 0 (1e-5 and 1e5 are both at least 0).
+   * Bounds that are not integers, or are negative, are refused.
+   */
   private number(o: Record<string, unknown>, name: string, path: string): string {
-    const lo = o.minimum;
-    const bounded =
-      ['maximum', 'exclusiveMaximum', 'exclusiveMinimum'].some((k) => o[k] !== undefined) ||
-      (lo !== undefined && lo !== 0);
-    if (bounded) {
-      this.fail(
-        path,
-        'number bounds other than a minimum of 0 are not supported; use an integer range or check the value',
-      );
+    const bound = (k: string) => {
+      const v = o[k];
+      if (v === undefined) return undefined;
+      if (!Number.isInteger(v) || (v as number) < 0 || (k === 'exclusiveMaximum' && v === 0)) {
+        this.fail(
+          `${path}.${k}`,
+          'number bounds are supported as integers from 0 up; use an integer range, or check the value',
+        );
+      }
+      return v as number;
+    };
+    const [min, xmin, max, xmax] = ['minimum', 'exclusiveMinimum', 'maximum', 'exclusiveMaximum'].map(bound);
+    if (min === undefined && xmin === undefined && max === undefined && xmax === undefined) {
+      return this.primitive('number');
     }
-    if (lo === undefined) return this.primitive('number');
     this.primitive('number');
-    return this.rule(name, 'integral-part ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,4})? space');
+    const fraction = '("." [0-9]{1,16})?';
+    if (max === undefined && xmax === undefined && xmin === undefined && min === 0) {
+      return this.rule(name, `integral-part ${fraction} ([eE] [-+]? [0-9]{1,4})? space`);
+    }
+    // The whole parts that take any fraction: from lo to hi (null: no end).
+    const lo = Math.max(min ?? 0, xmin === undefined ? 0 : xmin + 1);
+    const ends = [xmax, max].filter((v) => v !== undefined).map((v) => v - 1);
+    const hi = ends.length ? Math.min(...ends) : null;
+    const top = max !== undefined && (xmax === undefined || max < xmax) ? max : null; // reached with a zero fraction
+    const parts: string[] = [];
+    if (min === undefined && xmin === undefined) parts.push(`"-" integral-part ${fraction}`);
+    if (xmin !== undefined && xmin >= (min ?? 0) && (top === null || xmin < top) && (hi === null || xmin < hi + 1)) {
+      parts.push(`"${xmin}" "." [0-9]{0,15} [1-9]`);
+    }
+    if (hi === null || lo <= hi) parts.push(`(${uintRange(lo, hi)}) ${fraction}`);
+    if (top !== null && top >= lo) parts.push(`"${top}" ("." "0"{1,16})?`);
+    if (!parts.length) this.fail(path, 'no number is within these bounds');
+    return this.rule(name, `(${parts.map((p) => `(${p})`).join(' | ')}) space`);
   }
 
   private count(v: unknown, path: string): number | null {

@@ -5,3 +5,9 @@ import type { ChatMessage } from '../../types.ts';
 export function contentText(content: ChatMessage['content']): string {
   return Array.isArray(content) ? content.map((p) => (p.type === 'text' ? p.text : '')).join('\n') : (content ?? '');
 }
+
+/** The text a reply continues: the last message's, where it is an assistant's with prefix: true; else null. */
+export function replyPrefix(messages: readonly ChatMessage[]): string | null {
+  const last = messages.at(-1);
+  return last?.prefix ? contentText(last.content) : null;
+}

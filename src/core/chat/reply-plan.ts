@@ -4,6 +4,7 @@
 // (wllama) both use it, so a reply is read the same way whichever backend wrote it.
 import type { ReplyConstraint, ResolvedRequest } from '../../contract.ts';
 import { jsonObjectGrammar, schemaGrammar } from './json-schema.ts';
+import { replyPrefix } from './messages.ts';
 import { detectFormat, forPrompt, type SpecialToken, toolCallGrammar, type TemplateFormat } from './formats.ts';
 import { parseOutput, type OutputFormat, type ParsedOutput } from './output.ts';
 
@@ -17,6 +18,8 @@ export interface ReplyPlan {
   parse: ((text: string, partial: boolean) => ParsedOutput) | null;
   /** Special tokens rendered as text in the reply (the format's markers), by id and by text. */
   preserved: Map<number, string>;
+  /** The text the reply continues (an assistant message with prefix: true): a grammar takes it first. */
+  prefix: string | null;
 }
 
 /** Markers of the output formats that some vocabularies hold as special tokens. */
@@ -55,7 +58,7 @@ export class ReplyPlanner {
 
   /** The grammar, parser and preserved tokens for this request's reply, given its rendered prompt. */
   plan(
-    req: Pick<ResolvedRequest, 'toolChoice' | 'tools' | 'constraint' | 'parallelToolCalls'>,
+    req: Pick<ResolvedRequest, 'messages' | 'toolChoice' | 'tools' | 'constraint' | 'parallelToolCalls'>,
     prompt: string,
   ): ReplyPlan {
     const base = forPrompt(this.format, prompt);
@@ -91,6 +94,7 @@ export class ReplyPlanner {
       grammarParam,
       parse,
       preserved: new Map(parse ? [...this.markers].map(([text, id]) => [id, text]) : []),
+      prefix: replyPrefix(req.messages),
     };
   }
 }

@@ -114,6 +114,15 @@ function checkMessages(messages: ChatCompletionCreateParams['messages']): void {
     if (m.reasoning_content != null && typeof m.reasoning_content !== 'string') {
       bad(`messages[${i}].reasoning_content`, 'expected a string');
     }
+    if (m.prefix !== undefined && m.prefix !== false) {
+      if (m.prefix !== true) bad(`messages[${i}].prefix`, 'expected a boolean');
+      if (m.role !== 'assistant' || i !== messages.length - 1) {
+        bad(`messages[${i}].prefix`, 'only the last message, an assistant one, can be a prefix for the reply');
+      }
+      if (m.tool_calls?.length || (Array.isArray(c) && c.some((part) => part.type !== 'text'))) {
+        bad(`messages[${i}].prefix`, 'a prefix is text: it cannot hold tool calls');
+      }
+    }
   });
 }
 

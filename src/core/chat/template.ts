@@ -5,6 +5,7 @@ import { Template } from '@huggingface/jinja';
 import { InvalidRequestError } from '../../errors.ts';
 import type { ChatMessage, Tool } from '../../types.ts';
 import { adaptMessages, probeCaps, type TemplateCaps } from './caps.ts';
+import { replyPrefix } from './messages.ts';
 import { strftime } from './strftime.ts';
 
 const CHATML_TEMPLATE =
@@ -67,8 +68,11 @@ export class ChatTemplate {
     return context;
   }
 
-  /** The prompt for `messages`, ending with the assistant's turn header when addGenerationPrompt. */
+  /** The prompt for `messages`, ending with the assistant's turn header when addGenerationPrompt; where the last
+   * message is a prefix for the reply, the turn header and that text (the model goes on from it). */
   render(messages: ChatMessage[], opts: RenderOptions = {}): string {
+    const prefix = replyPrefix(messages);
+    if (prefix !== null) return this.render(messages.slice(0, -1), { ...opts, addGenerationPrompt: true }) + prefix;
     try {
       return this.template.render({ ...this.context(messages, opts), strftime_now: this.strftimeNow });
     } catch (err) {

@@ -441,16 +441,35 @@ export class Scheduler {
   }
 }
 
-/** The request's sampler, with its grammar; a grammar llama.cpp refuses fails the request before it generates. */
+/**
+ * The request's sampler, with its grammar; a grammar llama.cpp refuses fails the request before it generates. A reply
+ * that continues a prefix has the grammar take the prefix first: one it does not allow fails the request.
+ */
 function newSampler(s: Session, job: Job): Sampler {
-  const { grammar, grammarParam } = job.prompt!.output;
+  const { grammar, grammarParam, prefix } = job.prompt!.output;
+  const param = grammarParam ?? 'grammar';
+  let sampler: Sampler;
   try {
-    return new Sampler(s.model, job.req.sampler, grammar);
+    sampler = new Sampler(s.model, job.req.sampler, grammar);
   } catch (err) {
     if (!(err instanceof GrammarError)) throw err;
-    const param = grammarParam ?? 'grammar';
     throw new InvalidRequestError(`${param}: ${err.message}`, 'invalid_grammar', { param });
   }
+  if (!grammar || !prefix) return sampler;
+  for (const t of s.model.tokenize(prefix, false, false)) {
+    const one = new Int32Array([t]);
+    // Checked before it is taken: llama.cpp's grammar aborts on a token it does not allow.
+    if (!sampler.grammarAllows(one)[0]) {
+      sampler.free();
+      throw new InvalidRequestError(
+        `messages: the assistant prefix does not follow the ${param === 'grammar' ? 'grammar' : 'response format'}: ${JSON.stringify(prefix.slice(0, 80))}`,
+        'invalid_prefix',
+        { param: 'messages' },
+      );
+    }
+    sampler.grammarAllows(one, t);
+  }
+  return sampler;
 }
 
 /**
