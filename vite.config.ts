@@ -164,6 +164,7 @@ function wptFiles(): Plugin {
     '/resources/testharnessreport.js': join(root, 'e2e/wpt-support/testharnessreport.js'),
     '/resources/testdriver.js': join(root, 'e2e/wpt-support/testdriver.js'),
     '/resources/testdriver-vendor.js': join(root, 'e2e/wpt-support/testdriver-vendor.js'),
+    '/common/gc.js': join(root, 'e2e/wpt/common/gc.js'),
   };
   const wpt = join(root, 'e2e', 'wpt');
   const serve = (req: IncomingMessage, res: ServerResponse, next: () => void) => {

@@ -1,5 +1,5 @@
-// The Prompt API's own web-platform-tests (e2e/wpt/, written by others) against Hearth's LanguageModel in each
-// browser, one page per file (e2e/prompt-api-wpt.html) on a test model. Each file's results are held to
+// The Prompt API's and the Writing Assistance APIs' own web-platform-tests (e2e/wpt/, written by others) against
+// Hearth's LanguageModel, Summarizer, Writer and Rewriter in each browser, one page per file (e2e/prompt-api-wpt.html) on a test model. Each file's results are held to
 // e2e/wpt/expectations.json: a test listed there as passing in this browser that does not pass fails the run; one
 // that passes and is not listed is reported (HEARTH_WPT_WRITE=1 writes the file from a run). Every result goes to
 // .cache/reports/wpt-<browser>.json.
@@ -23,7 +23,10 @@ const CANNOT_RUN: Array<[RegExp, string]> = [
   [/prompt-context-destroyed|context\/destroyed/, "an iframe's session"],
 ];
 
-function testFiles(dir = join(WPT, 'ai', 'language-model')): string[] {
+/** The APIs whose tests run: the Prompt API's and the Writing Assistance APIs'. */
+const APIS = ['language-model', 'summarizer', 'writer', 'rewriter'];
+
+function testFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return name === 'resources' ? [] : testFiles(path);
@@ -31,7 +34,7 @@ function testFiles(dir = join(WPT, 'ai', 'language-model')): string[] {
   });
 }
 
-const files = testFiles()
+const files = APIS.flatMap((api) => testFiles(join(WPT, 'ai', api)))
   .filter((f) => !CANNOT_RUN.some(([pattern]) => pattern.test(f)))
   .sort();
 
@@ -54,10 +57,13 @@ const CORE = [
   'prompt/rejections',
   'prompt/streaming/prompt-streaming',
   'prompt/streaming/prompt-streaming-post-abort',
+  'summarizer/summarizer-summarize',
+  'writer/writer-write',
+  'rewriter/rewriter-rewrite',
 ];
 const CORE_ELSEWHERE = ['language-model-create', 'language-model-quota-exceeded', 'prompt/streaming/prompt-streaming'];
 const everyFile = process.env.HEARTH_WPT === '1' || process.env.HEARTH_E2E_FULL === '1';
-const named = (f: string) => f.replace(/^ai\/language-model\//, '').replace(/\.tentative\.https\.window\.js$/, '');
+const named = (f: string) => f.replace(/^ai\/(language-model\/)?/, '').replace(/\.tentative\.https\.window\.js$/, '');
 const inTier = (f: string, browser: string) =>
   everyFile || (browser === 'chromium' ? CORE : CORE_ELSEWHERE).includes(named(f));
 

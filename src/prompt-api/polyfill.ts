@@ -1,31 +1,47 @@
-// Defines globalThis.LanguageModel from a page's configuration, where the browser has none (or where the page asks to
-// replace it): `installPromptApi({ model })`, or, for `import 'hearth-llm/prompt-api/polyfill'` and a script tag, the
+// Defines globalThis.LanguageModel (and the Writing Assistance APIs' Summarizer, Writer, Rewriter) from a page's
+// configuration, where the browser has none (or where the page asks to replace it): `installPromptApi({ model })`, or, for `import 'hearth-llm/prompt-api/polyfill'` and a script tag, the
 // JSON of `<script type="application/json" id="hearth-prompt-api">` (data, not code: it passes a strict CSP). The
 // engine is created on the first call that needs it, so a page that never prompts starts no worker.
 import { createEngine } from '../create-engine.ts';
 import type { EngineOptions, LoadOptions, ModelSource } from '../types.ts';
 import { QuotaExceededErrorShim, quotaExceededClass } from './dom-errors.ts';
+import { ModelHost } from './model-host.ts';
 import { languageModelClass } from './sessions.ts';
+import { writingAssistanceClasses } from './writing-assistance.ts';
 
 export interface PolyfillConfig {
   /** A URL or { hf: { repo, file } }: downloaded into the model store once, offline afterwards. */
   model: ModelSource;
   load?: Omit<LoadOptions, 'signal' | 'onProgress'>;
   engine?: EngineOptions;
-  /** Replace a LanguageModel the browser already has (Chrome's built-in model). Default false. */
+  /** Replace the classes the browser already has (Chrome's built-in model). Default false. */
   replaceNative?: boolean;
+  /** The languages the model reads and writes, as its model card lists them (PromptApiOptions.languages). */
+  languages?: string[];
 }
 
-/** Installs LanguageModel on globalThis; returns the class (the one already there where it is left alone). */
+/**
+ * Installs LanguageModel, Summarizer, Writer and Rewriter on globalThis, each where the browser has none (or
+ * replaceNative), all on one engine and one model; returns LanguageModel (the one already there where it is left
+ * alone).
+ */
 export function installPromptApi(config: PolyfillConfig): unknown {
-  const g = globalThis as { LanguageModel?: unknown };
-  if (g.LanguageModel && !config.replaceNative) return g.LanguageModel;
-  const LanguageModel = languageModelClass({
+  const options = {
     engine: () => createEngine(config.engine),
     model: config.model,
     ...(config.load ? { load: config.load } : {}),
-  });
-  Object.defineProperty(globalThis, 'LanguageModel', { value: LanguageModel, writable: true, configurable: true });
+    ...(config.languages ? { languages: config.languages } : {}),
+  };
+  const host = new ModelHost(options);
+  const classes: Record<string, unknown> = {
+    LanguageModel: languageModelClass(options, host),
+    ...writingAssistanceClasses(host),
+  };
+  const g = globalThis as Record<string, unknown>;
+  for (const [name, value] of Object.entries(classes)) {
+    if (g[name] && !config.replaceNative) continue;
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
+  }
   // What LanguageModel throws for a full context, where the browser has no class of it yet.
   if (quotaExceededClass() === QuotaExceededErrorShim) {
     Object.defineProperty(globalThis, 'QuotaExceededError', {
@@ -34,7 +50,7 @@ export function installPromptApi(config: PolyfillConfig): unknown {
       configurable: true,
     });
   }
-  return LanguageModel;
+  return g.LanguageModel;
 }
 
 /** The page's configuration element, checked: a polyfill with no model configured defines nothing (and says why). */

@@ -4,38 +4,27 @@
 // tokens (a clone's first turn copies the original's cells in memory). A session created with `hearth: { sessionId }`
 // is kept across reloads: its messages in IndexedDB (saved-sessions.ts), its KV state as the engine's conversation of
 // that id.
-import type { ChatCompletionCreateParams, ChatMessage, HearthEngine, LoadOptions, ModelSource } from '../types.ts';
-import { abortable } from '../core/abort.ts';
-import { isWebSource, webUrls } from '../core/models/web-source.ts';
+import type { ChatCompletionCreateParams, ChatMessage, HearthEngine } from '../types.ts';
 import { destroyed, domError, quotaExceeded } from './dom-errors.ts';
 import { type Expected, type MessageType, toMessages } from './input.ts';
 import { deleteSession, loadSession, saveSession } from './saved-sessions.ts';
 import { regexGrammar } from '../core/chat/regex-grammar.ts';
+import { sendContent, textStream } from './text-stream.ts';
+import { type Availability, type CreateCore, languagesTaken, ModelHost, type PromptApiOptions } from './model-host.ts';
 
-export type Availability = 'unavailable' | 'downloadable' | 'downloading' | 'available';
+export type { Availability, PromptApiOptions } from './model-host.ts';
 export type SamplingMode = 'most-predictable' | 'predictable' | 'balanced' | 'creative' | 'most-creative';
-
-export interface PromptApiOptions {
-  /** The engine sessions run on, or how to make it (called once, on first use). */
-  engine: HearthEngine | (() => Promise<HearthEngine>);
-  /** The model: loaded on the first create(), downloaded into the model store the first time. */
-  model: ModelSource;
-  /** Options of that load (nCtx, projector, …). */
-  load?: Omit<LoadOptions, 'signal' | 'onProgress'>;
-}
 
 interface Expectation {
   type: string;
   languages?: string[];
 }
 
-export interface CreateOptions {
+export interface CreateOptions extends CreateCore {
   samplingMode?: SamplingMode;
   expectedInputs?: Expectation[];
   expectedOutputs?: Expectation[];
   initialPrompts?: unknown[];
-  signal?: AbortSignal;
-  monitor?: (m: EventTarget) => void;
   /** Hearth's own: a session kept across reloads under this id (its messages and KV state). */
   hearth?: { sessionId?: string };
 }
@@ -84,59 +73,13 @@ const SAMPLING: Record<SamplingMode, { temperature: number; top_k: number }> = {
   'most-creative': { temperature: 1.2, top_k: 100 },
 };
 
-/** The LanguageModel class for one configuration: `globalThis.LanguageModel = languageModelClass({ … })`. */
-export function languageModelClass(config: PromptApiOptions): LanguageModelClass {
-  let engine: Promise<HearthEngine> | null = null;
-  let loading: Promise<HearthEngine> | null = null;
-  let loaded = false;
-  const monitors = new Set<(fraction: number) => void>();
-  const getEngine = () =>
-    (engine ??= typeof config.engine === 'function' ? config.engine() : Promise.resolve(config.engine));
-
-  /** The engine with the model loaded (one load for every create() that waits on it); progress to the monitors. */
-  function ready(): Promise<HearthEngine> {
-    loading ??= (async () => {
-      const e = await getEngine();
-      await e.load(config.model, {
-        ...config.load,
-        onProgress: (p) => {
-          if (p.phase !== 'download' || !p.total) return;
-          for (const m of monitors) m(p.loaded / p.total);
-        },
-      });
-      loaded = true;
-      return e;
-    })();
-    loading.catch(() => {
-      loading = null; // a failed load is tried again by the next create()
-    });
-    return loading;
-  }
-
+/** The LanguageModel class for one configuration: `globalThis.LanguageModel = languageModelClass({ … })`; `host`
+ * shares its engine and model with the Writing Assistance classes (writing-assistance.ts). */
+export function languageModelClass(config: PromptApiOptions, host = new ModelHost(config)): LanguageModelClass {
   async function availability(options: CreateOptions = {}): Promise<Availability> {
-    if (!supported(options)) return 'unavailable';
-    if (loaded) {
-      const model = (await (await getEngine()).info()).model;
-      return inputsMissing(options, model?.input ?? ['text']) ? 'unavailable' : 'available';
-    }
-    if (loading) return 'downloading';
-    return (await isStored()) ? 'available' : 'downloadable';
-  }
-
-  /** Whether the model loads without a download: a local file, or one the model store holds whole under the id the
-   * store gives it (a { hf } file's is its resolve URL on the engine's Hub or a mirror: the same path on any host). */
-  async function isStored(): Promise<boolean> {
-    const m = config.model;
-    if (!isWebSource(m)) return true; // a File, a Blob, a path
-    let id: string;
-    try {
-      id = webUrls(m).id;
-    } catch {
-      return false; // not a source that loads: the load says why
-    }
-    const path = (url: string) => new URL(url).pathname;
-    const list = (await (await getEngine()).models.list().catch(() => [])).filter((s) => s.complete);
-    return list.some((s) => (typeof m === 'string' ? s.id === id : path(s.id) === path(id)));
+    if (!supported(options, config)) return 'unavailable';
+    const { availability, reads } = await host.state();
+    return reads && inputsMissing(options, reads) ? 'unavailable' : availability;
   }
 
   class LanguageModel extends EventTarget {
@@ -151,11 +94,7 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
       if (state === 'unavailable') {
         throw new DOMException('this model does not take the expected inputs or outputs', 'NotSupportedError');
       }
-      const nav = globalThis.navigator as Navigator & { userActivation?: { hasBeenActive: boolean } };
-      if (state === 'downloadable' && nav?.userActivation && !nav.userActivation.hasBeenActive) {
-        throw new DOMException('a download needs the user to have interacted with the page', 'NotAllowedError');
-      }
-      const e = await withMonitor(options, signal);
+      const e = await host.open(options, state);
       const info = await e.info();
       const window = info.context?.maxCtx ?? info.nCtx;
       if (inputsMissing(options, info.model?.input ?? ['text'])) {
@@ -258,46 +197,13 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
     promptStreaming(input: unknown, options: PromptOptions = {}): ReadableStream<string> {
       if (this.#destroyed) throw destroyed();
       options.signal?.throwIfAborted(); // synchronously, as the specification's streams do
-      const stop = new AbortController();
-      const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-      let controller!: ReadableStreamDefaultController<string>;
-      let wake = () => {};
-      const stream = new ReadableStream<string>(
-        {
-          start: (c) => void (controller = c),
-          pull: () => wake(),
-          cancel: () => stop.abort(),
-        },
-        { highWaterMark: 1 },
+      return textStream(options.signal, (signal, send) =>
+        this.#run(signal, async (s) => {
+          const { params, turns } = await this.#request(input, options, s);
+          const chunks = await this.#engine.chat.completions.create({ ...params, stream: true, signal: s });
+          await this.#answered(turns, await sendContent(chunks, send, s), s);
+        }),
       );
-      /** Resolves once the reader wants more (or the call ends). */
-      const room = (s: AbortSignal) =>
-        (controller.desiredSize ?? 0) > 0
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              wake = resolve;
-              s.addEventListener('abort', () => resolve(), { once: true });
-            });
-      this.#run(signal, async (s) => {
-        const { params, turns } = await this.#request(input, options, s);
-        const chunks = await this.#engine.chat.completions.create({ ...params, stream: true, signal: s });
-        let text = '';
-        for await (const c of chunks) {
-          const delta = c.choices[0]?.delta.content;
-          if (!delta) continue;
-          text += delta;
-          await room(s);
-          s.throwIfAborted();
-          controller.enqueue(delta);
-        }
-        await this.#answered(turns, text, s);
-      })
-        .then(
-          () => controller.close(),
-          (err) => controller.error(err),
-        )
-        .catch(() => {}); // the reader cancelled: the stream is closed, and nobody is there to tell
-      return iterable(stream);
     }
 
     append(input: unknown, options: { signal?: AbortSignal } = {}): Promise<undefined> {
@@ -443,52 +349,9 @@ export function languageModelClass(config: PromptApiOptions): LanguageModelClass
     }
   }
 
-  /** The loaded engine, with create()'s monitor told the download's progress (0 first and 1 last, as the
-   * specification's monitors are, in steps of 1/65536). */
-  async function withMonitor(options: CreateOptions, signal?: AbortSignal): Promise<HearthEngine> {
-    if (!options.monitor) return loadedOrAborted(ready(), signal);
-    const target = new EventTarget();
-    options.monitor(target); // a monitor that throws rejects create() with its error
-    let last = -1;
-    const tell = (fraction: number) => {
-      const loaded = fraction >= 1 ? 1 : Math.floor(fraction * 0x10000) / 0x10000;
-      if (loaded <= last || signal?.aborted) return;
-      last = loaded;
-      target.dispatchEvent(progressEvent(loaded));
-    };
-    tell(0);
-    monitors.add(tell);
-    try {
-      const e = await loadedOrAborted(ready(), signal);
-      tell(1);
-      return e;
-    } finally {
-      monitors.delete(tell);
-    }
-  }
-
+  Object.defineProperty(LanguageModel.prototype, Symbol.toStringTag, { value: 'LanguageModel', configurable: true });
   const named: LanguageModelClass = LanguageModel;
   return named;
-}
-
-/** The stream, async-iterable (`for await`, Array.fromAsync) as the Streams standard has it, where the browser's
- * ReadableStream is not yet (WebKitGTK 2.50). */
-function iterable<T>(stream: ReadableStream<T>): ReadableStream<T> {
-  if (Symbol.asyncIterator in ReadableStream.prototype) return stream;
-  async function* values(this: ReadableStream<T>, { preventCancel = false } = {}) {
-    const reader = this.getReader();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        yield value;
-      }
-    } finally {
-      if (!preventCancel) await reader.cancel().catch(() => {});
-      reader.releaseLock();
-    }
-  }
-  return Object.assign(stream, { values, [Symbol.asyncIterator]: values });
 }
 
 /** Adds `instruction` to the user's last message before the reply (its own message where there is none: templates
@@ -507,13 +370,6 @@ function tell(messages: ChatMessage[], instruction: string) {
 
 /** What the constructor asks for: only this module makes sessions. */
 const MAKE = Symbol('LanguageModel');
-
-/** A 'downloadprogress' event: a ProgressEvent where there is one (browsers), else an Event with its fields (Node). */
-function progressEvent(loaded: number): Event {
-  const init = { loaded, total: 1, lengthComputable: true };
-  if (typeof ProgressEvent === 'function') return new ProgressEvent('downloadprogress', init);
-  return Object.assign(new Event('downloadprogress'), init);
-}
 
 /** The engine's conversation that holds a kept session's KV state. */
 const conversationId = (sessionId: string) => `prompt-api:${sessionId}`;
@@ -555,14 +411,6 @@ async function measured(e: HearthEngine, messages: ChatMessage[], signal: AbortS
   return turns;
 }
 
-/** The model loaded, or the signal's own reason as soon as it aborts (the load goes on for the next create()), as the
- * specification's create() rejects. */
-function loadedOrAborted(p: Promise<HearthEngine>, signal?: AbortSignal): Promise<HearthEngine> {
-  return abortable(p, signal).catch((err) => {
-    throw signal?.aborted ? signal.reason : err;
-  });
-}
-
 const TYPES = new Set(['text', 'image', 'audio']);
 
 function expectedTypes(options: CreateOptions): MessageType[] {
@@ -571,17 +419,20 @@ function expectedTypes(options: CreateOptions): MessageType[] {
 
 /** Whether these options can be served at all: known types, text output, languages this code knows. Throws the
  * specification's TypeError for an unknown type and RangeError for a malformed language tag. */
-function supported(options: CreateOptions): boolean {
+function supported(options: CreateOptions, config: PromptApiOptions): boolean {
   const all = [...(options.expectedInputs ?? []), ...(options.expectedOutputs ?? [])];
   for (const e of all) {
     if (!TYPES.has(e?.type) && e?.type !== 'tool-call' && e?.type !== 'tool-response') {
       throw new TypeError(`an expected type is 'text', 'image' or 'audio', not ${JSON.stringify(e?.type)}`);
     }
   }
-  const languages = all.flatMap((e) => e.languages ?? []);
-  const canonical = Intl.getCanonicalLocales(languages); // RangeError for a malformed tag
-  const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
-  if (canonical.some((tag) => names.of(tag) === undefined)) return false; // well formed, but no language known
+  if (
+    !languagesTaken(
+      all.flatMap((e) => e.languages ?? []),
+      config,
+    )
+  )
+    return false; // well formed, not the model's
   if (all.some((e) => e.type === 'tool-call' || e.type === 'tool-response')) return false;
   return (options.expectedOutputs ?? []).every((e) => e.type === 'text');
 }

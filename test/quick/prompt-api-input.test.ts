@@ -1,10 +1,12 @@
 // The Prompt API's inputs and kept sessions, before any engine: what the specification refuses is refused with its
-// error, audio that is not audio is a DataError, and a stored session record that is not one of ours is ignored.
+// error, audio that is not audio is a DataError, a stored session record that is not one of ours is ignored, and
+// expected languages are checked against the configuration's.
 import 'fake-indexeddb/auto';
 import { createStore, set } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
 import { domError, quotaExceeded } from '../../src/prompt-api/dom-errors.ts';
 import { toMessages } from '../../src/prompt-api/input.ts';
+import { languagesTaken } from '../../src/prompt-api/model-host.ts';
 import { loadSession, saveSession } from '../../src/prompt-api/saved-sessions.ts';
 import { AbortError, ContextFullError, InvalidRequestError } from '../../src/errors.ts';
 
@@ -105,5 +107,17 @@ describe('kept sessions', () => {
       expect(await loadSession(`bad-${i}`)).toBeNull();
     }
     expect(await loadSession('never-saved')).toBeNull();
+  });
+});
+
+describe('the languages a configuration takes', () => {
+  const engine = null as never;
+  it("are its model's where it lists them ('en' covers 'en-GB'), else any a browser names; a bad tag is a RangeError", () => {
+    const listed = { engine, model: 'x', languages: ['en', 'ja'] };
+    expect(languagesTaken(['en-GB', 'JA'], listed)).toBe(true);
+    expect(languagesTaken(['zu'], listed)).toBe(false);
+    expect(languagesTaken(['zu', 'fr'], { engine, model: 'x' })).toBe(true);
+    expect(languagesTaken(['xx'], { engine, model: 'x' })).toBe(false);
+    expect(() => languagesTaken(['en-abc-invalid'], listed)).toThrow(RangeError);
   });
 });
