@@ -6,7 +6,9 @@ import 'fake-indexeddb/auto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { languageModelClass } from '../src/prompt-api/prompt-api.ts';
 import type { ChatMessage } from '../src/types.ts';
-import { cachedEngine, modelPath, newDb, promptTokens, trackEngines } from './helpers.ts';
+import { testPng } from './fixtures/media.ts';
+import { ensureMultimodal } from './fixtures/projectors.ts';
+import { cachedEngine, modelPath, newDb, promptTokens, testEngine, trackEngines } from './helpers.ts';
 
 const track = trackEngines();
 const LOAD = { nCtx: 512 };
@@ -246,6 +248,43 @@ describe('the Prompt API over the engine', () => {
     });
     await expect(session.prompt([input[1], input[0]])).rejects.toMatchObject({ name: 'SyntaxError' });
     expect(typeof (await session.prompt('And now?'))).toBe('string');
+  });
+
+  it('an image in a prompt: the answer is chat.completions’ for the same image, and contextUsage counts it as measured', async () => {
+    const { model, mmproj } = await ensureMultimodal('gemma3-vision');
+    const load = { nCtx: 1024, projector: { path: mmproj } };
+    const engine = await track(testEngine('gemma3-vision-tiny', { path: model, ...load }));
+    const LanguageModel = languageModelClass({ engine, model: { path: model }, load });
+    const session = await LanguageModel.create({ ...greedy, expectedInputs: [{ type: 'image' }] });
+    const png = new Blob([testPng(64, 64, 3) as Uint8Array<ArrayBuffer>]);
+    const input = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', value: 'What is this?' },
+          { type: 'image', value: png },
+        ],
+      },
+    ];
+    const measure = await session.measureContextUsage(input);
+    const answer = await session.prompt(input);
+    const direct = await engine.chat.completions.create({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: png } },
+          ],
+        },
+      ],
+      temperature: 0,
+      top_k: 1,
+    });
+    expect(answer).toBe(direct.choices[0]!.message.content);
+    const tokens = async (text: string) => (await engine.countTokens({ text })).prompt_tokens;
+    expect(measure).toBeGreaterThan(await tokens('What is this?')); // the image's tokens too
+    expect(session.contextUsage).toBe(measure + (await tokens(answer)));
   });
 
   it('a RegExp responseConstraint: the answer is a whole match; what a grammar cannot say is NotSupportedError', async () => {
