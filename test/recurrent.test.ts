@@ -4,6 +4,7 @@
 // a cold engine's. A full-size sliding-window cache (the default) rolls back like plain attention.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { commonPrefix } from '../src/backends/llamacpp/cache/prefix.ts';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatMessage, LoadOptions } from '../src/types.ts';
 import { type ModelName, SWA_WINDOW } from './fixtures/models.ts';
@@ -105,6 +106,34 @@ describe.each([
     const [w, c] = [await ask(warm, edited, { conversation_id: 'edit' }), await ask(cold, edited)];
     expectSameAnswer(w, c);
     expect(w.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, edited));
+  });
+
+  it('an exchange inserted before the last question resumes from the end of the one before it, answering as a cold engine', async () => {
+    // A chat of four exchanges sent whole (a conversation opened again), then with a fifth inserted before its last
+    // question: what the app's edit of an earlier message sends. The first request kept states at its message ends.
+    const exchange = (q: string): ChatMessage[] => [
+      { role: 'user', content: q },
+      { role: 'assistant', content: 'Hello, world!' },
+    ];
+    const history: ChatMessage[] = [
+      { role: 'system', content: SYSTEM },
+      ...exchange('Name a bread.'),
+      ...exchange('And a river?'),
+      ...exchange('Which star is brightest?'),
+    ];
+    const last: ChatMessage = { role: 'user', content: 'And a lake?' };
+    const whole = [...history, last];
+    await ask(warm, whole, { conversation_id: 'insert' });
+    const edited = [...history, ...exchange('A mountain, too?'), last];
+    const [w, c] = [await ask(warm, edited, { conversation_id: 'insert' }), await ask(cold, edited)];
+    expectSameAnswer(w, c);
+    // Back to the end of the third exchange: the last of the first prompt's message ends the edited one shares.
+    const first = inspect(warm).prompt({ messages: whole });
+    const shared = commonPrefix(first.tokens, inspect(warm).prompt({ messages: edited }).tokens);
+    const end = Math.max(...first.messageEnds.filter((e) => e <= shared));
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBe(end);
+    expect(end).toBeGreaterThan(systemPrefixLength(warm, edited)); // not the system prompt's end, as before
+    expect(end).toBeGreaterThan(0.7 * shared);
   });
 
   it('shares a system prompt between two conversations', async () => {

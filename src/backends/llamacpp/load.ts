@@ -22,7 +22,7 @@ import { LlamaContext } from './binding/context.ts';
 import { LlamaProjector } from './binding/mtmd.ts';
 import { Prompts } from './run/prompt.ts';
 import { N_BATCH } from './binding/batch.ts';
-import { Session } from './run/session.ts';
+import { rollsBack, Session } from './run/session.ts';
 import { checkBeforeDownload, checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
 import type { WebFile } from '../../core/models/web-source.ts';
 import type { ModelFile } from '../../core/models/file.ts';
@@ -119,13 +119,18 @@ export async function loadSession(
       }),
     );
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
+    const info = modelInfo(model, file, shape);
     const prompts = new Prompts(
       llama,
       model,
-      { systemPrompt: settings.cache.systemPrompt, minTokens: settings.cache.minTokens, layout },
+      {
+        systemPrompt: settings.cache.systemPrompt,
+        minTokens: settings.cache.minTokens,
+        layout,
+        messageEnds: !rollsBack(info.memory.kind, ctx.params.swaFull),
+      },
       projector,
     );
-    const info = modelInfo(model, file, shape);
     info.input = [
       'text',
       ...(projector?.image ? ['image' as const] : []),

@@ -82,9 +82,14 @@ export class TestHooks {
   }
 
   /** What the model reads for this request: the rendered prompt, its tokens, and the system prefix the cache keeps. */
-  prompt(params: ChatCompletionCreateParams): { text: string; tokens: Int32Array; systemTokens: number } {
+  prompt(params: ChatCompletionCreateParams): {
+    text: string;
+    tokens: Int32Array;
+    systemTokens: number;
+    messageEnds: number[];
+  } {
     const p = this.session().prompts.prepare(resolveRequest(params));
-    return { text: p.text, tokens: p.tokens, systemTokens: p.system?.tokens.length ?? 0 };
+    return { text: p.text, tokens: p.tokens, systemTokens: p.system?.tokens.length ?? 0, messageEnds: p.messageEnds };
   }
 
   /** Each slot's sequence, the tokens it holds, whether a request runs on it, and the positions its cells hold. */

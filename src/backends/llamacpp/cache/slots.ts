@@ -41,9 +41,11 @@ export interface Checkpoint {
   data: Uint8Array;
 }
 
-// Checkpoints a slot keeps: the oldest after the first (the system prompt's end) goes first. A recurrent state is a
-// few MB for small models, so a handful per slot stays well inside the worker's memory.
-const MAX_CHECKPOINTS = 4;
+// Checkpoints a slot keeps, in number and bytes: the oldest after the first (the system prompt's end) goes first. A
+// recurrent state is a few MB for small models, a sliding window's cells tens of MB for a 4B one: the byte bound
+// keeps a slot's share of the worker's memory, the count the copies a new turn's checkpoints make.
+const MAX_CHECKPOINTS = 10;
+const MAX_CHECKPOINT_BYTES = 64 * 2 ** 20;
 
 /** Whoever owns the context (backends/llamacpp/run/session.ts). */
 export interface ContextHolder {
@@ -151,7 +153,13 @@ export class Slots {
     if (this.canRollBack || slot.checkpoints.at(-1)?.n === slot.tokens.length) return;
     const n = slot.tokens.length;
     slot.checkpoints.push({ n, data: await this.ctx.stateGet(slot.seq, true) });
-    if (slot.checkpoints.length > MAX_CHECKPOINTS) slot.checkpoints.splice(1, 1);
+    const bytes = () => slot.checkpoints.reduce((sum, c) => sum + c.data.byteLength, 0);
+    while (
+      slot.checkpoints.length > 2 &&
+      (slot.checkpoints.length > MAX_CHECKPOINTS || bytes() > MAX_CHECKPOINT_BYTES)
+    ) {
+      slot.checkpoints.splice(1, 1);
+    }
   }
 
   /**

@@ -22,6 +22,9 @@ export interface PreparedPrompt extends CacheRequest {
   output: ReplyPlan;
   /** The media chunks whose placeholders `tokens` holds (freed when the request ends); null without media. */
   media: MediaPrompt | null;
+  /** Token counts at the ends of the last messages before the prompt's end, ascending, where the memory cannot roll
+   * back (PromptOptions.messageEnds): states kept there let an edit of a later message resume from them. */
+  messageEnds: number[];
 }
 
 export interface PromptOptions {
@@ -31,7 +34,12 @@ export interface PromptOptions {
   minTokens: number;
   /** The saved-state layout (model, build, KV types): part of a system prefix's key. */
   layout: string;
+  /** Whether to find where the last messages end in the prompt (memory that cannot roll back keeps states there). */
+  messageEnds: boolean;
 }
+
+/** How many of the last message ends are found, each a render and a tokenization of the conversation up to it. */
+const MESSAGE_ENDS = 6;
 
 export class Prompts {
   readonly template: ChatTemplate;
@@ -79,7 +87,34 @@ export class Prompts {
       keep,
       output: this.planner.plan(req, text),
       media,
+      messageEnds: this.options.messageEnds && !media ? this.messageEnds(req, tokens, addSpecial) : [],
     };
+  }
+
+  /** Where each of the last MESSAGE_ENDS messages before the last ends in `tokens` (what the conversation up to it
+   * renders to shares with the whole prompt), ascending; a conversation the template cannot render that far is
+   * skipped. */
+  private messageEnds(req: ResolvedRequest, tokens: Int32Array, addSpecial: boolean): number[] {
+    const ends: number[] = [];
+    const n = req.messages.length;
+    for (let k = Math.max(1, n - MESSAGE_ENDS); k < n; k++) {
+      let text: string;
+      try {
+        text = this.template.render(req.messages.slice(0, k), {
+          tools: req.tools,
+          kwargs: req.templateKwargs,
+          addGenerationPrompt: false,
+        });
+      } catch {
+        continue; // some templates refuse a conversation that ends where this one would
+      }
+      const end = commonPrefix(
+        this.llama.guard(() => this.model.tokenize(text, addSpecial, true)),
+        tokens,
+      );
+      if (end > (ends.at(-1) ?? 0) && end < tokens.length) ends.push(end);
+    }
+    return ends;
   }
 
   /**

@@ -474,11 +474,14 @@ function newSampler(s: Session, job: Job): Sampler {
 
 /**
  * Token counts where a prompt's state is kept: the end of a system prompt to cache; for memory that cannot roll back
- * also the end of the system prefix and the token before the prompt's last (a regenerated answer goes back there:
- * the last prompt token is always decoded again).
+ * also the end of the system prefix, the ends of the last messages (an edit of a later one goes back there) and the
+ * token before the prompt's last (a regenerated answer goes back there: the last prompt token is always decoded
+ * again).
  */
 function checkpointsAt(s: Session, job: Job): number[] {
   const at = [job.prep.buildSystem?.tokens.length ?? -1];
-  if (!s.canRollBack) at.push(job.prompt!.system?.tokens.length ?? -1, job.tokens.length - 1);
+  if (!s.canRollBack) {
+    at.push(job.prompt!.system?.tokens.length ?? -1, ...job.prompt!.messageEnds, job.tokens.length - 1);
+  }
   return at;
 }

@@ -62,10 +62,7 @@ export class Session implements ContextHolder {
   }
 
   get canRollBack(): boolean {
-    // A full-size SWA cache (swa_full) keeps every token, so it rolls back like attention; a window-sized one has
-    // dropped the tokens that slid out of the window, and goes back only to its checkpoints, like recurrent state.
-    const kind = this.info.memory.kind;
-    return kind === 'attention' || (kind === 'swa' && this.context.params.swaFull !== false);
+    return rollsBack(this.info.memory.kind, this.context.params.swaFull);
   }
 
   /** A state read back keeps only the sliding window's last cells in those layers (cache/slots.ts). */
@@ -98,4 +95,13 @@ export class Session implements ContextHolder {
     this.projector?.free();
     this.model.free();
   }
+}
+
+/**
+ * Whether a model's memory can go back to any earlier token (seq_rm anywhere). A full-size SWA cache (swa_full) keeps
+ * every token, so it rolls back like attention; a window-sized one has dropped the tokens that slid out of the
+ * window, and goes back only to its checkpoints, like recurrent state.
+ */
+export function rollsBack(kind: string, swaFull: boolean | undefined): boolean {
+  return kind === 'attention' || (kind === 'swa' && swaFull !== false);
 }
