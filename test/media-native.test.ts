@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeBinary } from '../scripts/build-server.mjs';
 import { LlamaContext } from '../src/backends/llamacpp/binding/context.ts';
 import type { Llama } from '../src/backends/llamacpp/binding/llama.ts';
-import { LlamaProjector } from '../src/backends/llamacpp/binding/mtmd.ts';
+import { LlamaProjector, positionAt } from '../src/backends/llamacpp/binding/mtmd.ts';
 import { LlamaModel } from '../src/backends/llamacpp/binding/model.ts';
 import { testPng, testWav } from './fixtures/media.ts';
 import { modelsDir } from './fixtures/models.ts';
@@ -72,16 +72,17 @@ async function wasm(
         spans.shift();
         const out = await projector.encode(ctx, span);
         embd ??= projector.embeddings(out, span);
-        expect(await projector.decode(ctx, span, out, 0)).toBe(0);
+        expect(await projector.decode(ctx, span, out, 0, positionAt(p.tokens, pos))).toBe(0);
         pos = span.end;
         continue;
       }
       const end = Math.min(span?.start ?? p.tokens.length, pos + 512);
       const part = Array.from(p.tokens.subarray(pos, end));
+      const at = positionAt(p.tokens, pos);
       expect(
         await ctx.decode(
           part,
-          part.map((_, k) => pos + k),
+          part.map((_, k) => at + k),
           part.map(() => 0),
           part.map((_, k) => end === p.tokens.length && k === part.length - 1),
         ),

@@ -253,13 +253,21 @@ describe('a record that does not match is deleted and the prompt recomputed', ()
       { bytes: good!.bytes + 1 },
       { tokens: Array.from(good!.tokens) as never },
       { kind: 'other' as never },
+      // A checkpoint past the record's tokens, and checkpoints out of order.
+      { checkpoints: [{ id: 'x', n: good!.tokens.length, bytes: 0, sum: '' }] },
+      {
+        checkpoints: [
+          { id: 'x', n: 5, bytes: 0, sum: '' },
+          { id: 'y', n: 3, bytes: 0, sum: '' },
+        ],
+      },
     ];
     for (const [i, change] of bad.entries()) await set(`m:bad-${i}`, { ...good, key: `bad-${i}`, ...change }, store);
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
     const restored = await ask(reloaded, turn3, { conversation_id: 'x' });
     expect(restored.timings.cache_source).toBe('indexeddb');
-    expect(warn.mock.calls.flat().join(' ')).toMatch(/dropped 5 saved KV record/);
+    expect(warn.mock.calls.flat().join(' ')).toMatch(/dropped 7 saved KV record/);
     // A new conversation is saved as before.
     await ask(
       reloaded,

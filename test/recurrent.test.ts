@@ -108,32 +108,49 @@ describe.each([
     expect(w.usage.prompt_tokens_details.cached_tokens).toBe(systemPrefixLength(warm, edited));
   });
 
+  // A chat of four exchanges sent whole (a conversation opened again), then with a fifth inserted before its last
+  // question: what the app's edit of an earlier message sends. The first request kept states at its message ends.
+  const exchange = (q: string): ChatMessage[] => [
+    { role: 'user', content: q },
+    { role: 'assistant', content: 'Hello, world!' },
+  ];
+  const history: ChatMessage[] = [
+    { role: 'system', content: SYSTEM },
+    ...exchange('Name a bread.'),
+    ...exchange('And a river?'),
+    ...exchange('Which star is brightest?'),
+  ];
+  const last: ChatMessage = { role: 'user', content: 'And a lake?' };
+  const whole = [...history, last];
+  const edited = [...history, ...exchange('A mountain, too?'), last];
+  /** Where the edited prompt can resume: the end of the third exchange, the last of the first prompt's message ends
+   * the edited one shares. */
+  const insertedAt = (engine: NodeEngine) => {
+    const first = inspect(engine).prompt({ messages: whole });
+    const shared = commonPrefix(first.tokens, inspect(engine).prompt({ messages: edited }).tokens);
+    const end = Math.max(...first.messageEnds.filter((e) => e <= shared));
+    expect(end).toBeGreaterThan(systemPrefixLength(engine, edited)); // not the system prompt's end, as before
+    expect(end).toBeGreaterThan(0.7 * shared);
+    return end;
+  };
+
   it('an exchange inserted before the last question resumes from the end of the one before it, answering as a cold engine', async () => {
-    // A chat of four exchanges sent whole (a conversation opened again), then with a fifth inserted before its last
-    // question: what the app's edit of an earlier message sends. The first request kept states at its message ends.
-    const exchange = (q: string): ChatMessage[] => [
-      { role: 'user', content: q },
-      { role: 'assistant', content: 'Hello, world!' },
-    ];
-    const history: ChatMessage[] = [
-      { role: 'system', content: SYSTEM },
-      ...exchange('Name a bread.'),
-      ...exchange('And a river?'),
-      ...exchange('Which star is brightest?'),
-    ];
-    const last: ChatMessage = { role: 'user', content: 'And a lake?' };
-    const whole = [...history, last];
     await ask(warm, whole, { conversation_id: 'insert' });
-    const edited = [...history, ...exchange('A mountain, too?'), last];
     const [w, c] = [await ask(warm, edited, { conversation_id: 'insert' }), await ask(cold, edited)];
     expectSameAnswer(w, c);
-    // Back to the end of the third exchange: the last of the first prompt's message ends the edited one shares.
-    const first = inspect(warm).prompt({ messages: whole });
-    const shared = commonPrefix(first.tokens, inspect(warm).prompt({ messages: edited }).tokens);
-    const end = Math.max(...first.messageEnds.filter((e) => e <= shared));
-    expect(w.usage.prompt_tokens_details.cached_tokens).toBe(end);
-    expect(end).toBeGreaterThan(systemPrefixLength(warm, edited)); // not the system prompt's end, as before
-    expect(end).toBeGreaterThan(0.7 * shared);
+    expect(w.usage.prompt_tokens_details.cached_tokens).toBe(insertedAt(warm));
+  });
+
+  it('after a reload too: the record in IndexedDB keeps the states at its message ends', async () => {
+    const db = newDb();
+    const before = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
+    await ask(before, whole, { conversation_id: 'insert-saved' });
+    await before.cache.flush();
+    const reloaded = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
+    const r = await ask(reloaded, edited, { conversation_id: 'insert-saved' });
+    expect(r.timings.cache_source).toBe('indexeddb');
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(insertedAt(reloaded));
+    expectSameAnswer(r, await ask(cold, edited));
   });
 
   it('shares a system prompt between two conversations', async () => {
@@ -203,14 +220,19 @@ describe.each([
       { role: 'user', content: 'Name a bread.' },
     ];
     const r1 = await ask(first, turn1, { conversation_id: 'branch' });
-    const r2 = await ask(first, next(turn1, reply(r1), 'And a river?'), { conversation_id: 'branch' });
+    const turn2 = next(turn1, reply(r1), 'And a river?');
+    const r2 = await ask(first, turn2, { conversation_id: 'branch' });
     await first.cache.flush();
     const edited = next(turn1, reply(r1), 'And a lake?');
     const reloaded = await track(cachedEngine(model, { db, systemPrompt: false, ...load }));
     const r = await ask(reloaded, edited, { conversation_id: 'branch' });
     expect(r.timings.cache_source).toBe('indexeddb');
-    // Turn 1's prompt and reply: the first saved chunk, with the recurrent state after it.
-    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(r1.usage.total_tokens);
+    // The end of turn 1's reply as turn 2's prompt renders it (the state kept there), past the first saved chunk's
+    // end (turn 1's prompt and reply).
+    const p2 = inspect(first).prompt({ messages: turn2 });
+    const shared = commonPrefix(p2.tokens, inspect(first).prompt({ messages: edited }).tokens);
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBe(Math.max(...p2.messageEnds.filter((e) => e <= shared)));
+    expect(r.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(r1.usage.total_tokens);
     expect(r.usage.prompt_tokens_details.cached_tokens).toBeLessThan(r2.usage.prompt_tokens);
     expectSameAnswer(r, await ask(cold, edited));
   });

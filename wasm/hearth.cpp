@@ -298,6 +298,8 @@ EMSCRIPTEN_KEEPALIVE void hearth_seq_keep(hearth_context * h, int seq) { llama_m
 EMSCRIPTEN_KEEPALIVE void hearth_seq_add(hearth_context * h, int seq, int p0, int p1, int delta) {
   llama_memory_seq_add(mem(h), seq, p0, p1, delta);
 }
+// Whether seq_add can move cells (a context shift): not for M-RoPE models, whose seq_add aborts.
+EMSCRIPTEN_KEEPALIVE int hearth_memory_can_shift(hearth_context * h) { return llama_memory_can_shift(mem(h)) ? 1 : 0; }
 EMSCRIPTEN_KEEPALIVE int hearth_seq_pos_min(hearth_context * h, int seq) { return llama_memory_seq_pos_min(mem(h), seq); }
 EMSCRIPTEN_KEEPALIVE int hearth_seq_pos_max(hearth_context * h, int seq) { return llama_memory_seq_pos_max(mem(h), seq); }
 
@@ -546,6 +548,8 @@ EMSCRIPTEN_KEEPALIVE void hearth_chunk_free(mtmd_input_chunk * c) { mtmd_input_c
 // 0 text, 1 image, 2 audio.
 EMSCRIPTEN_KEEPALIVE int hearth_chunk_type(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_type(c); }
 EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_tokens(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_tokens(c); }
+// Positions the chunk takes: its tokens, or fewer for an M-RoPE image (max of its grid's width and height).
+EMSCRIPTEN_KEEPALIVE int hearth_chunk_n_pos(const mtmd_input_chunk * c) { return (int) mtmd_input_chunk_get_n_pos(c); }
 // A media chunk's id: its bitmap's (hearth_bitmap_set_id); empty for text.
 EMSCRIPTEN_KEEPALIVE const char * hearth_chunk_id(const mtmd_input_chunk * c) {
   const char * id = mtmd_input_chunk_get_id(c);

@@ -242,14 +242,6 @@ async function readProjector(
       { log: llama.log.since(mark) },
     );
   }
-  if (projector.mrope) {
-    projector.free();
-    throw new ModelLoadError(
-      `${file.name} places images with M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL…), which Hearth's cache cannot ` +
-        'track yet: use a model whose projector does not (Gemma 3, SmolVLM, InternVL, Pixtral, LFM2-VL, Ultravox…)',
-      'unsupported_projector',
-    );
-  }
   return projector;
 }
 

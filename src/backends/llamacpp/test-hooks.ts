@@ -2,6 +2,7 @@
 // src/ imports it (test/helpers.ts and bench/ do) — and never reachable from a page. Its requests go through the same
 // cache path and scheduler as a completion; what it watches, it watches from Job subclasses.
 import { newCompletionMeta } from '../../core/chat/completion.ts';
+import { resolveMedia } from '../../core/chat/media.ts';
 import { resolveRequest } from '../../core/chat/request.ts';
 import type { CallControl, CompletionRequest } from '../../contract.ts';
 import type { CacheSource, ChatCompletionCreateParams, ChatMessage } from '../../types.ts';
@@ -76,7 +77,9 @@ export class TestHooks {
   async promptLogits(
     params: ChatCompletionCreateParams,
   ): Promise<{ logits: Float32Array; cached: number; source: CacheSource }> {
-    const job = new PromptLogitsJob(resolveRequest(params), () => {}, params.signal, newCompletionMeta(''));
+    const p = this.session().projector;
+    const req = await resolveMedia(resolveRequest(params), p && { image: p.image, audio: p.audio }, {});
+    const job = new PromptLogitsJob({ ...req, onProgress: undefined }, () => {}, params.signal, newCompletionMeta(''));
     await this.scheduler.submit(job);
     return { logits: job.logits!, cached: job.prep.cached, source: job.prep.source };
   }

@@ -147,7 +147,12 @@ export class LlamaContext {
   seqKeep(seq: number) {
     this.mod._hearth_seq_keep(this.ptr, seq);
   }
+  /** Whether seqAdd can move cells (a context shift): not in M-RoPE models (llama.cpp aborts there). */
+  get canShift(): boolean {
+    return this.mod._hearth_memory_can_shift(this.ptr) === 1;
+  }
   seqAdd(seq: number, p0: number, p1: number, delta: number) {
+    if (!this.canShift) throw new Error('llama.cpp cannot move the cells of this model (M-RoPE)');
     this.mod._hearth_seq_add(this.ptr, seq, p0, p1, delta);
   }
   /** -1 when the sequence is empty. */

@@ -122,6 +122,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_seq_add(ctx: Ptr, seq: number, p0: number, p1: number, delta: number): void;
   _hearth_seq_pos_min(ctx: Ptr, seq: number): number;
   _hearth_seq_pos_max(ctx: Ptr, seq: number): number;
+  _hearth_memory_can_shift(ctx: Ptr): number;
 
   _hearth_state_seq_size(ctx: Ptr, seq: number, flags: number): number;
   _hearth_state_seq_get(ctx: Ptr, dst: Ptr, size: number, seq: number, flags: number): Waits<number>;
@@ -174,6 +175,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_chunk_free(chunk: Ptr): void;
   _hearth_chunk_type(chunk: Ptr): number;
   _hearth_chunk_n_tokens(chunk: Ptr): number;
+  _hearth_chunk_n_pos(chunk: Ptr): number;
   _hearth_chunk_id(chunk: Ptr): Ptr;
   _hearth_chunk_text(chunk: Ptr): Ptr;
   _hearth_media_encode(ctx: Ptr, mtmd: Ptr, chunk: Ptr): Waits<number>;

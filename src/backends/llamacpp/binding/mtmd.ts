@@ -15,6 +15,8 @@ export interface MediaSpan {
   kind: MediaKind;
   start: number;
   end: number;
+  /** Positions the chunk takes: end - start, or fewer with M-RoPE (see the header). */
+  nPos: number;
   /** mtmd_input_chunk (owned by the MediaPrompt). */
   chunk: number;
 }
@@ -42,7 +44,7 @@ const CHUNK_KIND: Record<number, MediaKind> = { 1: 'image', 2: 'audio' };
 export class LlamaProjector {
   readonly image: boolean;
   readonly audio: boolean;
-  /** M-RoPE models place a chunk on fewer positions than it has tokens, which the token list cannot express. */
+  /** Whether images take fewer positions than tokens (M-RoPE: Qwen2-VL, Qwen2.5-VL, Qwen3-VL; see the header). */
   readonly mrope: boolean;
   readonly marker: string;
   /** Where its encoder runs: on the GPU (the WebGPU build, with the model's layers there), else the CPU. */
@@ -170,6 +172,7 @@ export class LlamaProjector {
         const chunk = m._hearth_chunk_copy(chunks, i);
         const type = m._hearth_chunk_type(chunk);
         const n = m._hearth_chunk_n_tokens(chunk);
+        const nPos = m._hearth_chunk_n_pos(chunk);
         if (type === 0) {
           const p = m._hearth_chunk_text(chunk);
           tokens.push(...this.llama.heap().i32.subarray(index32(p), index32(p) + n));
@@ -177,12 +180,12 @@ export class LlamaProjector {
           continue;
         }
         const start = tokens.length;
-        spans.push({ kind: CHUNK_KIND[type] ?? 'image', start, end: start + n, chunk });
+        spans.push({ kind: CHUNK_KIND[type] ?? 'image', start, end: start + n, nPos, chunk });
         // An image sliced into tiles gives several chunks of one id (its hash): each gets placeholders of its own.
         const id = m.UTF8ToString(m._hearth_chunk_id(chunk));
         const k = seen.get(id) ?? 0;
         seen.set(id, k + 1);
-        tokens.push(...placeholders(`${this.identity}:${id}:${k}`, n));
+        tokens.push(...placeholders(`${this.identity}:${id}:${k}`, n, nPos));
       }
     } catch (err) {
       free();
@@ -198,9 +201,9 @@ export class LlamaProjector {
     return m._hearth_media_embd(this.ptr);
   }
 
-  /** Decodes encoded embeddings into sequence `seq` at the span's positions; llama_decode's status. */
-  decode(ctx: LlamaContext, span: MediaSpan, embd: number, seq: number): Promise<number> {
-    return Promise.resolve(this.llama.mod._hearth_media_decode(ctx.ptr, this.ptr, span.chunk, embd, span.start, seq));
+  /** Decodes encoded embeddings into sequence `seq` from position `pos` (the span's); llama_decode's status. */
+  decode(ctx: LlamaContext, span: MediaSpan, embd: number, seq: number, pos: number): Promise<number> {
+    return Promise.resolve(this.llama.mod._hearth_media_decode(ctx.ptr, this.ptr, span.chunk, embd, pos, seq));
   }
 
   /** The embeddings of the last encode, copied out (tests compare them with native llama.cpp's). */
@@ -210,17 +213,31 @@ export class LlamaProjector {
   }
 }
 
-/** `n` negative token ids from a media chunk's name: never a vocabulary token, equal only for the same bytes. */
-export function placeholders(name: string, n: number): number[] {
+/** Placeholders below this take no position (M-RoPE: see the header); those from -1 down to it take one each. */
+const HELD = -(2 ** 30);
+const SPAN = 2 ** 30 - 1;
+
+/**
+ * `n` negative token ids from a media chunk's name, the last n - nPos of them HELD: never a vocabulary token, equal
+ * only for the same bytes.
+ */
+export function placeholders(name: string, n: number, nPos = n): number[] {
   let h = 0x811c9dc5;
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
   const out: number[] = [];
-  for (let k = 0; k < n; k++) out.push(-1 - (((h >>> 1) + k) % 0x7ffffffe));
+  for (let k = 0; k < n; k++) out.push((k < nPos ? -1 : HELD - 1) - (((h >>> 2) + k) % SPAN));
   return out;
 }
 
 export function isPlaceholder(token: number): boolean {
   return token < 0;
+}
+
+/** The position of the token at index `n` of `tokens` (the next one's, when n is their length): see the header. */
+export function positionAt(tokens: ArrayLike<number>, n: number): number {
+  let held = 0;
+  for (let i = 0; i < n; i++) if (tokens[i]! < HELD) held++;
+  return n - held;
 }
 
 /** The last error line llama.cpp or mtmd logged. */

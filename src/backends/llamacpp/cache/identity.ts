@@ -5,8 +5,9 @@ import { modelIdentity, sha256Hex } from '../../../core/models/sha256.ts';
 import type { ModelFile } from '../../../core/models/file.ts';
 import { hashText, hashTokens } from '../../../core/hash.ts';
 
-/** Bump when the record layout changes: older records are deleted, never read. */
-export const FORMAT_VERSION = 2;
+/** Bump when the record layout changes: older records are deleted, never read. 3: media placeholders drawn from two
+ * ranges, one of which takes no position (binding/mtmd.ts). */
+export const FORMAT_VERSION = 3;
 
 const blobHashes = new WeakMap<Blob, string>();
 

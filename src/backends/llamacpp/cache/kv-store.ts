@@ -2,8 +2,13 @@
 // llama_state_seq_get_data output that rebuild those tokens' KV cells: chunk k holds cells [start, end). A
 // conversation gains one chunk per turn, so a save costs the turn's new tokens, not the whole history.
 //
-// Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob. A record and its chunks are written in one
-// transaction, so a save cut short by a reload leaves either the old record or the new one, never a half.
+// Memory that cannot roll back (recurrent, hybrid, a sliding window) also keeps a record's checkpoints: the states
+// a slot kept at message ends (slots.ts), so that a conversation restored and then edited in an earlier message goes
+// back to the end of the message before the edit, not to the start.
+//
+// Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob (a chunk's or a checkpoint's). A record and its blobs
+// are written in one transaction, so a save cut short by a reload leaves either the old record or the new one, never
+// a half.
 import { promisifyRequest, type UseStore } from 'idb-keyval';
 import type { CacheStats } from '../../../types.ts';
 import { binaryValue } from '../../../core/idb-binary.ts';
@@ -11,14 +16,23 @@ import { yieldingStore } from '../../../core/idb-store.ts';
 import { hashBytes } from '../../../core/hash.ts';
 import { FORMAT_VERSION, namedConversationId } from './identity.ts';
 
-export interface ChunkMeta {
+/** A blob of state bytes the record references. */
+export interface BlobMeta {
   id: string;
-  /** First and one-past-last position this chunk restores (the state may hold more cells; they are trimmed). */
+  bytes: number;
+  /** hashBytes of the blob's bytes. */
+  sum: string;
+}
+
+export interface ChunkMeta extends BlobMeta {
+  /** First and one-past-last token whose cells this chunk restores (the state may hold more; they are trimmed). */
   start: number;
   end: number;
-  bytes: number;
-  /** hashBytes of the chunk's bytes. */
-  sum: string;
+}
+
+/** The part of a slot's state that cannot be rolled back (Slots.checkpoint), when it held its first `n` tokens. */
+export interface CheckpointMeta extends BlobMeta {
+  n: number;
 }
 
 export interface RecordMeta {
@@ -29,6 +43,8 @@ export interface RecordMeta {
   layout: string;
   tokens: Int32Array;
   chunks: ChunkMeta[];
+  /** Ascending by n, each inside the record (0 < n < tokens.length); none for memory that rolls back. */
+  checkpoints: CheckpointMeta[];
   /** Conversation records: hash of the messages the tokens render (including the generated reply). */
   msgHash: string | null;
   msgCount: number;
@@ -37,7 +53,7 @@ export interface RecordMeta {
 }
 
 export interface NewChunk {
-  chunk: ChunkMeta;
+  chunk: BlobMeta;
   data: Uint8Array;
 }
 
@@ -105,7 +121,7 @@ export class KvStore {
       if ((m as { v?: unknown } | undefined)?.v === FORMAT_VERSION) bad++; // not just an older format
     });
     if (bad) console.warn(`[hearth] dropped ${bad} saved KV record(s) that are not valid`);
-    const used = new Set([...index.values()].flatMap((m) => m.chunks.map((c) => CHUNK + c.id)));
+    const used = new Set([...index.values()].flatMap((m) => blobs(m).map((c) => CHUNK + c.id)));
     for (const k of keys) if (typeof k === 'string' && k.startsWith(CHUNK) && !used.has(k)) stale.push(k);
     if (stale.length) await this.idb('readwrite', (s) => tx(s, () => stale.forEach((k) => s.delete(k))));
     return index;
@@ -117,17 +133,17 @@ export class KvStore {
     return n;
   }
 
-  /** The chunks of `meta`, checked against their checksums; null (and the record deleted) if any is missing or damaged.
-   */
-  async read(meta: RecordMeta): Promise<Uint8Array[] | null> {
-    const blobs = (await this.idb('readonly', (s) =>
-      Promise.all(meta.chunks.map((c) => promisifyRequest(s.get(CHUNK + c.id)))),
+  /** Blobs of `meta` (its chunks unless told), checked against their checksums; null (and the record deleted) if any is
+   * missing or damaged. */
+  async read(meta: RecordMeta, which: BlobMeta[] = meta.chunks): Promise<Uint8Array[] | null> {
+    const values = (await this.idb('readonly', (s) =>
+      Promise.all(which.map((c) => promisifyRequest(s.get(CHUNK + c.id)))),
     )) as unknown[];
     const out: Uint8Array[] = [];
-    for (let i = 0; i < meta.chunks.length; i++) {
-      const b = blobs[i];
+    for (let i = 0; i < which.length; i++) {
+      const b = values[i];
       const data = b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b instanceof Uint8Array ? b : null;
-      const c = meta.chunks[i]!;
+      const c = which[i]!;
       if (!data || data.length !== c.bytes || hashBytes(data) !== c.sum) {
         await this.remove(meta.key);
         return null;
@@ -138,7 +154,7 @@ export class KvStore {
   }
 
   /**
-   * Writes `meta` with its new chunks and deletes the chunks it no longer uses, in one transaction. Keeps the
+   * Writes `meta` with its new blobs and deletes the blobs it no longer uses, in one transaction. Keeps the
    * budget by evicting least recently used records first; on QuotaExceededError evicts and retries once. Returns
    * false when the record was not stored (too large for the budget, or storage refused it).
    */
@@ -196,7 +212,7 @@ export class KvStore {
     await this.idb('readwrite', (s) =>
       tx(s, () => {
         s.delete(META + key);
-        for (const c of m?.chunks ?? []) s.delete(CHUNK + c.id);
+        for (const c of m ? blobs(m) : []) s.delete(CHUNK + c.id);
       }),
     ).catch(() => {});
   }
@@ -271,19 +287,33 @@ function isMeta(m: RecordMeta | undefined): m is RecordMeta {
   if (!(m.msgHash === null || typeof m.msgHash === 'string') || !count(m.msgCount) || !Number.isFinite(m.lastUsed)) {
     return false;
   }
-  // The chunks rebuild cells [0, tokens.length) in order, one after the other.
+  // The chunks rebuild cells [0, tokens.length) in order, one after the other; the checkpoints lie inside, ascending.
   let end = 0;
   let bytes = 0;
   for (const c of m.chunks as unknown[]) {
     const chunk = c as ChunkMeta | null;
-    if (!chunk || typeof chunk !== 'object' || typeof chunk.id !== 'string' || typeof chunk.sum !== 'string') {
-      return false;
-    }
-    if (chunk.start !== end || !count(chunk.end) || chunk.end <= chunk.start || !count(chunk.bytes)) return false;
+    if (!isBlob(chunk) || chunk.start !== end || !count(chunk.end) || chunk.end <= chunk.start) return false;
     end = chunk.end;
     bytes += chunk.bytes;
   }
+  if (!Array.isArray(m.checkpoints)) return false;
+  let last = 0;
+  for (const c of m.checkpoints as unknown[]) {
+    const cp = c as CheckpointMeta | null;
+    if (!isBlob(cp) || !count(cp.n) || cp.n <= last || cp.n >= m.tokens.length) return false;
+    last = cp.n;
+    bytes += cp.bytes;
+  }
   return end === m.tokens.length && m.bytes === bytes;
+}
+
+function isBlob(b: BlobMeta | null): b is BlobMeta {
+  return !!b && typeof b === 'object' && typeof b.id === 'string' && typeof b.sum === 'string' && count(b.bytes);
+}
+
+/** Every blob a record references: its chunks and its checkpoints. */
+export function blobs(m: RecordMeta): BlobMeta[] {
+  return [...m.chunks, ...m.checkpoints];
 }
 
 const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;

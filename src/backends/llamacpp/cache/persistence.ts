@@ -9,7 +9,16 @@ import { exportCells } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
 import { SaveQueue } from './save-queue.ts';
 import type { Slot, Slots } from './slots.ts';
-import { type ChunkMeta, type KvStore, newChunkId, type RecordMeta, storedStats } from './kv-store.ts';
+import {
+  blobs,
+  type CheckpointMeta,
+  type ChunkMeta,
+  type KvStore,
+  newChunkId,
+  type NewChunk,
+  type RecordMeta,
+  storedStats,
+} from './kv-store.ts';
 import type { SystemState } from './system-states.ts';
 
 /** What a request offers for matching a saved conversation. */
@@ -91,8 +100,8 @@ export class Persistence {
 
   /**
    * Rebuilds a saved conversation's cells in `slot`, at least its first `n` tokens (findConversation's lcp): for
-   * memory that cannot roll back, exactly the chunks up to `n`. False (and the record deleted) when it is damaged or
-   * refused.
+   * memory that cannot roll back, the chunks up to `n`, and the record's checkpoints up to `n`, which trimming the
+   * slot to `n` then goes back to (restorable). False (and the record deleted) when it is damaged or refused.
    */
   async restoreConversation(
     slot: Slot,
@@ -101,14 +110,16 @@ export class Persistence {
     onProgress?: (p: Progress) => void,
   ): Promise<boolean> {
     const store = this.store!;
-    const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.end <= n);
-    const total = used.reduce((sum, c) => sum + c.bytes, 0);
+    const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.start < n);
+    const marks = meta.checkpoints.filter((c) => c.n <= n);
+    const total = [...used, ...marks].reduce((sum, c) => sum + c.bytes, 0);
     onProgress?.({ phase: 'restore', loaded: 0, total });
-    const chunks = await store.read({ ...meta, chunks: used });
-    if (!chunks) return false; // damaged: read() deleted it
-    const cells = chunks.map((data, i) => ({ data, end: used[i]!.end }));
+    const data = await store.read(meta, [...used, ...marks]);
+    if (!data) return false; // damaged: read() deleted it
+    const cells = used.map((c, i) => ({ data: data[i]!, end: c.end }));
+    const checkpoints = marks.map((c, i) => ({ n: c.n, data: data[used.length + i]! }));
     const end = used.at(-1)?.end ?? 0;
-    if (!(await this.slots.restore(slot, cells, meta.tokens.subarray(0, end)))) {
+    if (!(await this.slots.restore(slot, cells, meta.tokens.subarray(0, end), checkpoints))) {
       await store.remove(meta.key);
       return false;
     }
@@ -148,6 +159,7 @@ export class Persistence {
         layout: this.layout,
         tokens,
         chunks: [chunk],
+        checkpoints: [],
         msgHash: null,
         msgCount: 0,
         bytes: data.length,
@@ -194,6 +206,7 @@ export class Persistence {
         this.slots.ctx,
         slot.seq,
         this.slots.scratch,
+        tokens,
         start,
         end === tokens.length ? -1 : end,
       );
@@ -201,6 +214,8 @@ export class Persistence {
     }
     const exportMs = now() - t0;
     const chunks = [...kept, ...fresh.map((f) => f.chunk)];
+    const added: NewChunk[] = [...fresh];
+    const checkpoints = this.checkpointsToSave(slot, same, lcp, chunks, added);
     const next: RecordMeta = {
       v: FORMAT_VERSION,
       key,
@@ -208,9 +223,10 @@ export class Persistence {
       layout: this.layout,
       tokens,
       chunks,
+      checkpoints,
       msgHash: slot.msgHash,
       msgCount: slot.msgCount,
-      bytes: chunks.reduce((n, c) => n + c.bytes, 0),
+      bytes: [...chunks, ...checkpoints].reduce((n, c) => n + c.bytes, 0),
       lastUsed: Date.now(),
     };
     this.planned.set(key, next);
@@ -222,12 +238,13 @@ export class Persistence {
         this.planned.set(key, null);
         return;
       }
-      for (const f of fresh) f.chunk.sum = hashBytes(f.data);
-      const dropped = (current?.chunks ?? []).filter((c) => !chunks.some((k) => k.id === c.id)).map((c) => c.id);
+      for (const f of added) f.chunk.sum = hashBytes(f.data);
+      const ids = new Set(blobs(next).map((c) => c.id));
+      const dropped = (current ? blobs(current) : []).filter((c) => !ids.has(c.id)).map((c) => c.id);
       const t1 = now();
-      if (await store.write(next, fresh, dropped)) {
+      if (await store.write(next, added, dropped)) {
         this.saves.count(
-          fresh.reduce((n, f) => n + f.data.length, 0),
+          added.reduce((n, f) => n + f.data.length, 0),
           exportMs + now() - t1,
         );
         if (this.planned.get(key) === next) this.planned.delete(key);
@@ -235,6 +252,34 @@ export class Persistence {
         this.planned.set(key, null);
       }
     });
+  }
+
+  /**
+   * For memory that cannot roll back: the slot's checkpoints inside the record (a chunk's end has its state already),
+   * those the record holds already kept, the others added to `added` (their bytes are in memory: nothing to export).
+   */
+  private checkpointsToSave(
+    slot: Slot,
+    base: RecordMeta | null,
+    lcp: number,
+    chunks: ChunkMeta[],
+    added: NewChunk[],
+  ): CheckpointMeta[] {
+    if (this.slots.canRollBack) return [];
+    const ends = new Set(chunks.map((c) => c.end));
+    const out: CheckpointMeta[] = [];
+    for (const c of slot.checkpoints) {
+      if (c.n <= 0 || c.n >= slot.tokens.length || ends.has(c.n)) continue;
+      const saved = base?.checkpoints.find((k) => k.n === c.n && k.n <= lcp);
+      if (saved) {
+        out.push(saved);
+        continue;
+      }
+      const cp = { id: newChunkId(), n: c.n, bytes: c.data.length, sum: '' };
+      added.push({ chunk: cp, data: c.data });
+      out.push(cp);
+    }
+    return out;
   }
 
   /** Tokens per exported chunk, for chunkBytes a chunk: from the bytes the slot's cells take now. */
@@ -293,13 +338,15 @@ export function inPieces(from: number, ends: number[], piece: number): number[] 
 /**
  * Prompt tokens a record can supply, of the `n` it shares with a prompt. A chunk holds the cells of its tokens and,
  * for a recurrent or hybrid model, the recurrent state after its last token (exportCells copies the whole state):
- * such a record can be restored exactly up to a chunk's end only, the end of a saved turn. So can a sliding-window
- * model's, whose restored state keeps only the window's last cells (slots.ts).
+ * such a record can be restored exactly up to a chunk's end only, the end of a saved turn, or to one of its
+ * checkpoints. So can a sliding-window model's, whose restored state keeps only the window's last cells (slots.ts).
  */
-function restorable(meta: RecordMeta, n: number, canRollBack: boolean): number {
-  if (canRollBack) return n;
+function restorable(meta: RecordMeta, n: number, canCut: boolean): number {
+  if (canCut) return n;
   let end = 0;
-  for (const c of meta.chunks) if (c.end <= n) end = c.end;
+  for (const c of [...meta.chunks.map((k) => k.end), ...meta.checkpoints.map((k) => k.n)]) {
+    if (c <= n && c > end) end = c;
+  }
   return end;
 }
 

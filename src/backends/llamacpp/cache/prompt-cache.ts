@@ -278,7 +278,7 @@ export class PromptCache {
     const n = system.tokens.length;
     if (slot.tokens.length < n || commonPrefix(slot.tokens, system.tokens) !== n) return;
     const t0 = now();
-    const data = await exportCells(this.slots.ctx, slot.seq, this.slots.scratch, 0, n);
+    const data = await exportCells(this.slots.ctx, slot.seq, this.slots.scratch, slot.tokens, 0, n);
     const state = { tokens: system.tokens, data };
     const exportMs = now() - t0;
     this.systemStates.keep(system.key, state);

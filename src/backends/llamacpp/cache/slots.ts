@@ -1,7 +1,8 @@
 // The context's sequences as slots: each slot is one llama.cpp sequence whose cells hold exactly `slot.tokens`
-// (prompt and generated tokens, at positions 0..n-1). Running requests and the conversations kept between requests
-// share the context's cells; this table frees them (least recently used first) and carries them into a new context
-// when it grows. It asks its holder for the context every time: the context is replaced when it grows.
+// (prompt and generated tokens, in order; each at positionAt's position: its index, but after an M-RoPE image).
+// Running requests and the conversations kept between requests share the context's cells; this table frees them
+// (least recently used first) and carries them into a new context when it grows. It asks its holder for the context
+// every time: the context is replaced when it grows.
 //
 // A recurrent or hybrid model's state cannot be rolled back to an earlier token (seq_rm refuses a partial removal).
 // For those, a slot keeps checkpoints: the non-rollable part of its state (llama_state_seq_get_data_ext with
@@ -13,11 +14,12 @@
 // (llama.cpp drops the older ones on import). Such a slot can go back only to its restored end (`floor`), and a
 // record is restored only to a chunk's end, as for recurrent state.
 import type { LlamaContext } from '../binding/context.ts';
+import { positionAt } from '../binding/mtmd.ts';
 import { importCells, type CellChunk } from './kv-io.ts';
 
 export interface Slot {
   readonly seq: number;
-  /** Exactly the tokens whose cells the sequence holds, at positions 0..n-1. */
+  /** Exactly the tokens whose cells the sequence holds, in order (their positions: positionAt). */
   tokens: number[];
   /** The conversation record this slot saves to. */
   key: string | null;
@@ -124,13 +126,12 @@ export class Slots {
    */
   async trim(slot: Slot, n: number): Promise<number> {
     if (slot.tokens.length <= n) return slot.tokens.length;
-    if (n < slot.floor) {
-      this.reset(slot);
-      return 0;
-    }
-    if (!this.ctx.seqRm(slot.seq, n)) {
+    const at = (k: number) => positionAt(slot.tokens, k);
+    // seq_rm also "succeeds" on a sliding window that lost the cells before the cut: only memory that rolls back is
+    // cut there (down to its floor); the rest goes back to a checkpoint, whose state puts back what was lost.
+    if (!(this.canRollBack && n >= slot.floor && this.ctx.seqRm(slot.seq, at(n)))) {
       const cp = checkpointAt(slot, n);
-      if (!cp || !(await this.ctx.stateSet(cp.data, slot.seq, true)) || !this.ctx.seqRm(slot.seq, cp.n)) {
+      if (!cp || !(await this.ctx.stateSet(cp.data, slot.seq, true)) || !this.ctx.seqRm(slot.seq, at(cp.n))) {
         this.reset(slot);
         return 0;
       }
@@ -143,8 +144,7 @@ export class Slots {
 
   /** How many of a slot's first `n` tokens trim() would keep (see there). */
   reachable(slot: Slot, n: number): number {
-    if (n < slot.floor && n < slot.tokens.length) return 0;
-    if (this.canRollBack || n >= slot.tokens.length) return Math.min(n, slot.tokens.length);
+    if (n >= slot.tokens.length || (this.canRollBack && n >= slot.floor)) return Math.min(n, slot.tokens.length);
     return checkpointAt(slot, n)?.n ?? 0;
   }
 
@@ -168,7 +168,7 @@ export class Slots {
    */
   copyPrefix(donor: Slot, slot: Slot, n: number): Promise<number> {
     const whole = !this.canRollBack;
-    this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : n);
+    this.ctx.seqCp(donor.seq, slot.seq, 0, whole ? -1 : positionAt(donor.tokens, n));
     slot.tokens = donor.tokens.slice(0, whole ? donor.tokens.length : n);
     slot.checkpoints = [...donor.checkpoints];
     slot.floor = donor.floor;
@@ -197,20 +197,26 @@ export class Slots {
    * Imports saved cells into `slot`. llama.cpp needs a contiguous run of free cells for each chunk: when the other
    * conversations in memory leave none, they are dropped and it tries once more.
    */
-  async importInto(slot: Slot, cells: CellChunk[], n: number): Promise<boolean> {
-    this.makeRoom(n, slot);
-    if (await importCells(this.ctx, slot.seq, this.scratch, cells)) return true;
+  async importInto(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): Promise<boolean> {
+    this.makeRoom(tokens.length, slot);
+    if (await importCells(this.ctx, slot.seq, this.scratch, cells, tokens)) return true;
     let evicted = false;
     while (this.evictOne(slot)) evicted = true;
-    return evicted && (await importCells(this.ctx, slot.seq, this.scratch, cells));
+    return evicted && (await importCells(this.ctx, slot.seq, this.scratch, cells, tokens));
   }
 
-  /** Imports the saved cells of exactly `tokens` into `slot` (importInto), which then holds them, with a checkpoint
-   * there. False when llama.cpp refuses them. */
-  async restore(slot: Slot, cells: CellChunk[], tokens: ArrayLike<number>): Promise<boolean> {
-    if (!(await this.importInto(slot, cells, tokens.length))) return false;
+  /** Imports the saved cells of exactly `tokens` into `slot` (importInto), which then holds them, with the saved
+   * `checkpoints` (memory that cannot roll back) and one at its end. False when llama.cpp refuses them. */
+  async restore(
+    slot: Slot,
+    cells: CellChunk[],
+    tokens: ArrayLike<number>,
+    checkpoints: Checkpoint[] = [],
+  ): Promise<boolean> {
+    if (!(await this.importInto(slot, cells, tokens))) return false;
     slot.tokens = Array.from(tokens);
     slot.floor = this.holder.windowedState ? Math.max(0, tokens.length - 1) : 0;
+    slot.checkpoints = this.canRollBack ? [] : checkpoints.filter((c) => c.n < tokens.length);
     await this.checkpoint(slot);
     return true;
   }
@@ -230,7 +236,7 @@ export class Slots {
     const lost: Slot[] = [];
     for (const s of this.all) {
       const data = states.get(s.seq);
-      if (data && (await importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }]))) {
+      if (data && (await importCells(this.ctx, s.seq, this.scratch, [{ data, end: s.tokens.length }], s.tokens))) {
         if (this.holder.windowedState) s.floor = Math.max(0, s.tokens.length - 1);
         continue;
       }

@@ -35,6 +35,11 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
           `context_overflow 'shift' cannot drop tokens from a ${s.info.memory.kind} model's state: ` +
             'the reply stopped when the context was full',
         );
+      } else if (!s.ctx.canShift) {
+        job.warnings.push(
+          "context_overflow 'shift' cannot move the cells of a model with M-RoPE positions (Qwen2-VL, Qwen3-VL…): " +
+            'the reply stopped when the context was full',
+        );
       }
     }
     if (policy === 'error') {
@@ -57,7 +62,8 @@ export function overflow(s: Session, active: Job[], end: EndJob): void {
  * exactly what the cells hold. False when there is nothing to drop.
  */
 function shift(s: Session, job: Job): boolean {
-  if (!s.canRollBack) return false; // a recurrent state cannot drop tokens: the policy falls back to 'stop'
+  // A recurrent state cannot drop tokens, an M-RoPE model's cells cannot move: the policy falls back to 'stop'.
+  if (!s.canRollBack || !s.ctx.canShift) return false;
   const slot = job.slot;
   const len = slot.tokens.length;
   const keep = Math.min(job.prompt!.keep, len - 2);

@@ -18,7 +18,7 @@ import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
-import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/mtmd.ts';
+import { isPlaceholder, MediaDecodeError, positionAt, type MediaSpan } from '../binding/mtmd.ts';
 
 /** A load or unload waiting for its turn. */
 interface Exclusive {
@@ -38,7 +38,7 @@ class Batch {
   }
 
   add(job: Job, part: ArrayLike<number>, logitsLast: boolean) {
-    const start = job.slot.tokens.length;
+    const start = positionAt(job.slot.tokens, job.slot.tokens.length);
     for (let k = 0; k < part.length; k++) {
       this.tokens.push(part[k]!);
       this.pos.push(start + k);
@@ -340,11 +340,12 @@ export class Scheduler {
         );
       }
       job.mediaMs += now() - t0;
-      const status = await s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq));
+      const pos = positionAt(job.slot.tokens, span.start);
+      const status = await s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq, pos));
       if (status === 1) {
         // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else
         // overflow.
-        s.ctx.seqRm(job.slot.seq, span.start);
+        s.ctx.seqRm(job.slot.seq, pos);
         if (!s.cache.slots.evictOne() && !(await grow(s, s.ctx.nCtx + n, this.lost))) {
           overflow(s, this.active, this.endOverflowed);
         }
