@@ -36,7 +36,7 @@ export default async function setup() {
     ...GPU_QUANTS.map((q) => `qwen2-hello-256-${q}` as const),
   ] as const;
   for (const name of models) await ensureModel(name);
-  for (const name of ['gemma3-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);
+  for (const name of ['gemma3-vision', 'qwen25vl-vision', 'qwen2a-audio'] as const) await ensureMultimodal(name);
   // The widget's example host page ships its system prompt's state.
   await ensureWidgetHostState();
 }

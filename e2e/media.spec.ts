@@ -61,6 +61,7 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 
 for (const [name, kind] of [
   ['gemma3-vision', 'image'],
+  ['qwen25vl-vision', 'image'],
   ['qwen2a-audio', 'audio'],
 ] as Array<[ProjectorName, 'image' | 'audio']>) {
   test(`${kind}: read once, reused next turn and after a reload without encoding, like a cold engine (${name})`, async ({

@@ -40,7 +40,7 @@ export default async function setup() {
     'qwen2-hello-256-q5_0',
     'qwen2-hello-256-q5_1',
   ] as const;
-  const multimodal = ['gemma3-vision', 'smolvlm-vision', 'qwen2a-audio'] as const;
+  const multimodal = ['gemma3-vision', 'smolvlm-vision', 'qwen25vl-vision', 'qwen3vl-vision', 'qwen2a-audio'] as const;
   // Made in two processes, one per core of a 2-core CI machine (each is single-threaded JS and wasm): the quantized
   // models (from one source model) in one, the rest in the other, so no file is written by both.
   const quantized = models.filter((m) => m.startsWith('qwen2-hello-256-'));

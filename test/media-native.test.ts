@@ -104,6 +104,8 @@ const rel = (a: Float32Array, b: Float32Array) => maxDiff(a, b) / scale(b);
 describe.each([
   ['gemma3-vision', 'image'],
   ['smolvlm-vision', 'image'],
+  ['qwen25vl-vision', 'image'],
+  ['qwen3vl-vision', 'image'],
   ['qwen2a-audio', 'audio'],
 ] as Array<[ProjectorName, 'image' | 'audio']>)('%s: wasm equals native llama.cpp', (name, kind) => {
   let llama: Llama;

@@ -3,6 +3,7 @@
 // without encoding again, and whatever the cache supplies answers exactly as an engine that reads everything.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { positionAt } from '../src/backends/llamacpp/binding/mtmd.ts';
 import { createNodeEngine, type NodeEngine } from '../src/node.ts';
 import type { ChatCompletion, ChatMessage, ContentPart } from '../src/types.ts';
 import { answerDiff, MEDIA_LOGPROB_TOLERANCE, PROMPT_EFFECT } from './compare.ts';
@@ -59,6 +60,8 @@ const coversTurn = (r: ChatCompletion, earlier: ChatCompletion) =>
 describe.each([
   ['gemma3-vision', 'image', image],
   ['smolvlm-vision', 'image', image],
+  ['qwen25vl-vision', 'image', image],
+  ['qwen3vl-vision', 'image', image],
   ['qwen2a-audio', 'audio', audio],
 ] as Array<[ProjectorName, 'image' | 'audio', (seed: number) => ContentPart]>)('%s: %s input', (name, kind, part) => {
   let warm: NodeEngine;
@@ -136,6 +139,30 @@ describe.each([
     expect(r2.timings.cache_source).toBe('indexeddb');
     expect(mediaMs(r2)).toBe(0);
     coversTurn(r2, r1);
+    expectSameAnswer(r2, await ask(cold, second));
+  });
+});
+
+describe.each(['qwen25vl-vision', 'qwen3vl-vision'] as ProjectorName[])('%s: M-RoPE positions', (name) => {
+  it('an image takes fewer positions than tokens; a conversation that goes on after it, cached or not, answers alike', async () => {
+    const warm = await mediaEngine(name);
+    const cold = await mediaEngine(name, NO_CACHE);
+    const first: ChatMessage[] = [{ role: 'user', content: [image(7, 128), { type: 'text', text: 'What is this?' }] }];
+    const r1 = await ask(warm, first);
+    const [slot] = inspect(warm)
+      .slots()
+      .filter((s) => s.tokens.length > 0);
+    // The cells end at the last token's position: 128 x 128 is an 8 x 8 grid of merged patches, 64 tokens in 8 positions.
+    expect(slot!.cells).toBe(positionAt(slot!.tokens, slot!.tokens.length));
+    expect(slot!.tokens.length - slot!.cells).toBe(64 - 8);
+    // Two images, the second after the first one's positions, and the turn after them from the cache.
+    const second: ChatMessage[] = [
+      ...first,
+      { role: 'assistant', content: r1.choices[0]!.message.content },
+      { role: 'user', content: [{ type: 'text', text: 'And this one?' }, image(8, 96)] },
+    ];
+    const r2 = await ask(warm, second);
+    expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens - 3);
     expectSameAnswer(r2, await ask(cold, second));
   });
 });

@@ -219,6 +219,7 @@ describe('the GPU engine', () => {
 describe('images and audio on the GPU engine', () => {
   it.each([
     ['gemma3-vision', { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(testPng(96, 96, 3))}` } }],
+    ['qwen25vl-vision', { type: 'image_url', image_url: { url: `data:image/png;base64,${b64(testPng(96, 96, 3))}` } }],
     ['qwen2a-audio', { type: 'input_audio', input_audio: { data: b64(testWav(1.5, 16000, 3)), format: 'wav' } }],
   ] as const)('%s: the model and its projector, both on the GPU, answer as on the CPU engine', async (name, part) => {
     const { model, mmproj } = await ensureMultimodal(name);
@@ -246,6 +247,55 @@ describe('images and audio on the GPU engine', () => {
     worst[`${name}, another input`] = Number(moved.toFixed(4));
     expect(moved).toBeGreaterThan(3 * GPU_MEDIA_TOLERANCE); // so the comparison below could fail
     expectAlike(name, onGpu, await ask(await engine(), messages), GPU_MEDIA_TOLERANCE);
+  });
+});
+
+describe('an M-RoPE image on the GPU engine (qwen25vl-vision)', () => {
+  it('the turn after it, from memory and from IndexedDB after a reload, answers as a cold GPU engine', async () => {
+    const name = 'qwen25vl-vision';
+    const { model, mmproj } = await ensureMultimodal(name);
+    const db = newDb();
+    const engine = (cache: object) =>
+      track(
+        testEngine(PROJECTORS[name].model, {
+          path: model,
+          projector: { path: mmproj },
+          nCtx: 2048,
+          variant: 'webgpu',
+          minTokens: 16,
+          ...cache,
+        }),
+      );
+    const png = `data:image/png;base64,${b64(testPng(128, 96, 5))}`;
+    const first: ChatMessage[] = [
+      { role: 'system', content: 'You describe what you are shown, briefly.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: png } },
+          { type: 'text', text: 'What is this?' },
+        ],
+      },
+    ];
+    const warm = await engine({ db });
+    const r1 = await ask(warm, first, { conversation_id: 'gpu-mrope' });
+    const second = [
+      ...first,
+      { role: 'assistant' as const, content: r1.choices[0]!.message.content },
+      { role: 'user' as const, content: 'Say more.' },
+    ];
+    const cold = await engine(NO_CACHE);
+    const fresh = await ask(cold, second);
+    const cached = await ask(warm, second, { conversation_id: 'gpu-mrope' });
+    expect(cached.timings.cache_source).toBe('memory');
+    expectAlike(`${name}, cached turn on the GPU`, cached, fresh, GPU_MEDIA_TOLERANCE);
+    await warm.cache.flush();
+    await warm.unload();
+    const reloaded = await engine({ db });
+    const restored = await ask(reloaded, second, { conversation_id: 'gpu-mrope' });
+    expect(restored.timings.cache_source).toBe('indexeddb');
+    expect((restored.timings as { media_ms?: number }).media_ms ?? 0).toBe(0);
+    expectAlike(`${name}, restored turn on the GPU`, restored, fresh, GPU_MEDIA_TOLERANCE);
   });
 });
 
