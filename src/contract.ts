@@ -92,6 +92,8 @@ export interface Supports {
   rerank: boolean;
   /** Image and audio content parts (the llama.cpp engine reads them with a projector; a server with its own). */
   media: boolean;
+  /** Speculative decoding (ChatCompletionCreateParams.speculative). */
+  speculative: boolean;
 }
 
 /** The KV state an engine keeps across requests and reloads (engine.cache): only Hearth's llama.cpp engine has one. */
@@ -176,10 +178,19 @@ export interface ResolvedRequest {
   contextOverflow: 'stop' | 'error' | 'shift';
   /** null: the system prompt. */
   nKeep: number | null;
+  /** Speculative decoding (null: off; undefined: the engine's, LoadOptions.speculative). */
+  speculative?: Speculative | null;
   onProgress: ((p: Progress) => void) | undefined;
   /** The request's images and audio in message order, read by the engine (core/chat/media.ts); its parts then name
    * them by hash. Absent before that, and for requests without media. */
   media?: RequestMedia[];
+}
+
+/** Speculative decoding as the engine runs it (core/speculative.ts checks the options). */
+export interface Speculative {
+  kind: 'ngram';
+  /** Tokens guessed at most a step. */
+  nDraft: number;
 }
 
 /** One image or audio clip of a request: its file's bytes and their sha256 (hex). */

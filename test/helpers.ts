@@ -15,6 +15,7 @@ import type {
   CacheOptions,
   ChatCompletion,
   ChatCompletionChunk,
+  ChatCompletionCreateParams,
   ChatMessage,
   EngineInfo,
   LoadOptions,
@@ -226,7 +227,7 @@ export async function collect(
 export async function ask(
   engine: NodeEngine,
   messages: ChatMessage[],
-  extra: { conversation_id?: string; max_tokens?: number } = {},
+  extra: Omit<ChatCompletionCreateParams, 'messages' | 'stream'> = {},
 ): Promise<ChatCompletion> {
   return engine.chat.completions.create({
     messages,

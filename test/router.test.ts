@@ -32,6 +32,7 @@ function simulatedGpu(refuse: string | null = null) {
       embeddings: false,
       rerank: false,
       media: false,
+      speculative: false,
     },
     fit: async (request: LoadRequest) => {
       calls.push('fit');

@@ -1,7 +1,8 @@
-// npm run bench -- vision [--json] [--reps N]
+// npm run bench -- vision [--model qwen25vl] [--json] [--reps N]
 // An image in a conversation, on SmolVLM-256M's shapes (bench-smolvlm-256m + bench-smolvlm-vision, Q8_0, random
-// weights; a 512 × 512 image is one 64-token tile), in Chromium at 2 threads against native llama.cpp (the media
-// probe of npm run build:server, same libmtmd, 2 threads):
+// weights; a 512 × 512 image is one 64-token tile) or, with --model qwen25vl, Qwen2.5-VL-3B's vision encoder with
+// M-RoPE positions (bench-qwen25vl-vision + bench-qwen25vl-0.5b; a 224 × 224 image is 64 tokens on 8 positions), in
+// Chromium at 2 threads against native llama.cpp (the media probe of npm run build:server, same libmtmd, 2 threads):
 // - image_encode_ms: the projector's encode of the image (timings.media_ms; the probe's own timer natively);
 // - followup_cold_ms: time to the first token of the turn after the image on an engine without cache (it reads the
 //   image and the whole conversation), followup_cached_ms the same turn on the engine that answered the image (its
@@ -25,15 +26,20 @@ import { ensureMultimodal, PROJECTORS } from '../../test/fixtures/projectors.ts'
 import { openBenchPage } from '../browser.ts';
 import { median, round, type ScenarioOptions } from '../common.ts';
 
-const NAME = 'bench-smolvlm-vision';
+const PAIRS = {
+  smolvlm: { name: 'bench-smolvlm-vision', size: 512 },
+  qwen25vl: { name: 'bench-qwen25vl-vision', size: 224 },
+} as const;
 const THREADS = 2;
 const N_CTX = 4096;
-const SIZE = 512;
 const SYSTEM =
   'You are a careful assistant. Describe images plainly, name what you see, and answer follow-up questions.';
 
 export async function vision(opts: ScenarioOptions) {
   if (!existsSync(probeBinary)) throw new Error(`${probeBinary} is missing: run "npm run build:server" first`);
+  const pair = opts.model ?? 'smolvlm';
+  if (!(pair in PAIRS)) throw new Error(`--model takes ${Object.keys(PAIRS).join(' or ')}, not ${pair}`);
+  const { name: NAME, size: SIZE } = PAIRS[pair as keyof typeof PAIRS];
   const { model } = await ensureMultimodal(NAME);
   const png = testPng(SIZE, SIZE, 7);
   const dir = mkdtempSync(join(tmpdir(), 'hearth-vision-'));
@@ -124,7 +130,7 @@ export async function vision(opts: ScenarioOptions) {
   }
   // Decoding a screenshot: the engine's decoder (stb_image in wasm) and the browser's.
   const shot = testPng(1920, 1080, 8);
-  const decode = { mtmd: await mtmdDecodeMs(model, shot, opts.reps), browser: [] as number[] };
+  const decode = { mtmd: await mtmdDecodeMs(model, NAME, shot, opts.reps), browser: [] as number[] };
   const page = await openBenchPage();
   try {
     for (let rep = 0; rep < opts.reps; rep++) {
@@ -137,6 +143,7 @@ export async function vision(opts: ScenarioOptions) {
     `  decoding a 1920 x 1080 PNG: libmtmd (wasm, stb_image) ${round(median(decode.mtmd))} ms, browser ${round(median(decode.browser))} ms`,
   );
   const m = (k: string) => round(median(rows[k]!));
+  opts.log(`  model: ${PROJECTORS[NAME].model} + ${NAME}`);
   const row = {
     threads: THREADS,
     reps: opts.reps,
@@ -156,7 +163,7 @@ export async function vision(opts: ScenarioOptions) {
 }
 
 /** libmtmd's decoder alone (hearth_bitmap_from_file: stb_image), in the single-thread wasm build under Node. */
-async function mtmdDecodeMs(modelPath: string, png: Uint8Array, reps: number): Promise<number[]> {
+async function mtmdDecodeMs(modelPath: string, NAME: string, png: Uint8Array, reps: number): Promise<number[]> {
   const llama = await openLlama();
   const model = (await LlamaModel.load(llama, `/models/${modelPath.split('/').pop()}`))!;
   const projector = (await LlamaProjector.load(llama, model, `/models/${NAME}.mmproj.gguf`, 1, 'bench'))!;

@@ -10,6 +10,7 @@ export const EVERYTHING: Supports = {
   embeddings: true,
   rerank: true,
   media: true,
+  speculative: true,
 };
 
 /** Why `backend` cannot take this load (an option it does not act on), or null. */
@@ -36,8 +37,14 @@ export function checkLoad(backend: Backend, request: LoadRequest): void {
 
 export function checkCompletion(
   backend: Backend,
-  request: Pick<ResolvedRequest, 'contextOverflow' | 'messages'>,
+  request: Pick<ResolvedRequest, 'contextOverflow' | 'messages' | 'speculative'>,
 ): void {
+  if (request.speculative && !backend.supports.speculative) {
+    throw unsupported(
+      `speculative decoding needs the wasm backend: the '${backend.kind}' backend decodes one token at a time`,
+      'speculative',
+    );
+  }
   if (!backend.supports.contextOverflow.includes(request.contextOverflow)) {
     throw unsupported(
       `context_overflow "${request.contextOverflow}" needs the wasm backend: the '${backend.kind}' backend ` +

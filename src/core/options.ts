@@ -4,6 +4,7 @@
 // each backend once it has read the model.
 import { InvalidRequestError, invalidParameter as badOption } from '../errors.ts';
 import type { CacheOptions, EngineOptions, GgmlType, LoadOptions } from '../types.ts';
+import { resolveSpeculative } from './speculative.ts';
 import { MAX_PARALLEL, MAX_THREADS, MIN_CTX } from './limits.ts';
 
 export const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
@@ -93,6 +94,7 @@ export function checkLoadOptions(o: Omit<LoadOptions, 'signal' | 'onProgress'>):
   flag('store', o.store);
   flag('swaFull', o.swaFull);
   integer('gpuLayers', o.gpuLayers, 0, 2 ** 31);
+  if (o.speculative !== undefined) resolveSpeculative(o.speculative, 'speculative');
   const state = o.promptState;
   if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
     badOption('promptState', 'expected the URL of a prompt state file, or the file as a Blob');

@@ -1,5 +1,5 @@
 // chat.completions: the OpenAI-shaped request, messages, tools, and the completion and its chunks.
-import type { Progress } from './options.ts';
+import type { Progress, SpeculativeOptions } from './options.ts';
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
@@ -130,6 +130,8 @@ export interface ChatCompletionCreateParams {
   context_overflow?: 'stop' | 'error' | 'shift' | null;
   /** With 'shift': prompt tokens at the start that are never dropped. Default: the rendered system prompt. */
   n_keep?: number | null;
+  /** Speculative decoding for this request; null turns off the engine's (LoadOptions.speculative). */
+  speculative?: SpeculativeOptions | null;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -151,6 +153,9 @@ export interface Timings {
   /** Time the projector spent encoding this request's images and audio (part of prompt_ms); set when the request has
    * media, 0 when every one came from the cache. */
   media_ms?: number;
+  /** With speculative decoding: tokens guessed, and those of them the model chose too (llama-server's names). */
+  draft_n?: number;
+  draft_n_accepted?: number;
 }
 
 export interface Usage {
@@ -158,6 +163,8 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
+  /** With speculative decoding: guessed tokens the reply kept and those it did not (OpenAI's predicted outputs'). */
+  completion_tokens_details?: { accepted_prediction_tokens: number; rejected_prediction_tokens: number };
 }
 
 export interface AssistantMessage {

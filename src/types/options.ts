@@ -172,6 +172,9 @@ export interface LoadOptions {
    * Its size counts with the model's against maxModelBytes and the KV budget.
    */
   projector?: ModelSource | { hf: Omit<HfFile, 'file'> & { file?: string } } | true;
+  /** Speculative decoding for every request that does not say otherwise (ChatCompletionCreateParams.speculative).
+   * Not for memory that cannot drop the guesses it rejects (recurrent, hybrid, a window-sized sliding window). */
+  speculative?: SpeculativeOptions;
 }
 
 export type MediaInputKind = 'text' | 'image' | 'audio';
@@ -212,4 +215,18 @@ export interface ModelInfo {
   input?: MediaInputKind[];
   /** What the load could not do as asked, e.g. a prompt state file that does not fit this model. */
   warnings?: string[];
+}
+
+/**
+ * Speculative decoding: tokens guessed ahead are checked in one batch with the next one, and those the model would
+ * have chosen itself are kept: the same reply (each token sampled from the model's own distribution, in order), in
+ * fewer reads of the weights. Worth it where replies repeat their input (code edits, quoting, rewriting, structured
+ * output); a guess that fails costs a little more compute that step.
+ */
+export interface SpeculativeOptions {
+  /** 'ngram': guesses from the conversation itself, what followed the last earlier occurrence of its last few
+   * tokens (no second model). */
+  kind: 'ngram';
+  /** Tokens guessed at most a step, 1–16 (default 4). */
+  n_draft?: number;
 }

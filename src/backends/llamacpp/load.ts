@@ -1,7 +1,8 @@
 // Loading a model: the source opened and checked (size, GGUF header) before llama.cpp sees it, the model read into
 // the wasm heap, its context sized (kv-layout.ts), and the KV cache and prompt preparation built on them. Every
 // failure is a ModelLoadError that says what to do, and leaves nothing half-loaded behind.
-import type { LoadRequest } from '../../contract.ts';
+import type { LoadRequest, Speculative } from '../../contract.ts';
+import { resolveSpeculative } from '../../core/speculative.ts';
 import { AbortError, HearthError, ModelLoadError } from '../../errors.ts';
 import type { LoadOptions, ModelInfo, Progress } from '../../types.ts';
 import {
@@ -137,7 +138,18 @@ export async function loadSession(
       ...(projector?.audio ? ['audio' as const] : []),
     ];
     const session = new Session(
-      { llama, model, ctx, kv, nParallel, info, prompts, identity, projector },
+      {
+        llama,
+        model,
+        ctx,
+        kv,
+        nParallel,
+        info,
+        prompts,
+        identity,
+        projector,
+        speculative: defaultSpeculative(info, ctx, options),
+      },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots),
     );
     await session.cache.init();
@@ -243,6 +255,19 @@ async function readProjector(
     );
   }
   return projector;
+}
+
+/** LoadOptions.speculative for the requests that do not say; null (and a warning) where the memory cannot drop the
+ * guesses the model does not take. */
+function defaultSpeculative(info: ModelInfo, ctx: LlamaContext, options: LoadOptions): Speculative | null {
+  if (!options.speculative) return null;
+  if (rollsBack(info.memory.kind, ctx.params.swaFull)) return resolveSpeculative(options.speculative, 'speculative');
+  const warning =
+    `speculative decoding is off: a ${info.memory.kind} model's state cannot drop the guesses the model does not ` +
+    'take (llama.cpp rolls back only attention caches)';
+  console.warn(`[hearth] ${warning}`);
+  info.warnings = [...(info.warnings ?? []), warning];
+  return null;
 }
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */

@@ -38,6 +38,7 @@ export class ServerBackend implements Backend {
     embeddings: true,
     rerank: false,
     media: true,
+    speculative: false,
   };
   private model: ModelInfo | null = null;
 

@@ -64,6 +64,7 @@ export class WllamaBackend implements Backend {
     embeddings: false,
     rerank: false,
     media: false,
+    speculative: false,
   };
   private wllama: Wllama | null = null;
   private model: ModelInfo | null = null;

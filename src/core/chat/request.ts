@@ -2,6 +2,7 @@
 // parameter and says what is allowed, thrown before the request is queued.
 import type { ReplyConstraint, ResolvedRequest, ResolvedToolChoice, SamplerParams } from '../../contract.ts';
 import { invalidParameter as bad } from '../../errors.ts';
+import { resolveSpeculative } from '../speculative.ts';
 import type { ChatCompletionCreateParams, ContentPart, Tool } from '../../types.ts';
 
 // llama.cpp's defaults (llama-server, llama-cli): they suit small local models better than OpenAI's temperature 1.
@@ -95,6 +96,7 @@ export function resolveRequest(p: ChatCompletionCreateParams): ResolvedRequest {
     stream: p.stream === true,
     conversationId: p.conversation_id,
     ...resolveOverflow(p),
+    speculative: p.speculative === undefined ? undefined : resolveSpeculative(p.speculative, 'speculative'),
     onProgress: typeof p.onProgress === 'function' ? p.onProgress : undefined,
     sampler: resolveSampler(p),
   };

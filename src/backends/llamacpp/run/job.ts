@@ -1,7 +1,7 @@
 // One chat completion as the scheduler runs it: its prompt and slot, its sampler, what it has streamed so far and
 // how it ends. The scheduler decodes; the job turns sampled tokens into chunks.
 import { type CompletionMeta, newCompletionMeta } from '../../../core/chat/completion.ts';
-import type { CallControl, CompletionRequest, ResolvedRequest } from '../../../contract.ts';
+import type { CallControl, CompletionRequest, ResolvedRequest, Speculative } from '../../../contract.ts';
 import { AbortError } from '../../../errors.ts';
 import type { ChatCompletionChunk, ChatMessage, FinishReason, TokenLogprob } from '../../../types.ts';
 import type { Prepared } from '../cache/prompt-cache.ts';
@@ -34,6 +34,12 @@ export class Job {
   mediaMs = 0;
   tFirst = 0;
   n = 0;
+  /** The token sampleNext sampled last (whether or not it ended the reply). */
+  sampled = -1;
+  /** Speculative decoding for this request (null: off), and the guesses it checked and kept so far. */
+  speculative: Speculative | null = null;
+  private guessed = 0;
+  private guessesKept = 0;
   finish: FinishReason = 'stop';
   private detok: Detokenizer | null = null;
   /** The reply as chunks: text cut into reasoning, content and tool calls, with its log-probabilities. */
@@ -97,9 +103,16 @@ export class Job {
   /** Samples the next token from the logits at batch row `logits`. Returns true when the reply ended. */
   sampleNext(s: Session, logits: number): boolean {
     const token = this.sampleToken(s, logits);
+    this.sampled = token;
     const lp =
       this.req.logprobs !== null ? s.llama.guard(() => logprobs(s.ctx, logits, token, this.req.logprobs!)) : undefined;
     return this.take(token, s.model.eogTokens.has(token), lp);
+  }
+
+  /** A step checked `guessed` guesses and the model took `kept` of them. */
+  countGuesses(guessed: number, kept: number) {
+    this.guessed += guessed;
+    this.guessesKept += kept;
   }
 
   protected sampleToken(s: Session, logits: number): number {
@@ -161,6 +174,14 @@ export class Job {
         completion_tokens: this.n,
         total_tokens: promptTokens + this.n,
         prompt_tokens_details: { cached_tokens: cached },
+        ...(this.speculative
+          ? {
+              completion_tokens_details: {
+                accepted_prediction_tokens: this.guessesKept,
+                rejected_prediction_tokens: this.guessed - this.guessesKept,
+              },
+            }
+          : {}),
       },
       timings: {
         prompt_n: promptTokens - cached,
@@ -170,6 +191,7 @@ export class Job {
         cache_n: cached,
         cache_source: this.prep.source,
         ...(this.prompt!.media ? { media_ms: round(this.mediaMs) } : {}),
+        ...(this.speculative ? { draft_n: this.guessed, draft_n_accepted: this.guessesKept } : {}),
       },
       warnings: this.warnings,
     });

@@ -19,6 +19,7 @@ import { overflow } from './overflow.ts';
 import type { Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
 import { isPlaceholder, MediaDecodeError, positionAt, type MediaSpan } from '../binding/mtmd.ts';
+import { ngramDraft } from './ngram.ts';
 
 /** A load or unload waiting for its turn. */
 interface Exclusive {
@@ -31,21 +32,24 @@ class Batch {
   pos: number[] = [];
   seq: number[] = [];
   out: boolean[] = [];
+  /** Each job's tokens, and the batch row of the first of its outputs (-1: none). */
   parts: Array<{ job: Job; tokens: ArrayLike<number>; logits: number }> = [];
 
   get size() {
     return this.tokens.length;
   }
 
-  add(job: Job, part: ArrayLike<number>, logitsLast: boolean) {
+  /** Adds `part` to the job's sequence; its last `outputs` tokens give logits. */
+  add(job: Job, part: ArrayLike<number>, outputs: number) {
     const start = positionAt(job.slot.tokens, job.slot.tokens.length);
+    const first = this.size + part.length - outputs;
     for (let k = 0; k < part.length; k++) {
       this.tokens.push(part[k]!);
       this.pos.push(start + k);
       this.seq.push(job.slot.seq);
-      this.out.push(logitsLast && k === part.length - 1);
+      this.out.push(k >= part.length - outputs);
     }
-    this.parts.push({ job, tokens: part, logits: logitsLast ? this.size - 1 : -1 });
+    this.parts.push({ job, tokens: part, logits: outputs ? first : -1 });
   }
 }
 
@@ -220,6 +224,15 @@ export class Scheduler {
       );
     }
     job.demand = Math.min(limit, n + (job.req.maxTokens ?? DEFAULT_REPLY_BUDGET));
+    job.speculative = job.req.speculative === undefined ? s.speculative : job.req.speculative;
+    if (job.speculative && !s.canRollBack) {
+      throw new InvalidRequestError(
+        `speculative: a ${s.info.memory.kind} model's state cannot drop the guesses the model does not take ` +
+          '(llama.cpp rolls back only attention caches): leave speculative out for this model',
+        'unsupported_by_backend',
+        { param: 'speculative' },
+      );
+    }
   }
 
   private async start(s: Session, job: Job, running: number) {
@@ -270,7 +283,9 @@ export class Scheduler {
     const t0 = now();
     const batch = new Batch();
     for (const job of this.active) {
-      if (job.phase === 'generate' && !job.blocked) batch.add(job, [job.next], true);
+      if (job.phase !== 'generate' || job.blocked) continue;
+      const guesses = this.guesses(s, job, s.stepTokens - batch.size - 1);
+      batch.add(job, [job.next, ...guesses], 1 + guesses.length);
     }
     for (const job of this.active) {
       const room = s.stepTokens - batch.size;
@@ -281,7 +296,7 @@ export class Scheduler {
       // media begins.
       for (const cut of checkpointsAt(s, job)) if (from < cut && cut < end) end = cut;
       for (const m of job.prompt!.media?.spans ?? []) if (from < m.start && m.start < end) end = m.start;
-      batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length);
+      batch.add(job, job.tokens.subarray(from, end), end === job.tokens.length ? 1 : 0);
     }
     if (!batch.size) return false;
     if (!(await fit(s, batch.size, this.lost))) {
@@ -304,9 +319,9 @@ export class Scheduler {
     for (const { job, tokens } of batch.parts) {
       for (let k = 0; k < tokens.length; k++) job.slot.tokens.push(tokens[k]!);
     }
-    for (const { job, logits } of batch.parts) {
+    for (const { job, tokens, logits } of batch.parts) {
       if (job.phase === 'prefill') await this.prefilled(s, job, logits);
-      else if (job.sampleNext(s, logits)) this.finish(s, job);
+      else if (this.verify(s, job, tokens, logits)) this.finish(s, job);
     }
     const t3 = now();
     const p = this.profile;
@@ -316,6 +331,57 @@ export class Scheduler {
     p.sampleMs += t3 - t2;
     p.stepMs += t3 - t0;
     return true;
+  }
+
+  /** Speculative decoding's guesses for the job's next step: at most `room` (the batch's) and what its budget leaves. */
+  private guesses(s: Session, job: Job, room: number): number[] {
+    const spec = job.speculative;
+    if (!spec) return [];
+    const budget = Math.min(
+      room,
+      spec.nDraft,
+      job.demand - job.slot.tokens.length - 1,
+      job.req.maxTokens === null ? Infinity : job.req.maxTokens - job.n - 1,
+      s.ctx.nCtx - s.cache.slots.used() - 1,
+    );
+    if (budget <= 0) return [];
+    const history = job.slot.tokens;
+    history.push(job.next); // looked up with the token this step decodes, then taken off again
+    try {
+      return ngramDraft(history, budget);
+    } finally {
+      history.pop();
+    }
+  }
+
+  /**
+   * After a generating step: samples at each of the job's outputs in turn while the guess there is what it samples
+   * (llama.cpp's rule: each token is the model's own sample, so the reply is the one it writes without guesses), and
+   * drops the cells of the guesses after the first it did not take. Returns true when the reply ended.
+   */
+  private verify(s: Session, job: Job, tokens: ArrayLike<number>, logits: number): boolean {
+    const guessed = tokens.length - 1;
+    // Output k checks guess k + 1. The slot keeps the guesses before the first miss, or before the token that ended
+    // the reply (a last token is never decoded); a guess of that token counts as taken.
+    let k = 0;
+    let ended = false;
+    for (; ; k++) {
+      ended = job.sampleNext(s, logits + k);
+      const hit = k < guessed && job.sampled === tokens[k + 1];
+      if (ended || !hit) {
+        if (guessed) job.countGuesses(guessed, k + (hit ? 1 : 0));
+        break;
+      }
+    }
+    if (guessed) {
+      const slot = job.slot;
+      const dropped = guessed - k;
+      if (dropped && !s.ctx.seqRm(slot.seq, positionAt(slot.tokens, slot.tokens.length - dropped))) {
+        throw new EngineError('llama.cpp could not drop the rejected guesses of speculative decoding', 'decode_failed');
+      }
+      slot.tokens.length -= dropped;
+    }
+    return ended;
   }
 
   /**

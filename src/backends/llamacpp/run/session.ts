@@ -1,6 +1,7 @@
 // One loaded model and what is built on it: its context, the KV layout that sizes the context, the KV cache and the prompt
 // preparation. The session owns the context: growth (growth.ts) replaces it through resizeContext, and the cache and
 // the scheduler ask for `ctx` whenever they use it, so nobody holds a context that is gone.
+import type { Speculative } from '../../../contract.ts';
 import type { ModelInfo } from '../../../types.ts';
 import type { PromptCache } from '../cache/prompt-cache.ts';
 import type { ContextHolder } from '../cache/slots.ts';
@@ -25,6 +26,8 @@ export interface SessionParts {
   identity: string;
   /** The image/audio encoder loaded with the model (LoadOptions.projector), or null. */
   projector: LlamaProjector | null;
+  /** Speculative decoding for requests that do not say (LoadOptions.speculative), or null. */
+  speculative: Speculative | null;
 }
 
 export class Session implements ContextHolder {
@@ -36,6 +39,7 @@ export class Session implements ContextHolder {
   readonly prompts: Prompts;
   readonly identity: string;
   readonly projector: LlamaProjector | null;
+  readonly speculative: Speculative | null;
   readonly cache: PromptCache;
   /** Tokens one decode step takes at most: N_BATCH, less on a software GPU adapter (binding/batch.ts). */
   readonly stepTokens: number;
@@ -51,6 +55,7 @@ export class Session implements ContextHolder {
     this.prompts = parts.prompts;
     this.identity = parts.identity;
     this.projector = parts.projector;
+    this.speculative = parts.speculative;
     this.context = parts.ctx;
     const onGpu = parts.llama.gpu !== null && (parts.model.offloaded?.layers ?? 0) > 0;
     this.stepTokens = onGpu ? gpuStepTokens(parts.llama.gpuSoftware, parts.info.nParams) : N_BATCH;
