@@ -22,6 +22,7 @@ const scenarios: Record<string, () => Promise<Scenario>> = {
   vision: async () => (await import('./scenarios/vision.ts')).vision,
   webgpu: async () => (await import('./scenarios/webgpu.ts')).webgpu,
   memory64: async () => (await import('./scenarios/memory64.ts')).memory64,
+  speculative: async () => (await import('./scenarios/speculative.ts')).speculative,
 };
 
 const args = process.argv.slice(2);

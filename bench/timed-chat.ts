@@ -1,7 +1,15 @@
 // One streamed chat request timed from the caller's side, the same way for every Hearth engine (the browser page's,
 // Node's): prefill = prompt tokens / time to the first generated token; decode = (generated tokens - 1) / time from
 // the first to the last.
-import type { CacheOptions, ChatMessage, HearthEngine, Progress, Timings, Usage } from '../src/index.ts';
+import type {
+  CacheOptions,
+  ChatCompletionCreateParams,
+  ChatMessage,
+  HearthEngine,
+  Progress,
+  Timings,
+  Usage,
+} from '../src/index.ts';
 
 /** Speed benchmarks measure prompt processing: nothing may come from a cache. */
 export const NO_CACHE: CacheOptions = { persistent: false, conversations: false, systemPrompt: false };
@@ -31,6 +39,7 @@ export async function timedChat(
   maxTokens: number,
   conversationId?: string,
   onProgress?: (p: Progress) => void,
+  extra: Pick<ChatCompletionCreateParams, 'speculative'> = {},
 ): Promise<RunResult> {
   const t0 = performance.now();
   let tFirst = 0;
@@ -48,6 +57,7 @@ export async function timedChat(
     stream: true,
     stream_options: { include_usage: true },
     conversation_id: conversationId,
+    ...extra,
     onProgress: (p) => {
       onProgress?.(p);
       if (p.phase !== 'restore') return;

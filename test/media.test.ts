@@ -167,6 +167,22 @@ describe.each(['qwen25vl-vision', 'qwen3vl-vision'] as ProjectorName[])('%s: M-R
   });
 });
 
+describe('qwen25vl-tiny: a context shift', () => {
+  it("context_overflow 'shift' stops with a warning: llama.cpp cannot move an M-RoPE model's cells", async () => {
+    const small = await track(testEngine('qwen25vl-tiny', { ...NO_CACHE, nCtx: 128 }));
+    const r = await small.chat.completions.create({
+      messages: [{ role: 'user', content: 'Go on.' }],
+      temperature: 0,
+      max_tokens: 1000,
+      context_overflow: 'shift',
+    });
+    expect(r.choices[0]!.finish_reason).toBe('length');
+    expect(r.usage.prompt_tokens + r.usage.completion_tokens).toBe((await small.info()).nCtx + 1);
+    expect(r.warnings).toEqual([expect.stringMatching(/cannot move the cells of a model with M-RoPE positions/)]);
+    expect((await ask(small, [{ role: 'user', content: 'Hi' }])).usage.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe('the pthread build on 2 threads', () => {
   it("encodes an image on the context's thread pool and answers as the single-thread build does", async () => {
     const { model, mmproj } = await ensureMultimodal('gemma3-vision');

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { NodeEngine } from '../src/node.ts';
 import type { ChatCompletion, ChatMessage } from '../src/types.ts';
 import type { ModelName } from './fixtures/models.ts';
-import { ask, expectSameAnswer, NO_CACHE, testEngine, trackEngines } from './helpers.ts';
+import { ask, cachedEngine, expectSameAnswer, next, NO_CACHE, reply, testEngine, trackEngines } from './helpers.ts';
 
 const track = trackEngines();
 const NGRAM = { kind: 'ngram' as const, n_draft: 4 };
@@ -101,6 +101,24 @@ describe('speculative decoding: limits and refusals', () => {
     expect(stopped.choices[0]!.finish_reason).toBe('stop');
     // …and the next request on the engine is not disturbed by the guesses it dropped.
     expectSameAnswer(await ask(engine, messages, { max_tokens: 24 }), await ask(engine, messages, { max_tokens: 24 }));
+  });
+
+  it('the cells a reply with guesses leaves are the reply: the next turn from the cache answers as a cold engine', async () => {
+    const warm = await track(cachedEngine('qwen2-hello', { speculative: NGRAM }));
+    const cold = await track(testEngine('qwen2-hello', { ...NO_CACHE, nCtx: 2048 }));
+    const first: ChatMessage[] = [
+      { role: 'system', content: 'You greet.' },
+      { role: 'user', content: 'Greeting?' },
+      { role: 'assistant', content: 'Hello, there world!' },
+      { role: 'user', content: 'Greeting?' },
+    ];
+    const r1 = await ask(warm, first, { max_tokens: 24 });
+    expect(r1.usage.completion_tokens_details!.rejected_prediction_tokens).toBeGreaterThan(0); // cells dropped
+    const second = next(first, reply(r1), 'Greeting 4?');
+    const r2 = await ask(warm, second, { max_tokens: 24 });
+    expect(r2.timings.cache_source).toBe('memory');
+    expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens);
+    expectSameAnswer(r2, await ask(cold, second, { max_tokens: 24 }));
   });
 
   it('the engine default (LoadOptions.speculative) applies to every request; speculative: null turns it off', async () => {

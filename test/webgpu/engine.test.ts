@@ -299,6 +299,26 @@ describe('an M-RoPE image on the GPU engine (qwen25vl-vision)', () => {
   });
 });
 
+describe('speculative decoding on the GPU engine', () => {
+  it('n-gram guesses, some taken and some refused: the same reply as without, and as the CPU engine', async () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'You greet.' },
+      { role: 'user', content: 'Greeting?' },
+      { role: 'assistant', content: 'Hello, there world!' },
+      { role: 'user', content: 'Greeting?' },
+    ];
+    const gpu = await track(testEngine('qwen2-hello', { variant: 'webgpu', ...NO_CACHE }));
+    const plain = await ask(gpu, messages, { max_tokens: 16 });
+    const guessed = await ask(gpu, messages, { max_tokens: 16, speculative: { kind: 'ngram' } });
+    expectAlike('qwen2-hello, speculative on the GPU', guessed, plain);
+    const t = guessed.timings as { draft_n?: number; draft_n_accepted?: number };
+    expect(t.draft_n_accepted).toBeGreaterThan(0);
+    expect(t.draft_n!).toBeGreaterThan(t.draft_n_accepted!);
+    const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
+    expectAlike('qwen2-hello, speculative GPU vs CPU', guessed, await ask(cpu, messages, { max_tokens: 16 }));
+  });
+});
+
 describe('weights to the GPU', () => {
   it("the heap's limit bounds what stays in the heap, not the file: the GPU engine takes a model the CPU engine refuses", async () => {
     // qwen2-hello: 45 MB, of which its token embeddings (19 MB) stay on the CPU; its output matrix goes to the GPU.
