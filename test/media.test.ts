@@ -165,6 +165,17 @@ describe.each(['qwen25vl-vision', 'qwen3vl-vision'] as ProjectorName[])('%s: M-R
     expect(r2.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(r1.usage.prompt_tokens - 3);
     expectSameAnswer(r2, await ask(cold, second));
   });
+
+  it('batched: requests about other images and a text one, decoded together, answer as each alone', async () => {
+    const engine = await mediaEngine(name, { ...NO_CACHE, nParallel: 3 });
+    const requests: ChatMessage[][] = [
+      [{ role: 'user', content: [image(21, 96), { type: 'text', text: 'What is this?' }] }],
+      [{ role: 'user', content: [{ type: 'text', text: 'And this?' }, image(22, 128)] }],
+      [{ role: 'user', content: 'No image here, just a question.' }],
+    ];
+    const together = await Promise.all(requests.map((m) => ask(engine, m, { max_tokens: 12 })));
+    for (const [i, m] of requests.entries()) expectSameAnswer(together[i]!, await ask(engine, m, { max_tokens: 12 }));
+  });
 });
 
 describe('qwen25vl-tiny: a context shift', () => {

@@ -151,7 +151,9 @@ describe.each([
     expect(r.timings.cache_source).toBe('indexeddb');
     expect(r.usage.prompt_tokens_details.cached_tokens).toBe(insertedAt(reloaded));
     expectSameAnswer(r, await ask(cold, edited));
-    console.log(`[insert] ${model}: ${r.usage.prompt_tokens_details.cached_tokens} of ${r.usage.prompt_tokens} from IndexedDB`);
+    console.log(
+      `[insert] ${model}: ${r.usage.prompt_tokens_details.cached_tokens} of ${r.usage.prompt_tokens} from IndexedDB`,
+    );
   });
 
   it('shares a system prompt between two conversations', async () => {

@@ -35,6 +35,7 @@ describe.each([
   ['gemma3-hello', {}], // a full-size sliding-window cache rolls back
   ['qwen2-tiny', {}], // random text: guesses are mostly refused
   ['qwen25vl-tiny', {}], // M-RoPE positions
+  ['qwen3vl-tiny', {}], // interleaved M-RoPE, deepstack
 ] as Array<[ModelName, object]>)('%s', (model, load) => {
   let engine: NodeEngine;
   beforeAll(async () => {
