@@ -15,8 +15,6 @@ export interface MediaSpan {
   kind: MediaKind;
   start: number;
   end: number;
-  /** Positions the chunk takes: end - start, or fewer with M-RoPE (see the header). */
-  nPos: number;
   /** mtmd_input_chunk (owned by the MediaPrompt). */
   chunk: number;
 }
@@ -172,7 +170,6 @@ export class LlamaProjector {
         const chunk = m._hearth_chunk_copy(chunks, i);
         const type = m._hearth_chunk_type(chunk);
         const n = m._hearth_chunk_n_tokens(chunk);
-        const nPos = m._hearth_chunk_n_pos(chunk);
         if (type === 0) {
           const p = m._hearth_chunk_text(chunk);
           tokens.push(...this.llama.heap().i32.subarray(index32(p), index32(p) + n));
@@ -180,12 +177,12 @@ export class LlamaProjector {
           continue;
         }
         const start = tokens.length;
-        spans.push({ kind: CHUNK_KIND[type] ?? 'image', start, end: start + n, nPos, chunk });
+        spans.push({ kind: CHUNK_KIND[type] ?? 'image', start, end: start + n, chunk });
         // An image sliced into tiles gives several chunks of one id (its hash): each gets placeholders of its own.
         const id = m.UTF8ToString(m._hearth_chunk_id(chunk));
         const k = seen.get(id) ?? 0;
         seen.set(id, k + 1);
-        tokens.push(...placeholders(`${this.identity}:${id}:${k}`, n, nPos));
+        tokens.push(...placeholders(`${this.identity}:${id}:${k}`, n, m._hearth_chunk_n_pos(chunk)));
       }
     } catch (err) {
       free();
