@@ -23,7 +23,7 @@ import { LlamaContext } from './binding/context.ts';
 import { LlamaProjector } from './binding/mtmd.ts';
 import { Prompts } from './run/prompt.ts';
 import { N_BATCH } from './binding/batch.ts';
-import { rollsBack, Session } from './run/session.ts';
+import { noGuesses, rollsBack, Session } from './run/session.ts';
 import { checkBeforeDownload, checkModelFile, type GpuPlacement } from '../../core/models/check.ts';
 import type { WebFile } from '../../core/models/web-source.ts';
 import type { ModelFile } from '../../core/models/file.ts';
@@ -262,9 +262,7 @@ async function readProjector(
 function defaultSpeculative(info: ModelInfo, ctx: LlamaContext, options: LoadOptions): Speculative | null {
   if (!options.speculative) return null;
   if (rollsBack(info.memory.kind, ctx.params.swaFull)) return resolveSpeculative(options.speculative, 'speculative');
-  const warning =
-    `speculative decoding is off: a ${info.memory.kind} model's state cannot drop the guesses the model does not ` +
-    'take (llama.cpp rolls back only attention caches)';
+  const warning = `speculative decoding is off: ${noGuesses(info.memory.kind)}`;
   console.warn(`[hearth] ${warning}`);
   info.warnings = [...(info.warnings ?? []), warning];
   return null;

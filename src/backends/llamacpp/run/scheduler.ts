@@ -16,7 +16,7 @@ import { Job } from './job.ts';
 import { contextFor, DEFAULT_REPLY_BUDGET } from '../cache/kv-layout.ts';
 import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
-import type { Session } from './session.ts';
+import { noGuesses, type Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
 import { isPlaceholder, MediaDecodeError, positionAt, type MediaSpan } from '../binding/mtmd.ts';
 import { ngramDraft } from './ngram.ts';
@@ -227,8 +227,7 @@ export class Scheduler {
     job.speculative = job.req.speculative === undefined ? s.speculative : job.req.speculative;
     if (job.speculative && !s.canRollBack) {
       throw new InvalidRequestError(
-        `speculative: a ${s.info.memory.kind} model's state cannot drop the guesses the model does not take ` +
-          '(llama.cpp rolls back only attention caches): leave speculative out for this model',
+        `speculative: ${noGuesses(s.info.memory.kind)}: leave speculative out for this model`,
         'unsupported_by_backend',
         { param: 'speculative' },
       );

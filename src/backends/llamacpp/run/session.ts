@@ -110,3 +110,8 @@ export class Session implements ContextHolder {
 export function rollsBack(kind: string, swaFull: boolean | undefined): boolean {
   return kind === 'attention' || (kind === 'swa' && swaFull !== false);
 }
+
+/** Why speculative decoding cannot run on memory that does not roll back (the refusal's and the warning's words). */
+export function noGuesses(kind: string): string {
+  return `a ${kind} model's state cannot drop the guesses the model does not take (llama.cpp rolls back only attention caches)`;
+}
