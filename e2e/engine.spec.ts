@@ -281,6 +281,34 @@ test('streams OpenAI chunks and stops at the end-of-turn token; include_usage ad
   expect(finish!.timings!.prompt_n).toBe(usage!.usage!.prompt_tokens);
 });
 
+test('a draft model loaded from its URL beside the model: its guesses give the reply without them (wllama refuses it)', async ({
+  harness,
+}) => {
+  await openEngine(harness);
+  const out = await harness.evaluate(async () => {
+    try {
+      const info = await window.engine.load('/test-models/qwen2-hello.gguf', {
+        draft: '/test-models/qwen2-hello-draft.gguf',
+      });
+      const messages = [{ role: 'user' as const, content: 'Hi' }];
+      const guessed = await window.engine.chat.completions.create({ messages });
+      const plain = await window.engine.chat.completions.create({ messages, speculative: null });
+      return { draft: info.draft, guessed, plain };
+    } catch (err) {
+      return { error: { name: (err as Error).name, code: (err as { code?: string }).code } };
+    }
+  });
+  if (harness.backend === 'wllama') {
+    expect(out.error).toEqual({ name: 'InvalidRequestError', code: 'unsupported_by_backend' });
+    return;
+  }
+  expect(out.error).toBeUndefined();
+  expect(out.draft).toMatchObject({ nLayer: 1 });
+  expect(out.guessed!.choices[0]!.message.content).toBe(out.plain!.choices[0]!.message.content);
+  expect(out.guessed!.timings!.draft_n_accepted).toBeGreaterThan(0);
+  expect(out.plain!.timings!.draft_n).toBeUndefined();
+});
+
 test('streams several requests at once through the worker, each with its own answer; the context grows with demand', async ({
   harness,
 }) => {

@@ -23,6 +23,7 @@ export default async function setup() {
   tarball(); // the npm package (e2e/package.spec.ts), or an error that says how to build it
   const models = [
     'qwen2-hello',
+    'qwen2-hello-draft',
     'qwen2-tool',
     'qwen2-tiny',
     'qwen3-tiny',

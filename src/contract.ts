@@ -188,9 +188,11 @@ export interface ResolvedRequest {
 
 /** Speculative decoding as the engine runs it (core/speculative.ts checks the options). */
 export interface Speculative {
-  kind: 'ngram';
+  kind: 'ngram' | 'draft';
   /** Tokens guessed at most a step. */
   nDraft: number;
+  /** 'draft': the least probability the draft gives a token it guesses. */
+  pMin: number;
 }
 
 /** One image or audio clip of a request: its file's bytes and their sha256 (hex). */

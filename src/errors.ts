@@ -25,6 +25,7 @@ export const MODEL_LOAD_CODES = [
   'unsupported_quantization',
   'invalid_projector',
   'unsupported_projector',
+  'invalid_draft',
   'kv_too_large',
   'context_failed',
 ] as const;

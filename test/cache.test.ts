@@ -204,7 +204,7 @@ describe('slots', () => {
       flashAttn: 0,
     });
     const cache = new PromptCache(
-      { ctx, canRollBack: true, windowedState: false },
+      { ctx, canRollBack: true, windowedState: false, draftCells: null },
       { systemPrompt: false, conversations: true, minTokens: 32, chunkBytes: 64 * 2 ** 20 },
       null,
       'test',

@@ -15,6 +15,7 @@ export default async function setup() {
   const models = [
     'qwen2-tiny',
     'qwen2-hello',
+    'qwen2-hello-draft',
     'qwen2-tool',
     'qwen2-hello-q8',
     'qwen3-tiny',
@@ -22,6 +23,7 @@ export default async function setup() {
     'qwen3-rerank',
     'llama3-tiny',
     'llama3-hello',
+    'llama3-hello-draft',
     'spm-notemplate',
     'mamba-tiny',
     'mamba-hello',

@@ -261,13 +261,17 @@ describe('a record that does not match is deleted and the prompt recomputed', ()
           { id: 'y', n: 3, bytes: 0, sum: '' },
         ],
       },
+      // A draft model's cells: not an object, past the record's tokens, with a gap.
+      { draft: 'x' as never },
+      { draft: { layout: 'x', chunks: [{ id: 'x', start: 0, end: good!.tokens.length + 1, bytes: 0, sum: '' }] } },
+      { draft: { layout: 'x', chunks: [{ id: 'x', start: 1, end: 2, bytes: 0, sum: '' }] } },
     ];
     for (const [i, change] of bad.entries()) await set(`m:bad-${i}`, { ...good, key: `bad-${i}`, ...change }, store);
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const reloaded = await track(cachedEngine('qwen2-tiny', { db }));
     const restored = await ask(reloaded, turn3, { conversation_id: 'x' });
     expect(restored.timings.cache_source).toBe('indexeddb');
-    expect(warn.mock.calls.flat().join(' ')).toMatch(/dropped 7 saved KV record/);
+    expect(warn.mock.calls.flat().join(' ')).toMatch(/dropped 10 saved KV record/);
     // A new conversation is saved as before.
     await ask(
       reloaded,

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -185,6 +186,19 @@ EMSCRIPTEN_KEEPALIVE int hearth_vocab_eog_tokens(const llama_model * m, int32_t 
   return n;
 }
 
+// The first token id below `n` whose text or kind differs between two models' vocabularies, or `n`: a draft model
+// for speculative decoding must read and write text as the model does (one call: ~150,000 tokens compared in wasm,
+// not as many calls from JS).
+EMSCRIPTEN_KEEPALIVE int hearth_vocab_first_difference(const llama_model * a, const llama_model * b, int n) {
+  const llama_vocab * va = vocab_of(a);
+  const llama_vocab * vb = vocab_of(b);
+  for (llama_token t = 0; t < n; t++) {
+    if (llama_vocab_get_attr(va, t) != llama_vocab_get_attr(vb, t)) return t;
+    if (std::strcmp(llama_vocab_get_text(va, t), llama_vocab_get_text(vb, t)) != 0) return t;
+  }
+  return n;
+}
+
 // Returns the token count, or minus the count needed when `max` is too small.
 EMSCRIPTEN_KEEPALIVE int hearth_tokenize(const llama_model * m, const char * text, int len, int32_t * out, int max,
                                          int add_special, int parse_special) {
@@ -199,14 +213,47 @@ EMSCRIPTEN_KEEPALIVE int hearth_token_to_piece(const llama_model * m, int token,
 
 // --- context -------------------------------------------------------------------------------------------------------
 
-// A context plus what it needs beside it: its own thread pool (a persistent pool measured 5-10% faster than
-// ggml's per-graph one) and a reusable batch.
+// A context plus what it needs beside it: a thread pool (a persistent pool measured 5-10% faster than ggml's
+// per-graph one) and a reusable batch.
 struct hearth_context {
   llama_context *   ctx;
   ggml_threadpool * pool;
+  bool              shared_pool;
   llama_batch       batch;
   int               n_batch;
 };
+
+// Contexts of the same thread count share one pool: a draft model's context beside the model's would otherwise bring
+// a second set of threads that spin-wait on the same cores after each graph, slowing every decode of the other (ggml's
+// threads poll before they sleep). Contexts decode one at a time (one JS thread calls in), so one pool serves all. It
+// stays when its last context goes: a context that grows is freed and made again at once.
+static ggml_threadpool * g_pool = nullptr;
+static int g_pool_threads = 0;
+static int g_pool_users = 0;
+
+static ggml_threadpool * pool_take(int n_threads, bool & shared) {
+  if (g_pool && g_pool_threads != n_threads && g_pool_users == 0) {
+    ggml_threadpool_free(g_pool);
+    g_pool = nullptr;
+  }
+  if (!g_pool) {
+    ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+    g_pool = ggml_threadpool_new(&tpp);
+    g_pool_threads = n_threads;
+  }
+  shared = g_pool && g_pool_threads == n_threads;
+  if (shared) {
+    g_pool_users++;
+    return g_pool;
+  }
+  ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+  return ggml_threadpool_new(&tpp);
+}
+
+static void pool_give(ggml_threadpool * pool, bool shared) {
+  if (shared) g_pool_users--;
+  else ggml_threadpool_free(pool);
+}
 
 EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, int n_ctx, int n_batch, int n_ubatch,
                                                          int n_seq_max, int n_threads, int type_k, int type_v,
@@ -225,22 +272,23 @@ EMSCRIPTEN_KEEPALIVE hearth_context * hearth_context_new(llama_model * model, in
   params.kv_unified = true;  // one KV buffer shared by all sequences: seq_cp is a cell copy, not a data copy
   params.no_perf = true;
 
-  ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
-  ggml_threadpool * pool = ggml_threadpool_new(&tpp);
+  bool shared = false;
+  ggml_threadpool * pool = pool_take(n_threads, shared);
   if (!pool) return nullptr;
 
   llama_context * ctx = llama_init_from_model(model, params);
   if (!ctx) {
-    ggml_threadpool_free(pool);
+    pool_give(pool, shared);
     return nullptr;
   }
   llama_attach_threadpool(ctx, pool, pool);
 
   idle(ctx);  // the KV cache was cleared on the GPU
-  hearth_context * h = new (std::nothrow) hearth_context{ctx, pool, llama_batch_init(n_batch, 0, 1), n_batch};
+  hearth_context * h =
+      new (std::nothrow) hearth_context{ctx, pool, shared, llama_batch_init(n_batch, 0, 1), n_batch};
   if (!h) {
     llama_free(ctx);
-    ggml_threadpool_free(pool);
+    pool_give(pool, shared);
   }
   return h;
 }
@@ -249,7 +297,7 @@ EMSCRIPTEN_KEEPALIVE void hearth_context_free(hearth_context * h) {
   if (!h) return;
   llama_batch_free(h->batch);
   llama_free(h->ctx);
-  ggml_threadpool_free(h->pool);
+  pool_give(h->pool, h->shared_pool);
   delete h;
 }
 
@@ -458,6 +506,33 @@ EMSCRIPTEN_KEEPALIVE float hearth_logprobs(hearth_context * h, int i, int token,
   }
   for (int k = 0; k < n; k++) top_logprobs[k] = logits[top_ids[k]] - lse;
   return logits[token] - lse;
+}
+
+// The likeliest token at output i of the last decode, and in `p` its probability among the `k` likeliest (a softmax
+// over those k alone, as llama.cpp's draft sampler, top-k then the candidates' probabilities, gives it): what a draft
+// model guesses, and how sure it is. One pass over the logits, no exp over the whole vocabulary.
+EMSCRIPTEN_KEEPALIVE int hearth_top_token(hearth_context * h, int i, int k, float * p) {
+  const float * logits = llama_get_logits_ith(h->ctx, i);
+  const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(h->ctx)));
+  float top[16];
+  int n = 0;  // top[0..n) descending
+  k = k < 1 ? 1 : (k > 16 ? 16 : k);
+  int best = 0;
+  for (int t = 0; t < n_vocab; t++) {
+    const float l = logits[t];
+    if (n == k && l <= top[n - 1]) continue;
+    int j = n < k ? n++ : n - 1;
+    while (j > 0 && top[j - 1] < l) {
+      top[j] = top[j - 1];
+      j--;
+    }
+    top[j] = l;
+    if (j == 0) best = t;
+  }
+  double sum = 0;
+  for (int j = 0; j < n; j++) sum += std::exp((double) (top[j] - top[0]));
+  *p = (float) (1.0 / sum);
+  return best;
 }
 
 // --- embeddings ----------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ export async function stepProfile(reps: number): Promise<Record<string, number>>
       const t0 = performance.now();
       await ask(k, 24 * reps);
       const wall = performance.now() - t0;
-      const d = (key: keyof typeof profile) => profile[key] - before[key];
+      const d = (key: Exclude<keyof typeof profile, 'byTokens'>) => profile[key] - before[key];
       const steps = d('steps');
       out[`step_ms_${k}`] = round(wall / steps);
       out[`step_decode_ms_${k}`] = round(d('decodeMs') / steps);

@@ -1,15 +1,26 @@
 // npm run bench -- speculative [--json] [--reps N] [--engine cpu|gpu]
-// Speculative decoding with n-gram guesses on a rewrite task: the model is asked to rewrite a 121-word text given in
-// the prompt with a word in every EDIT_EVERY changed, and writes the text back unchanged. The model is
-// bench-qwen2.5-0.5b-recite (Qwen2.5-0.5B's shapes, Q8_0, random weights whose permuted output recites RECITE_TEXT
-// after any prompt): with random weights no real model's agreement exists, so the guesses from the prompt's copy agree
-// by construction but around the edits, and the figure to read is the speed at the acceptance rate measured beside
-// it. Decode tokens/s without guesses and with { kind: 'ngram' } at n_draft 4 and 8, the same greedy reply, on the
-// CPU engine (the threaded build, 2 threads) and the GPU engine (Dawn for Node's adapter: lavapipe here), in one
-// Node process; medians of --reps (default 3). A draft model is not implemented (only n-gram guesses).
+// Speculative decoding on a rewrite task: the model is asked to rewrite a 121-word text given in the prompt with a word
+// in every EDIT_EVERY changed, and writes the text back unchanged. The model is bench-qwen2.5-0.5b-recite (Qwen2.5-0.5B's
+// shapes, Q8_0, random weights whose permuted output recites RECITE_TEXT after any prompt): with random weights no real
+// model's agreement exists, so agreement is made by construction and the figure to read is the speed at the acceptance
+// rate measured beside it:
+// - n-gram guesses ({ kind: 'ngram' }) from the prompt's copy agree but around the edits;
+// - the draft model bench-qwen2.5-draft-recite (qwen2's vocabulary, 4 layers of 256, Q8_0: 8.6% of the parameters a
+//   token reads, as Qwen2.5-0.5B beside Qwen2.5-7B is 6.5%) recites the text with a miss after 21 of its words, so
+//   that about 7 of 10 guesses are taken at 4 a step.
+// Decode tokens/s without guesses, with n-gram guesses (n_draft 4 and 8) and with the draft's (n_draft 4), the same
+// greedy reply each time, on the CPU engine (the threaded build, 2 threads) and the GPU engine (Dawn for Node's adapter:
+// lavapipe here), in one Node process; medians of --reps (default 3).
+// Then, on the CPU engine, a reload: a ~1,200-token conversation (RESUMED_TURNS earlier rewrites) saved with the
+// draft's cells beside the model's, and the next turn after a reload, with the draft's guesses and without (first
+// token, decode speed, what the draft read). And why the draft's cells are saved rather than read again: the time the
+// draft alone takes to read the conversation (the draft model loaded on its own, nothing cached) against the time its
+// cells take to restore (Node's IndexedDB is fake-indexeddb, in memory: the engine's side of a restore).
+import 'fake-indexeddb/auto';
 import { chooseBuild } from '../../src/backends/llamacpp/worker/simd.ts';
 import { createNodeEngine, type NodeEngine } from '../../src/node.ts';
-import type { ChatMessage } from '../../src/types.ts';
+import { TestHooks } from '../../src/backends/llamacpp/test-hooks.ts';
+import type { BuildVariant, ChatMessage, SpeculativeOptions } from '../../src/types.ts';
 import { ensureModel, RECITE_TEXT } from '../../test/fixtures/models.ts';
 import { installDawn } from '../../test/webgpu/dawn.ts';
 import { median, round, type ScenarioOptions } from '../common.ts';
@@ -17,9 +28,17 @@ import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
 import { rerunUnderDawn } from './webgpu.ts';
 
 const MODEL = 'bench-qwen2.5-0.5b-recite';
-const N_CTX = 1024;
+const DRAFT = 'bench-qwen2.5-draft-recite';
+const N_CTX = 2048;
 const EDIT_EVERY = 10;
-const DRAFTS = [4, 8];
+const REPLY = 160;
+const KINDS: Array<[string, SpeculativeOptions]> = [
+  ['ngram4', { kind: 'ngram', n_draft: 4 }],
+  ['ngram8', { kind: 'ngram', n_draft: 8 }],
+  ['draft4', { kind: 'draft', n_draft: 4 }],
+];
+/** Earlier rewrites in the conversation a reload resumes. */
+const RESUMED_TURNS = 4;
 
 /** The text with every EDIT_EVERY-th word (from the 5th) replaced: what the user asks to have rewritten. */
 function edited(): string {
@@ -29,12 +48,24 @@ function edited(): string {
     .join(' ');
 }
 
-const MESSAGES: ChatMessage[] = [
-  { role: 'system', content: 'You rewrite texts, keeping their words unless asked otherwise.' },
-  { role: 'user', content: `Rewrite this text, correcting the words that do not fit:\n${edited()}` },
+const SYSTEM: ChatMessage = {
+  role: 'system',
+  content: 'You rewrite texts, keeping their words unless asked otherwise.',
+};
+const ASK: ChatMessage = {
+  role: 'user',
+  content: `Rewrite this text, correcting the words that do not fit:\n${edited()}`,
+};
+const MESSAGES: ChatMessage[] = [SYSTEM, ASK];
+/** A conversation of RESUMED_TURNS rewrites, then the next one. */
+const RESUMED: ChatMessage[] = [
+  SYSTEM,
+  ...Array.from({ length: RESUMED_TURNS }, () => [ASK, { role: 'assistant' as const, content: RECITE_TEXT }]).flat(),
+  { role: 'user', content: `Once more:\n${edited()}` },
 ];
 
 const decodeTps = (r: RunResult) => (r.decodeMs > 0 ? ((r.genTokens - 1) / r.decodeMs) * 1000 : 0);
+const acceptance = (r: RunResult) => (r.timings?.draft_n_accepted ?? 0) / Math.max(1, r.timings?.draft_n ?? 0);
 
 export async function speculative(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
   const engines: Array<'cpu' | 'gpu'> = opts.engine ? [opts.engine] : ['cpu', 'gpu'];
@@ -43,42 +74,141 @@ export async function speculative(opts: ScenarioOptions): Promise<Array<Record<s
     await installDawn();
   }
   const path = await ensureModel(MODEL);
+  const draft = { path: await ensureModel(DRAFT) };
   const row: Record<string, number> = { reps: opts.reps, edit_every: EDIT_EVERY };
   for (const which of engines) {
     const variant = which === 'gpu' ? 'webgpu' : chooseBuild(true, opts.simd ?? 'auto', '2 threads').variant;
     const engine: NodeEngine = await createNodeEngine({ variant, threads: 2, cache: NO_CACHE, modelsDir: null });
     try {
-      await engine.load({ path }, { nCtx: N_CTX });
+      await engine.load({ path }, { nCtx: N_CTX, draft });
       const info = await engine.info();
       opts.log(`${which}: ${MODEL} on ${info.gpu ? info.gpu.adapter : `${info.threads} threads, ${info.build}`}`);
-      const runs = (extra: Parameters<typeof timedChat>[5]) => async () => {
+      const hooks = new TestHooks(engine.engine);
+      // Where a run's time went: the mean decode of a step of 1 token and of n_draft + 1, the draft's time a step.
+      let steps = { one: 0, full: 0, draftMs: 0 };
+      const runs = async (speculative: SpeculativeOptions | null) => {
+        const full = 1 + (speculative?.n_draft ?? 0);
+        const by = (n: number) => ({ ...(hooks.profile.byTokens[n] ?? { steps: 0, ms: 0 }) });
+        const before = { one: by(1), full: by(full), n: hooks.profile.steps, draft: hooks.draftProfile!.ms };
         const out: RunResult[] = [];
         for (let rep = 0; rep < opts.reps; rep++)
-          out.push(await timedChat(engine, MESSAGES, 160, undefined, undefined, extra));
+          out.push(await timedChat(engine, MESSAGES, REPLY, undefined, undefined, { speculative }));
+        const mean = (a: { steps: number; ms: number }, b: { steps: number; ms: number }) =>
+          a.steps > b.steps ? (a.ms - b.ms) / (a.steps - b.steps) : 0;
+        steps = {
+          one: mean(by(1), before.one),
+          full: mean(by(full), before.full),
+          draftMs: (hooks.draftProfile!.ms - before.draft) / Math.max(1, hooks.profile.steps - before.n),
+        };
         return out;
       };
-      await timedChat(engine, MESSAGES, 8); // warm-up: compute buffers, pipelines
-      const plain = await runs({})();
+      // Warm-up: compute buffers and pipelines, of the model and of the draft.
+      await timedChat(engine, MESSAGES, 8, undefined, undefined, { speculative: { kind: 'draft' } });
+      const plain = await runs(null);
       if (plain[0]!.text !== RECITE_TEXT) throw new Error(`the model did not recite its text: ${plain[0]!.text}`);
-      row[`${which}_plain_tps`] = round(median(plain.map(decodeTps)));
-      opts.log(`  without guesses: ${row[`${which}_plain_tps`]} tok/s (${plain[0]!.genTokens} tokens)`);
-      for (const n of DRAFTS) {
-        const guessed = await runs({ speculative: { kind: 'ngram', n_draft: n } })();
-        if (guessed.some((r) => r.text !== plain[0]!.text)) throw new Error('the reply with guesses differs');
-        const t = guessed[0]!.timings!;
-        const acceptance = (t.draft_n_accepted ?? 0) / Math.max(1, t.draft_n ?? 0);
+      const base = median(plain.map(decodeTps));
+      row[`${which}_plain_tps`] = round(base);
+      row[`${which}_step1_ms`] = round(steps.one);
+      opts.log(
+        `  without guesses: ${round(base)} tok/s (${plain[0]!.genTokens} tokens; a step ${round(steps.one)} ms)`,
+      );
+      // On a software adapter (lavapipe) a step costs its tokens' arithmetic on the CPU: 8 guesses a step take minutes.
+      for (const [name, spec] of KINDS.filter(([n]) => which === 'cpu' || n !== 'ngram8')) {
+        const guessed = await runs(spec);
+        if (guessed.some((r) => r.text !== plain[0]!.text)) throw new Error(`the reply with ${name} guesses differs`);
         const tps = median(guessed.map(decodeTps));
-        row[`${which}_ngram${n}_tps`] = round(tps);
-        row[`${which}_ngram${n}_speedup`] = round(tps / row[`${which}_plain_tps`]!);
-        row[`${which}_ngram${n}_acceptance`] = round(acceptance);
+        const t = guessed[0]!.timings!;
+        row[`${which}_${name}_tps`] = round(tps);
+        row[`${which}_${name}_speedup`] = round(tps / base);
+        row[`${which}_${name}_acceptance`] = round(acceptance(guessed[0]!));
+        row[`${which}_${name}_step_ms`] = round(steps.full);
+        if (spec.kind === 'draft') row[`${which}_${name}_draft_ms`] = round(steps.draftMs);
         opts.log(
-          `  n-gram, ${n} guesses a step: ${round(tps)} tok/s (${row[`${which}_ngram${n}_speedup`]}x), ` +
-            `${t.draft_n_accepted} of ${t.draft_n} guesses taken (${round(acceptance)})`,
+          `  ${name} (${spec.kind}, ${spec.n_draft} a step): ${round(tps)} tok/s (${row[`${which}_${name}_speedup`]}x), ` +
+            `${t.draft_n_accepted} of ${t.draft_n} guesses taken (${row[`${which}_${name}_acceptance`]}); a step of ` +
+            `${spec.n_draft! + 1} tokens ${round(steps.full)} ms` +
+            (spec.kind === 'draft' ? `, the draft's guesses ${round(steps.draftMs)} ms a step` : ''),
         );
       }
     } finally {
-      await engine.terminate();
+      engine.terminate();
     }
+    // Lavapipe reads a 1,200-token conversation in minutes: the reload figures are the CPU engine's.
+    if (which === 'cpu') Object.assign(row, await afterReload(opts, variant, path, draft.path));
   }
   return [row];
+}
+
+/** What a reload costs the draft on the CPU engine (see the header). */
+async function afterReload(
+  opts: ScenarioOptions,
+  variant: BuildVariant,
+  path: string,
+  draftPath: string,
+): Promise<Record<string, number>> {
+  const persistent = { persistent: true, budgetBytes: 2 ** 30 };
+  const make = async (model: string, withDraft: boolean) => {
+    const e = await createNodeEngine({ variant, threads: 2, cache: persistent, modelsDir: null });
+    await e.load({ path: model }, { nCtx: N_CTX, ...(withDraft ? { draft: { path: draftPath } } : {}) });
+    return e;
+  };
+  const earlier = RESUMED.slice(0, -2);
+  const out: Record<string, number> = {};
+  // The conversation read and saved with the draft's guesses (its cells saved too), as two conversations; then after a
+  // reload the next turn of one with the draft's guesses, and after another the other's without.
+  let e = await make(path, true);
+  await e.cache.clear();
+  for (const id of ['guessed', 'plain']) await timedChat(e, earlier, REPLY, id);
+  await e.cache.flush();
+  e.terminate();
+  const resumed: RunResult[] = [];
+  let draftRead = 0;
+  for (const [id, speculative] of [
+    ['guessed', undefined],
+    ['plain', null],
+  ] as const) {
+    e = await make(path, true);
+    resumed.push(await timedChat(e, RESUMED, REPLY, id, undefined, { speculative }));
+    draftRead = draftRead || (new TestHooks(e.engine).draftProfile?.read ?? 0);
+    e.terminate();
+  }
+  const [guessed, plain] = resumed as [RunResult, RunResult];
+  if (guessed.cacheSource !== 'indexeddb' || plain.cacheSource !== 'indexeddb') {
+    throw new Error(`the resumed turns came from ${guessed.cacheSource} and ${plain.cacheSource}`);
+  }
+  if (guessed.text !== plain.text) throw new Error('the resumed replies differ');
+  Object.assign(out, {
+    resume_tokens: guessed.promptTokens,
+    resume_draft_ttft_ms: round(guessed.ttftMs, 0),
+    resume_draft_tps: round(decodeTps(guessed)),
+    resume_draft_acceptance: round(acceptance(guessed)),
+    resume_draft_read: draftRead,
+    resume_plain_ttft_ms: round(plain.ttftMs, 0),
+    resume_plain_tps: round(decodeTps(plain)),
+  });
+  // The draft on its own: reading the conversation, and restoring its cells from IndexedDB instead.
+  e = await make(draftPath, false);
+  await e.cache.clear();
+  const read = await timedChat(e, earlier, 1, 'draft-alone');
+  await e.cache.flush();
+  const saved = (await e.cache.stats()).saves;
+  e.terminate();
+  e = await make(draftPath, false);
+  const restored = await timedChat(e, RESUMED, 1, 'draft-alone');
+  e.terminate();
+  if (restored.cacheSource !== 'indexeddb') throw new Error(`the draft's turn came from ${restored.cacheSource}`);
+  Object.assign(out, {
+    draft_read_tokens: read.promptTokens,
+    draft_read_ms: round(read.ttftMs, 0),
+    draft_saved_mb: round(saved.bytes / 1e6, 1),
+    draft_restore_ms: round(restored.restoreMs ?? 0, 0),
+  });
+  opts.log(
+    `  after a reload (${out.resume_tokens} tokens from IndexedDB, the draft's cells with them): first token ` +
+      `${out.resume_draft_ttft_ms} ms, ${out.resume_draft_tps} tok/s (${out.resume_draft_acceptance} taken, the draft ` +
+      `read ${out.resume_draft_read} tokens); without guesses ${out.resume_plain_ttft_ms} ms, ${out.resume_plain_tps} ` +
+      `tok/s. The draft alone reads the ${out.draft_read_tokens} tokens in ${out.draft_read_ms} ms; its ` +
+      `${out.draft_saved_mb} MB of cells restore in ${out.draft_restore_ms} ms`,
+  );
+  return out;
 }

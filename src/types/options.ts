@@ -173,8 +173,17 @@ export interface LoadOptions {
    */
   projector?: ModelSource | { hf: Omit<HfFile, 'file'> & { file?: string } } | true;
   /** Speculative decoding for every request that does not say otherwise (ChatCompletionCreateParams.speculative).
-   * Not for memory that cannot drop the guesses it rejects (recurrent, hybrid, a window-sized sliding window). */
+   * Not for memory that cannot drop the guesses it rejects (recurrent, hybrid, a window-sized sliding window). Default:
+   * { kind: 'draft' } when a draft model is loaded, else none. */
   speculative?: SpeculativeOptions;
+  /**
+   * A draft model for speculative decoding ({ kind: 'draft' }): a smaller model of the same vocabulary (Qwen2.5-0.5B
+   * beside Qwen2.5-7B, Llama-3.2-1B beside Llama-3.1-8B) whose guesses the model checks several at a time. A URL or
+   * { hf } source goes to the model store like the model; a Blob or File is read as it is. Its size counts with the
+   * model's against maxModelBytes (on the GPU engine its layers go to the GPU too). A model of another vocabulary,
+   * or one whose memory cannot drop guesses (recurrent, hybrid), is refused with ModelLoadError 'invalid_draft'.
+   */
+  draft?: ModelSource;
 }
 
 export type MediaInputKind = 'text' | 'image' | 'audio';
@@ -213,6 +222,8 @@ export interface ModelInfo {
   promptState?: { tokens: number; bytes: number } | null;
   /** What the model reads: text, and images and audio as its projector allows (LoadOptions.projector). */
   input?: MediaInputKind[];
+  /** The draft model loaded beside it for speculative decoding (LoadOptions.draft); absent without one. */
+  draft?: { name: string; sizeBytes: number; nParams: number; nLayer: number; nEmbd: number };
   /** What the load could not do as asked, e.g. a prompt state file that does not fit this model. */
   warnings?: string[];
 }
@@ -225,8 +236,14 @@ export interface ModelInfo {
  */
 export interface SpeculativeOptions {
   /** 'ngram': guesses from the conversation itself, what followed the last earlier occurrence of its last few
-   * tokens (no second model). */
-  kind: 'ngram';
+   * tokens (no second model). 'draft': the draft model's own greedy reply (LoadOptions.draft), which has read the
+   * whole conversation too. */
+  kind: 'ngram' | 'draft';
   /** Tokens guessed at most a step, 1–16 (default 4). */
   n_draft?: number;
+  /** 'draft' only: the draft stops guessing at a token it gives less than this probability among its 10 likeliest
+   * (llama.cpp's draft sampler), 0–1 (default 0, as llama.cpp's --draft-p-min: n_draft guesses every step). A guess it
+   * doubts is likely refused, and costs a draft decode and a checked token: worth raising where checking is not
+   * nearly free (a CPU). */
+  p_min?: number;
 }

@@ -317,6 +317,21 @@ describe('speculative decoding on the GPU engine', () => {
     const cpu = await track(testEngine('qwen2-hello', NO_CACHE));
     expectAlike('qwen2-hello, speculative GPU vs CPU', guessed, await ask(cpu, messages, { max_tokens: 16 }));
   });
+
+  it("a draft model on the GPU too: its guesses, some taken and some refused, give the reply without, and the CPU engine's", async () => {
+    const draft = { path: await ensureModel('qwen2-hello-draft') };
+    const gpu = await track(testEngine('qwen2-hello', { variant: 'webgpu', ...NO_CACHE, nCtx: 1024, draft }));
+    const { gpu: onGpu } = await gpu.info();
+    expect(onGpu?.layers).toBe(onGpu?.totalLayers);
+    const plain = await ask(gpu, turn1, { max_tokens: 16, speculative: null });
+    const guessed = await ask(gpu, turn1, { max_tokens: 16 });
+    expectAlike('qwen2-hello, draft guesses on the GPU', guessed, plain);
+    const t = guessed.timings as { draft_n?: number; draft_n_accepted?: number };
+    expect(t.draft_n_accepted).toBeGreaterThan(0);
+    expect(t.draft_n!).toBeGreaterThan(t.draft_n_accepted!);
+    const cpu = await track(testEngine('qwen2-hello', { ...NO_CACHE, nCtx: 1024, draft }));
+    expectAlike('qwen2-hello, draft guesses GPU vs CPU', guessed, await ask(cpu, turn1, { max_tokens: 16 }));
+  });
 });
 
 describe('weights to the GPU', () => {

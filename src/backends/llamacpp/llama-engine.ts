@@ -12,7 +12,7 @@ import type {
   RankResult,
   ServedCalls,
 } from '../../contract.ts';
-import { EngineError, InvalidRequestError, terminatedError } from '../../errors.ts';
+import { EngineError, InvalidRequestError, ModelLoadError, terminatedError } from '../../errors.ts';
 import type { CacheOptions, CacheStats, ModelInfo, ModelStoreUsage, StoredModel, StoredModelRef } from '../../types.ts';
 import type { CacheConfig } from './cache/prompt-cache.ts';
 import { defaultBudget, KvStore, storedStats } from './cache/kv-store.ts';
@@ -38,6 +38,7 @@ import type { Session } from './run/session.ts';
 import type { ModelStore } from '../../core/models/store.ts';
 import type { ModelFile } from '../../core/models/file.ts';
 import { isWebSource } from '../../core/models/web-source.ts';
+import type { SourceOptions } from '../../core/models/source.ts';
 import { openProjector } from '../../core/models/projector.ts';
 import { resolveMedia } from '../../core/chat/media.ts';
 import { VERSION } from '../../core/build.ts';
@@ -213,6 +214,8 @@ export class LlamaEngine implements ServedCalls {
           ? null
           : // the GPU engine's heap holds a small share of the model (checked above): the projector gets the rest
             await openProjector(options.projector, source, this.maxBytes - (gpu ? 0 : file.size), opened);
+      const draft =
+        options.draft === undefined ? null : await this.openDraft(options.draft, file, projector, opened, gpu);
       const promptState =
         state === undefined ? null : await openPromptState(state, { ...opened, maxBytes: this.maxBytes });
       const settings = {
@@ -221,6 +224,7 @@ export class LlamaEngine implements ServedCalls {
         store: await this.getStore(),
         promptState,
         projector,
+        draft,
         heapBytes: this.memory64 ? MEMORY64_HEAP_BYTES : WASM32_HEAP_BYTES,
       };
       const into = { ...options, signal, onProgress };
@@ -246,6 +250,31 @@ export class LlamaEngine implements ServedCalls {
       this.loaded = request;
       return this.session.info;
     });
+  }
+
+  /** LoadOptions.draft opened and checked as a model, in the heap the model (and its projector) leave; its errors say
+   * they are the draft's. */
+  private async openDraft(
+    source: LoadRequest['source'],
+    model: ModelFile,
+    projector: ModelFile | null,
+    opened: SourceOptions,
+    gpu: GpuPlacement | undefined,
+  ): Promise<ModelFile> {
+    // On the GPU engine the limit bounds each model's share of the heap (checked from its header), not the files.
+    const left = this.maxBytes - (gpu ? 0 : model.size + (projector?.size ?? 0));
+    if (left <= 0) {
+      throw new ModelLoadError(
+        'the model alone takes the whole memory budget (maxModelBytes): no room for a draft model',
+        'too_large',
+      );
+    }
+    try {
+      return await openModelFile(source, left, { ...opened, gpu });
+    } catch (err) {
+      if (!(err instanceof ModelLoadError)) throw err;
+      throw new ModelLoadError(`the draft model: ${err.message}`, err.code, err.details);
+    }
   }
 
   /**

@@ -47,6 +47,8 @@ export interface LoadSettings {
   promptState?: Readable | { warning: string } | null;
   /** LoadOptions.projector opened: the mmproj file that reads the model's images and audio. */
   projector?: ModelFile | null;
+  /** LoadOptions.draft opened: the draft model for speculative decoding. */
+  draft?: ModelFile | null;
   /** The most the module's heap holds (wasm32's 4 GiB, or the memory64 build's). */
   heapBytes: number;
 }
@@ -89,6 +91,7 @@ export async function loadSession(
   const model = await readModel(llama, file, options);
   let ctx: LlamaContext | null = null;
   let projector: LlamaProjector | null = null;
+  let draft: { model: LlamaModel; ctx: LlamaContext | null; layout: string } | null = null;
   try {
     if (settings.projector) {
       projector = await readProjector(llama, model, settings.projector, settings.threads, options);
@@ -98,7 +101,7 @@ export async function loadSession(
     // The projector's weights share the heap with the model's: the KV cache gets what both leave.
     const kv = kvLayout(
       shape,
-      shape.sizeBytes + (settings.projector?.size ?? 0),
+      shape.sizeBytes + (settings.projector?.size ?? 0) + (settings.draft?.size ?? 0),
       options,
       nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined,
       settings.heapBytes,
@@ -121,6 +124,17 @@ export async function loadSession(
     );
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
     const info = modelInfo(model, file, shape);
+    const canGuess = rollsBack(info.memory.kind, ctx.params.swaFull);
+    if (settings.draft && canGuess) {
+      draft = { model: await readDraft(llama, model, settings.draft, options), ctx: null, layout: '' };
+      // Sized as the main context, which it follows (run/session.ts); f16 cells: its own are small.
+      draft.ctx = await llama.guard(() =>
+        LlamaContext.create(draft!.model, { ...ctx!.params, typeK: 'f16', typeV: 'f16', flashAttn: -1, swaFull: true }),
+      );
+      const d = draft.model.shape();
+      info.draft = { name: draft.model.metadata()['general.name'] || settings.draft!.name, ...pick(d) };
+      draft.layout = layoutKey(await fileIdentity(settings.draft, options), llama.llamaBuild, draft.ctx.params);
+    }
     const prompts = new Prompts(
       llama,
       model,
@@ -148,7 +162,8 @@ export async function loadSession(
         prompts,
         identity,
         projector,
-        speculative: defaultSpeculative(info, ctx, options),
+        speculative: defaultSpeculative(info, canGuess, options, settings.draft != null),
+        draft: draft?.ctx ? { model: draft.model, ctx: draft.ctx, layout: draft.layout } : null,
       },
       (holder) => new PromptCache(holder, settings.cache, settings.store, layout, nSlots),
     );
@@ -166,6 +181,8 @@ export async function loadSession(
   } catch (err) {
     if (!llama.crashed) {
       ctx?.free();
+      draft?.ctx?.free();
+      draft?.model.free();
       projector?.free();
       model.free();
     }
@@ -257,15 +274,65 @@ async function readProjector(
   return projector;
 }
 
-/** LoadOptions.speculative for the requests that do not say; null (and a warning) where the memory cannot drop the
- * guesses the model does not take. */
-function defaultSpeculative(info: ModelInfo, ctx: LlamaContext, options: LoadOptions): Speculative | null {
-  if (!options.speculative) return null;
-  if (rollsBack(info.memory.kind, ctx.params.swaFull)) return resolveSpeculative(options.speculative, 'speculative');
-  const warning = `speculative decoding is off: ${noGuesses(info.memory.kind)}`;
+/** LoadOptions.speculative for the requests that do not say (with a draft model, its guesses); null (and a warning)
+ * where the memory cannot drop the guesses the model does not take (the draft model is then not read). */
+function defaultSpeculative(
+  info: ModelInfo,
+  canGuess: boolean,
+  options: LoadOptions,
+  withDraft: boolean,
+): Speculative | null {
+  const asked = options.speculative ?? (withDraft ? { kind: 'draft' as const } : undefined);
+  if (!asked) return null;
+  if (canGuess) return resolveSpeculative(asked, 'speculative');
+  const warning = `speculative decoding is off${withDraft ? ' and the draft model not loaded' : ''}: ${noGuesses(info.memory.kind)}`;
   console.warn(`[hearth] ${warning}`);
   info.warnings = [...(info.warnings ?? []), warning];
   return null;
+}
+
+/**
+ * The draft model read beside the model (its layers where the model's go), checked to be one speculative decoding
+ * can use: the same vocabulary (llama.cpp's rule: at most 128 tokens more or fewer, as between Qwen2.5's sizes, and
+ * every shared token the same text and kind; the same BOS where one is added), and memory that drops refused guesses. A
+ * ModelLoadError 'invalid_draft' otherwise.
+ */
+async function readDraft(llama: Llama, main: LlamaModel, file: ModelFile, options: LoadOptions): Promise<LlamaModel> {
+  let draft: LlamaModel;
+  try {
+    draft = await readModel(llama, file, options);
+  } catch (err) {
+    if (!(err instanceof ModelLoadError)) throw err;
+    throw new ModelLoadError(`the draft model: ${err.message}`, err.code, err.details);
+  }
+  const why = draftMismatch(main, draft);
+  if (why) {
+    draft.free();
+    throw new ModelLoadError(
+      `${file.name} cannot be this model's draft: ${why}. Pick a smaller model of the same family (the same tokenizer)`,
+      'invalid_draft',
+    );
+  }
+  return draft;
+}
+
+/** Why `draft` cannot guess for `main` (see readDraft), or null. */
+export function draftMismatch(main: LlamaModel, draft: LlamaModel): string | null {
+  const kind = draft.memory().kind;
+  if (!rollsBack(kind, true)) return `a ${kind} model's state cannot drop the guesses the model refuses`;
+  if (Math.abs(main.nVocab - draft.nVocab) > MAX_VOCAB_DIFFERENCE) {
+    return `its vocabulary has ${draft.nVocab} tokens, the model's ${main.nVocab}`;
+  }
+  if (main.addBos !== draft.addBos || (main.addBos && main.bos !== draft.bos)) return 'it begins prompts otherwise';
+  const t = main.vocabDifference(draft);
+  return t < 0 ? null : `token ${t} is another in its vocabulary`;
+}
+
+/** llama.cpp's SPEC_VOCAB_MAX_SIZE_DIFFERENCE (common/speculative.cpp). */
+const MAX_VOCAB_DIFFERENCE = 128;
+
+function pick(shape: ReturnType<LlamaModel['shape']>) {
+  return { sizeBytes: shape.sizeBytes, nParams: shape.nParams, nLayer: shape.nLayer, nEmbd: shape.nEmbd };
 }
 
 /** Hands the session's cache a shipped prompt state that fits the model, else says in info.warnings why not. */

@@ -68,6 +68,12 @@ export class TestHooks {
     return this.scheduler.profile;
   }
 
+  /** What the draft model (LoadOptions.draft) decoded so far: decodes, tokens read, tokens guessed, the time its
+   * guesses took; null without one. */
+  get draftProfile(): Readonly<{ decodes: number; read: number; guessed: number; ms: number }> | null {
+    return this.session().draft?.profile ?? null;
+  }
+
   /** A completion as the engine's complete() runs it, with `trace` seeing the logits every token was sampled from. */
   complete(request: CompletionRequest, control: CallControl, trace: LogitsTrace): Promise<void> {
     return this.scheduler.submit(new TracedJob(request, control, this.session().info.name, trace));

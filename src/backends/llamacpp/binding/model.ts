@@ -58,6 +58,13 @@ export class LlamaModel {
   get sep(): number {
     return this.llama.mod._hearth_vocab_sep(this.ptr);
   }
+  /** The first of the tokens both vocabularies have whose text or kind differs in `other`'s; -1 when none does. */
+  vocabDifference(other: LlamaModel): number {
+    const n = Math.min(this.nVocab, other.nVocab);
+    const t = this.llama.mod._hearth_vocab_first_difference(this.ptr, other.ptr, n);
+    return t < n ? t : -1;
+  }
+
   /** Classifier outputs of a reranker (n_cls_out). */
   get nClsOut(): number {
     return this.llama.mod._hearth_model_n_cls_out(this.ptr);

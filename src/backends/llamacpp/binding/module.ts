@@ -85,6 +85,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_vocab_bos(model: Ptr): number;
   _hearth_vocab_eos(model: Ptr): number;
   _hearth_vocab_add_bos(model: Ptr): number;
+  _hearth_vocab_first_difference(a: Ptr, b: Ptr, n: number): number;
   _hearth_vocab_sep(model: Ptr): number;
   _hearth_vocab_eog_tokens(model: Ptr, out: Ptr, max: number): number;
   _hearth_tokenize(
@@ -146,6 +147,7 @@ export interface HearthModule extends FileSystemHost {
   _hearth_sampler_grammar_check(sampler: Ptr, tokens: Ptr, n: number, out: Ptr, accept: number): number;
   _hearth_sampler_free(sampler: Ptr): void;
   _hearth_logprobs(ctx: Ptr, i: number, token: number, nTop: number, topIds: Ptr, topLogprobs: Ptr): number;
+  _hearth_top_token(ctx: Ptr, i: number, k: number, p: Ptr): number;
 
   _hearth_set_embeddings(ctx: Ptr, on: number): void;
   _hearth_pooling_type(ctx: Ptr): number;

@@ -230,6 +230,13 @@ export function isPlaceholder(token: number): boolean {
   return token < 0;
 }
 
+/** `tokens` without their placeholders: the text a model without the projector (a draft model) reads. */
+export function textOnly(tokens: ArrayLike<number>): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < tokens.length; k++) if (!isPlaceholder(tokens[k]!)) out.push(tokens[k]!);
+  return out;
+}
+
 /** The position of the token at index `n` of `tokens` (the next one's, when n is their length): see the header. */
 export function positionAt(tokens: ArrayLike<number>, n: number): number {
   let held = 0;

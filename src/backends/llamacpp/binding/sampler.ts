@@ -93,3 +93,13 @@ export function logprobs(ctx: LlamaContext, i: number, token: number, nTop: numb
     return { logprob, top };
   });
 }
+
+/** The likeliest token at batch index i of ctx's last decode, and its probability among the `k` likeliest (llama.cpp's
+ * draft sampler: top-k, then the candidates' probabilities). */
+export function topToken(ctx: LlamaContext, i: number, k: number): { token: number; p: number } {
+  const llama = ctx.model.llama;
+  return llama.withBuffer(4, (buf) => {
+    const token = llama.mod._hearth_top_token(ctx.ptr, i, k, buf);
+    return { token, p: llama.heap().f32[index32(buf)]! };
+  });
+}

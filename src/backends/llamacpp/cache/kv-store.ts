@@ -6,6 +6,9 @@
 // a slot kept at message ends (slots.ts), so that a conversation restored and then edited in an earlier message goes
 // back to the end of the message before the edit, not to the start.
 //
+// With a draft model loaded (speculative decoding), a conversation's record keeps the draft's cells too, in chunks of
+// their own over the record's text tokens: a conversation restored after a reload resumes its draft as well.
+//
 // Keys: 'm:<record key>' → RecordMeta, 'c:<chunk id>' → Blob (a chunk's or a checkpoint's). A record and its blobs
 // are written in one transaction, so a save cut short by a reload leaves either the old record or the new one, never
 // a half.
@@ -45,11 +48,22 @@ export interface RecordMeta {
   chunks: ChunkMeta[];
   /** Ascending by n, each inside the record (0 < n < tokens.length); none for memory that rolls back. */
   checkpoints: CheckpointMeta[];
+  /** Conversation records saved beside a draft model: its cells. Absent or null: none. */
+  draft?: DraftRecord | null;
   /** Conversation records: hash of the messages the tokens render (including the generated reply). */
   msgHash: string | null;
   msgCount: number;
   bytes: number;
   lastUsed: number;
+}
+
+/** A draft model's cells of a conversation (LoadOptions.draft), beside the model's. */
+export interface DraftRecord {
+  /** The draft's fingerprint, llama.cpp build and KV layout (identity.ts layoutKey): restored only into the same. */
+  layout: string;
+  /** Its cells in order from the first, over the record's tokens without media placeholders (what the draft reads):
+   * as many of them as it had read, which may be fewer than all. */
+  chunks: ChunkMeta[];
 }
 
 export interface NewChunk {
@@ -304,16 +318,35 @@ function isMeta(m: RecordMeta | undefined): m is RecordMeta {
     last = cp.n;
     bytes += cp.bytes;
   }
+  const draft = m.draft;
+  if (draft !== undefined && draft !== null) {
+    if (typeof draft !== 'object' || typeof draft.layout !== 'string' || !Array.isArray(draft.chunks)) return false;
+    let read = 0;
+    for (const c of draft.chunks as unknown[]) {
+      const chunk = c as ChunkMeta | null;
+      if (!isBlob(chunk) || chunk.start !== read || !count(chunk.end) || chunk.end <= chunk.start) return false;
+      read = chunk.end;
+      bytes += chunk.bytes;
+    }
+    if (read > textCount(m.tokens)) return false;
+  }
   return end === m.tokens.length && m.bytes === bytes;
+}
+
+/** Tokens that are no media placeholder (binding/mtmd.ts: negative): what a draft model reads of them. */
+function textCount(tokens: Int32Array): number {
+  let n = 0;
+  for (const t of tokens) if (t >= 0) n++;
+  return n;
 }
 
 function isBlob(b: BlobMeta | null): b is BlobMeta {
   return !!b && typeof b === 'object' && typeof b.id === 'string' && typeof b.sum === 'string' && count(b.bytes);
 }
 
-/** Every blob a record references: its chunks and its checkpoints. */
+/** Every blob a record references: its chunks, its checkpoints and its draft's chunks. */
 export function blobs(m: RecordMeta): BlobMeta[] {
-  return [...m.chunks, ...m.checkpoints];
+  return [...m.chunks, ...m.checkpoints, ...(m.draft?.chunks ?? [])];
 }
 
 const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;

@@ -7,12 +7,14 @@ import { hashBytes } from '../../../core/hash.ts';
 import { conversationKey, FORMAT_VERSION, isNamedConversation, namedConversationId } from './identity.ts';
 import { exportCells } from './kv-io.ts';
 import { commonPrefix, hashMessages } from './prefix.ts';
+import { textOnly } from '../binding/mtmd.ts';
 import { SaveQueue } from './save-queue.ts';
 import type { Slot, Slots } from './slots.ts';
 import {
   blobs,
   type CheckpointMeta,
   type ChunkMeta,
+  type DraftRecord,
   type KvStore,
   newChunkId,
   type NewChunk,
@@ -112,20 +114,40 @@ export class Persistence {
     const store = this.store!;
     const used = this.slots.canCutRestored ? meta.chunks : meta.chunks.filter((c) => c.start < n);
     const marks = meta.checkpoints.filter((c) => c.n <= n);
-    const total = [...used, ...marks].reduce((sum, c) => sum + c.bytes, 0);
+    const end = used.at(-1)?.end ?? 0;
+    const draft = this.draftToRestore(meta, end);
+    const blobs = [...used, ...marks, ...(draft?.chunks ?? [])];
+    const total = blobs.reduce((sum, c) => sum + c.bytes, 0);
     onProgress?.({ phase: 'restore', loaded: 0, total });
-    const data = await store.read(meta, [...used, ...marks]);
+    const data = await store.read(meta, blobs);
     if (!data) return false; // damaged: read() deleted it
     const cells = used.map((c, i) => ({ data: data[i]!, end: c.end }));
     const checkpoints = marks.map((c, i) => ({ n: c.n, data: data[used.length + i]! }));
-    const end = used.at(-1)?.end ?? 0;
     if (!(await this.slots.restore(slot, cells, meta.tokens.subarray(0, end), checkpoints))) {
       await store.remove(meta.key);
       return false;
     }
+    if (draft) {
+      // Refused (no room in the draft's context): the draft reads the conversation again instead.
+      const at = used.length + marks.length;
+      const chunks = draft.chunks.map((c, i) => ({ data: data[at + i]!, end: c.end }));
+      await this.slots.draft!.restore(slot.seq, chunks, draft.text.slice(0, draft.chunks.at(-1)!.end));
+    }
     onProgress?.({ phase: 'restore', loaded: total, total });
     void store.touch(meta.key);
     return true;
+  }
+
+  /** The record's draft chunks that rebuild the draft's cells of its first `end` tokens' text, for the loaded draft
+   * model; null when there are none for it. */
+  private draftToRestore(meta: RecordMeta, end: number): { chunks: ChunkMeta[]; text: number[] } | null {
+    const d = this.slots.draft;
+    if (!d?.saves || meta.draft?.layout !== d.layout) return null;
+    const text = textOnly(meta.tokens.subarray(0, end));
+    const chunks = meta.draft.chunks
+      .filter((c) => c.start < text.length)
+      .map((c) => ({ ...c, end: Math.min(c.end, text.length) }));
+    return chunks.length ? { chunks, text } : null;
   }
 
   /** A system prompt's state saved under `key`, or null; a record of another layout is deleted. */
@@ -216,6 +238,7 @@ export class Persistence {
     const chunks = [...kept, ...fresh.map((f) => f.chunk)];
     const added: NewChunk[] = [...fresh];
     const checkpoints = this.checkpointsToSave(slot, same, lcp, chunks, added);
+    const draft = await this.draftToSave(slot, tokens, same, lcp, added);
     const next: RecordMeta = {
       v: FORMAT_VERSION,
       key,
@@ -224,9 +247,10 @@ export class Persistence {
       tokens,
       chunks,
       checkpoints,
+      draft,
       msgHash: slot.msgHash,
       msgCount: slot.msgCount,
-      bytes: [...chunks, ...checkpoints].reduce((n, c) => n + c.bytes, 0),
+      bytes: [...chunks, ...checkpoints, ...(draft?.chunks ?? [])].reduce((n, c) => n + c.bytes, 0),
       lastUsed: Date.now(),
     };
     this.planned.set(key, next);
@@ -282,9 +306,46 @@ export class Persistence {
     return out;
   }
 
+  /**
+   * The draft model's cells of the conversation (the record's `draft`): the saved chunks below where the conversation
+   * parted from the record, and the cells the draft holds past them, exported now. As many of the text tokens as the
+   * draft has read (it follows a step behind the reply), which may be fewer than the record's.
+   */
+  private async draftToSave(
+    slot: Slot,
+    tokens: Int32Array,
+    base: RecordMeta | null,
+    lcp: number,
+    added: NewChunk[],
+  ): Promise<DraftRecord | null> {
+    const d = this.slots.draft;
+    if (!d?.saves) return null;
+    const text = textOnly(tokens);
+    const read = d.holds(slot.seq, text);
+    const limit = textOnly(tokens.subarray(0, lcp)).length;
+    const kept = (base?.draft?.layout === d.layout ? base.draft.chunks : [])
+      .filter((c) => c.start < limit)
+      .map((c) => ({ ...c, end: Math.min(c.end, limit) }));
+    const from = kept.at(-1)?.end ?? 0;
+    const perToken = d.stateSize(slot.seq) / Math.max(1, read);
+    const chunks: ChunkMeta[] = [...kept];
+    for (const [i, end] of (read > from ? inPieces(from, [read], this.tokensPer(perToken)) : []).entries()) {
+      const start = i ? chunks.at(-1)!.end : from;
+      const data = await d.exportCells(slot.seq, start, end);
+      const chunk = { id: newChunkId(), start, end, bytes: data.length, sum: '' };
+      added.push({ chunk, data });
+      chunks.push(chunk);
+    }
+    return chunks.length ? { layout: d.layout, chunks } : null;
+  }
+
   /** Tokens per exported chunk, for chunkBytes a chunk: from the bytes the slot's cells take now. */
   private piece(slot: Slot): number {
-    const perToken = this.slots.ctx.stateSize(slot.seq) / Math.max(1, slot.tokens.length);
+    return this.tokensPer(this.slots.ctx.stateSize(slot.seq) / Math.max(1, slot.tokens.length));
+  }
+
+  /** Tokens per chunk of about chunkBytes, at `perToken` bytes a token. */
+  private tokensPer(perToken: number): number {
     return Math.max(1, Math.floor(this.config.chunkBytes / Math.max(1, perToken)));
   }
 

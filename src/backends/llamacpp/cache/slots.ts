@@ -49,6 +49,25 @@ export interface Checkpoint {
 const MAX_CHECKPOINTS = 10;
 const MAX_CHECKPOINT_BYTES = 64 * 2 ** 20;
 
+/**
+ * A draft model's cells beside the slots' (run/draft.ts: speculative decoding), as a conversation's record saves and
+ * restores them. Its sequences are the slots' (same numbers); its tokens are a slot's without media placeholders.
+ */
+export interface DraftCells {
+  /** The draft's fingerprint, llama.cpp build and KV layout: saved cells are restored only into the same. */
+  readonly layout: string;
+  /** Whether its cells are worth saving: a sliding-window draft's, read back, would hold only its window. */
+  readonly saves: boolean;
+  /** How many of `tokens`, from the first, the draft's sequence `seq` holds. */
+  holds(seq: number, tokens: ArrayLike<number>): number;
+  /** The cells of its tokens [start, end) of `seq` (end < 0: to the end), as exportCells writes them. */
+  exportCells(seq: number, start: number, end: number): Promise<Uint8Array>;
+  /** The bytes its whole sequence `seq` takes (for chunk sizes). */
+  stateSize(seq: number): number;
+  /** Rebuilds `seq` from saved chunks, after which it holds `tokens`; false (it then holds nothing) when refused. */
+  restore(seq: number, chunks: CellChunk[], tokens: ArrayLike<number>): Promise<boolean>;
+}
+
 /** Whoever owns the context (backends/llamacpp/run/session.ts). */
 export interface ContextHolder {
   readonly ctx: LlamaContext;
@@ -56,6 +75,8 @@ export interface ContextHolder {
   readonly canRollBack: boolean;
   /** Whether a state read back into a sequence keeps only the sliding window's last cells (sliding-window models). */
   readonly windowedState: boolean;
+  /** The draft model's cells, when one is loaded. */
+  readonly draftCells: DraftCells | null;
 }
 
 export class Slots {
@@ -82,6 +103,11 @@ export class Slots {
 
   get canRollBack(): boolean {
     return this.holder.canRollBack;
+  }
+
+  /** The draft model's cells beside the slots', or null. */
+  get draft(): DraftCells | null {
+    return this.holder.draftCells;
   }
 
   /** Whether a state read back from bytes can be cut anywhere (see the header). */

@@ -11,6 +11,7 @@ import { type ReplyOptions, ReplyWriter } from '../../../core/chat/reply.ts';
 import type { LlamaModel } from '../binding/model.ts';
 import { logprobs, type Sampler, type TokenLogprobs } from '../binding/sampler.ts';
 import type { PreparedPrompt } from './prompt.ts';
+import { positionAt } from '../binding/mtmd.ts';
 import type { Session } from './session.ts';
 import { StopMatcher } from '../../../core/chat/stop.ts';
 
@@ -81,6 +82,15 @@ export class Job {
 
   get tokens(): Int32Array {
     return this.prompt!.tokens;
+  }
+
+  /**
+   * The position of the slot's token at index `n` (the next one's when n is its length). Its index, unless the prompt
+   * holds media: only then can the slot hold placeholders that take no position (positionAt, which scans them: each
+   * step of every request asks).
+   */
+  position(n: number): number {
+    return this.prompt!.media ? positionAt(this.slot.tokens, n) : n;
   }
 
   /** True while the consumer has not taken the last chunks: decoding more would only pile them up. */

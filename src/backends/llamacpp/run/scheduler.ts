@@ -18,8 +18,9 @@ import { GrammarError, Sampler } from '../binding/sampler.ts';
 import { overflow } from './overflow.ts';
 import { noGuesses, type Session } from './session.ts';
 import { yieldToEventLoop } from './yield.ts';
-import { isPlaceholder, MediaDecodeError, positionAt, type MediaSpan } from '../binding/mtmd.ts';
+import { isPlaceholder, MediaDecodeError, type MediaSpan } from '../binding/mtmd.ts';
 import { ngramDraft } from './ngram.ts';
+import { type DraftAsk, draftView } from './draft.ts';
 
 /** A load or unload waiting for its turn. */
 interface Exclusive {
@@ -41,7 +42,7 @@ class Batch {
 
   /** Adds `part` to the job's sequence; its last `outputs` tokens give logits. */
   add(job: Job, part: ArrayLike<number>, outputs: number) {
-    const start = positionAt(job.slot.tokens, job.slot.tokens.length);
+    const start = job.position(job.slot.tokens.length);
     const first = this.size + part.length - outputs;
     for (let k = 0; k < part.length; k++) {
       this.tokens.push(part[k]!);
@@ -60,8 +61,16 @@ export class Scheduler {
   private readonly ending: Array<{ s: Session | null; job: Job; err?: unknown }> = [];
   private running = false;
   private wakeUp: (() => void) | null = null;
-  /** Decode steps and the time they took (for the batch benchmark's profile). */
-  readonly profile = { steps: 0, decodeMs: 0, sampleMs: 0, stepMs: 0, mostTokens: 0 };
+  /** Decode steps and the time they took (for the batch benchmark's profile); `byTokens`: the decodes of steps of up
+   * to 16 tokens and their time, by token count (what a step checking guesses costs against one token's). */
+  readonly profile = {
+    steps: 0,
+    decodeMs: 0,
+    sampleMs: 0,
+    stepMs: 0,
+    mostTokens: 0,
+    byTokens: [] as Array<{ steps: number; ms: number }>,
+  };
 
   /** `session()` is the loaded model; it throws when none is loaded. */
   constructor(private readonly session: () => Session) {}
@@ -232,6 +241,14 @@ export class Scheduler {
         { param: 'speculative' },
       );
     }
+    if (job.speculative?.kind === 'draft' && !s.draft) {
+      throw new InvalidRequestError(
+        "speculative: kind 'draft' needs a draft model: load the model with { draft: <a smaller model of its " +
+          "family> }, or use kind 'ngram'",
+        'invalid_parameter',
+        { param: 'speculative.kind' },
+      );
+    }
   }
 
   private async start(s: Session, job: Job, running: number) {
@@ -281,11 +298,9 @@ export class Scheduler {
     }
     const t0 = now();
     const batch = new Batch();
-    for (const job of this.active) {
-      if (job.phase !== 'generate' || job.blocked) continue;
-      const guesses = this.guesses(s, job, s.stepTokens - batch.size - 1);
-      batch.add(job, [job.next, ...guesses], 1 + guesses.length);
-    }
+    const generating = this.active.filter((j) => j.phase === 'generate' && !j.blocked);
+    const guesses = await this.guesses(s, generating);
+    for (const [i, job] of generating.entries()) batch.add(job, [job.next, ...guesses[i]!], 1 + guesses[i]!.length);
     for (const job of this.active) {
       const room = s.stepTokens - batch.size;
       if (job.phase !== 'prefill' || room <= 0) continue;
@@ -318,6 +333,7 @@ export class Scheduler {
     for (const { job, tokens } of batch.parts) {
       for (let k = 0; k < tokens.length; k++) job.slot.tokens.push(tokens[k]!);
     }
+    await this.draftReads(s, batch);
     for (const { job, tokens, logits } of batch.parts) {
       if (job.phase === 'prefill') await this.prefilled(s, job, logits);
       else if (this.verify(s, job, tokens, logits)) this.finish(s, job);
@@ -326,28 +342,82 @@ export class Scheduler {
     const p = this.profile;
     p.steps++;
     p.decodeMs += t2 - t1;
+    if (batch.size <= 16) {
+      const by = (p.byTokens[batch.size] ??= { steps: 0, ms: 0 });
+      by.steps++;
+      by.ms += t2 - t1;
+    }
     p.mostTokens = Math.max(p.mostTokens, batch.size);
     p.sampleMs += t3 - t2;
     p.stepMs += t3 - t0;
     return true;
   }
 
-  /** Speculative decoding's guesses for the job's next step: at most `room` (the batch's) and what its budget leaves. */
-  private guesses(s: Session, job: Job, room: number): number[] {
+  /**
+   * Speculative decoding's guesses for each generating job's next step, in order: at most what the batch has room for
+   * after the jobs before it, and what its budget leaves.
+   */
+  private async guesses(s: Session, generating: Job[]): Promise<number[][]> {
+    const out = generating.map((): number[] => []);
+    const asks: DraftAsk[] = [];
+    const asked: number[] = [];
+    let used = 0;
+    for (const [i, job] of generating.entries()) {
+      const n = this.budget(s, job, s.stepTokens - used - 1);
+      used += 1 + n;
+      if (n <= 0) continue;
+      if (job.speculative!.kind === 'ngram') out[i] = this.ngram(job, n);
+      else {
+        asks.push({
+          seq: job.slot.seq,
+          tokens: draftView(job.slot.tokens, job.next, !!job.prompt!.media),
+          n,
+          spec: job.speculative!,
+        });
+        asked.push(i);
+      }
+    }
+    if (!asks.length) return out;
+    const drafted = await s.llama.guard(() => s.draft!.guess(asks, s.stepTokens));
+    for (const [k, i] of asked.entries()) out[i] = drafted[k]!;
+    return out;
+  }
+
+  /**
+   * The draft model reads the prompt chunks the step read, so that it has read a prompt by its first token. As much as
+   * the model read for each request, no more: a conversation restored from IndexedDB, which the draft reads again, does
+   * not wait for it before its first token (the draft reads the rest beside the reply: guesses() then).
+   */
+  private async draftReads(s: Session, batch: Batch) {
+    if (!s.draft) return;
+    const asks: DraftAsk[] = [];
+    for (const { job, tokens } of batch.parts) {
+      if (job.phase !== 'prefill' || job.speculative?.kind !== 'draft') continue;
+      const view = draftView(job.slot.tokens, null, !!job.prompt!.media);
+      asks.push({ seq: job.slot.seq, tokens: view, n: 0, spec: job.speculative, max: tokens.length });
+    }
+    if (asks.length) await s.llama.guard(() => s.draft!.follow(asks, s.stepTokens));
+  }
+
+  /** How many guesses the job's next step may check: at most `room` (the batch's) and what its budget leaves. */
+  private budget(s: Session, job: Job, room: number): number {
     const spec = job.speculative;
-    if (!spec) return [];
-    const budget = Math.min(
+    if (!spec) return 0;
+    return Math.min(
       room,
       spec.nDraft,
       job.demand - job.slot.tokens.length - 1,
       job.req.maxTokens === null ? Infinity : job.req.maxTokens - job.n - 1,
       s.ctx.nCtx - s.cache.slots.used() - 1,
     );
-    if (budget <= 0) return [];
+  }
+
+  /** Up to `n` guesses from the conversation itself (ngram.ts). */
+  private ngram(job: Job, n: number): number[] {
     const history = job.slot.tokens;
     history.push(job.next); // looked up with the token this step decodes, then taken off again
     try {
-      return ngramDraft(history, budget);
+      return ngramDraft(history, n);
     } finally {
       history.pop();
     }
@@ -375,7 +445,7 @@ export class Scheduler {
     if (guessed) {
       const slot = job.slot;
       const dropped = guessed - k;
-      if (dropped && !s.ctx.seqRm(slot.seq, positionAt(slot.tokens, slot.tokens.length - dropped))) {
+      if (dropped && !s.ctx.seqRm(slot.seq, job.position(slot.tokens.length - dropped))) {
         throw new EngineError('llama.cpp could not drop the rejected guesses of speculative decoding', 'decode_failed');
       }
       slot.tokens.length -= dropped;
@@ -405,7 +475,7 @@ export class Scheduler {
         );
       }
       job.mediaMs += now() - t0;
-      const pos = positionAt(job.slot.tokens, span.start);
+      const pos = job.position(span.start);
       const status = await s.llama.guard(() => projector.decode(s.ctx, span, embd, job.slot.seq, pos));
       if (status === 1) {
         // No contiguous room: drop what went in of it, free or grow and try again (the encoder runs again), else

@@ -12,6 +12,7 @@ import type { LlamaModel } from '../binding/model.ts';
 import { LlamaContext } from '../binding/context.ts';
 import { gpuStepTokens, N_BATCH } from '../binding/batch.ts';
 import type { Prompts } from './prompt.ts';
+import { Draft } from './draft.ts';
 
 export interface SessionParts {
   llama: Llama;
@@ -28,6 +29,9 @@ export interface SessionParts {
   projector: LlamaProjector | null;
   /** Speculative decoding for requests that do not say (LoadOptions.speculative), or null. */
   speculative: Speculative | null;
+  /** The draft model (LoadOptions.draft), its context (as many sequences as the main one's) and its KV layout key
+   * (cache/identity.ts), or null. */
+  draft: { model: LlamaModel; ctx: LlamaContext; layout: string } | null;
 }
 
 export class Session implements ContextHolder {
@@ -40,10 +44,13 @@ export class Session implements ContextHolder {
   readonly identity: string;
   readonly projector: LlamaProjector | null;
   readonly speculative: Speculative | null;
+  /** The draft model's guesses (run/draft.ts), or null without one. */
+  readonly draft: Draft | null;
   readonly cache: PromptCache;
   /** Tokens one decode step takes at most: N_BATCH, less on a software GPU adapter (binding/batch.ts). */
   readonly stepTokens: number;
   private context: LlamaContext;
+  private draftContext: LlamaContext | null;
 
   /** `cache` builds the KV cache over this session's context. */
   constructor(parts: SessionParts, cache: (holder: ContextHolder) => PromptCache) {
@@ -57,6 +64,16 @@ export class Session implements ContextHolder {
     this.projector = parts.projector;
     this.speculative = parts.speculative;
     this.context = parts.ctx;
+    this.draftContext = parts.draft?.ctx ?? null;
+    this.draft = parts.draft
+      ? new Draft(
+          parts.draft.model,
+          () => this.draftContext!,
+          parts.ctx.params.nSeqMax,
+          parts.model.nVocab,
+          parts.draft.layout,
+        )
+      : null;
     const onGpu = parts.llama.gpu !== null && (parts.model.offloaded?.layers ?? 0) > 0;
     this.stepTokens = onGpu ? gpuStepTokens(parts.llama.gpuSoftware, parts.info.nParams) : N_BATCH;
     this.cache = cache(this);
@@ -64,6 +81,10 @@ export class Session implements ContextHolder {
 
   get ctx(): LlamaContext {
     return this.context;
+  }
+
+  get draftCells(): Draft | null {
+    return this.draft;
   }
 
   get canRollBack(): boolean {
@@ -83,20 +104,42 @@ export class Session implements ContextHolder {
   async resizeContext(nCtx: number): Promise<Error | null> {
     const params = this.context.params;
     this.context.free();
+    let refused: Error | null = null;
     try {
       this.context = await this.llama.guard(() => LlamaContext.create(this.model, { ...params, nCtx }));
-      return null;
     } catch (err) {
       this.context = await this.llama.guard(() => LlamaContext.create(this.model, params));
       this.kv.maxCtx = params.nCtx;
-      return err as Error;
+      refused = err as Error;
+    }
+    await this.resizeDraft(this.context.nCtx);
+    return refused;
+  }
+
+  /**
+   * The draft's context follows the main one's size, recreated empty: the draft reads what it needs again, as after a
+   * reload (run/draft.ts). Without memory for it, it keeps its old size: the draft then guesses for fewer
+   * conversations at once (run/draft.ts frees the idle ones).
+   */
+  private async resizeDraft(nCtx: number): Promise<void> {
+    const old = this.draftContext;
+    if (!old || !this.draft || old.nCtx === nCtx) return;
+    const params = old.params;
+    old.free();
+    this.draft.forget();
+    try {
+      this.draftContext = await this.llama.guard(() => LlamaContext.create(this.draft!.model, { ...params, nCtx }));
+    } catch {
+      this.draftContext = await this.llama.guard(() => LlamaContext.create(this.draft!.model, params));
     }
   }
 
-  /** Frees the context and the model (not after a crash: the module is gone). */
+  /** Frees the contexts and the models (not after a crash: the module is gone). */
   free(): void {
     if (this.llama.crashed) return;
     this.context.free();
+    this.draftContext?.free();
+    this.draft?.model.free();
     this.projector?.free();
     this.model.free();
   }
