@@ -24,6 +24,8 @@ export interface ScenarioOptions {
   engine: 'cpu' | 'gpu' | null;
   /** restore: unload and load in one engine rather than make another (a machine that cannot hold two heaps). */
   sameEngine: boolean;
+  /** speculative: the CPU engine in headless Chromium (the build a page gets) rather than in Node. */
+  browser: boolean;
   log: (line: string) => void;
 }
 

@@ -12,6 +12,7 @@ import {
   type HearthEngine,
   type Progress,
   type SimdChoice,
+  type SpeculativeOptions,
 } from '../src/index.ts';
 import type { GpuTrace } from '../test/webgpu/gpu-trace.ts';
 import { NO_CACHE, type RunResult, timedChat } from './timed-chat.ts';
@@ -40,6 +41,7 @@ const bench = {
     simd: SimdChoice = 'auto',
     assetsUrl?: string | null,
     projector?: string | null,
+    draft?: string | null,
   ) {
     hearths[simd]?.terminate();
     hearth = hearths[simd] = await createEngine({
@@ -52,6 +54,7 @@ const bench = {
       nCtx,
       nParallel: nParallel ?? undefined,
       projector: projector ?? undefined,
+      draft: draft ? await (await fetch(draft)).blob() : undefined,
     });
     return hearth.info();
   },
@@ -110,8 +113,15 @@ const bench = {
     hearth = backends[backend] ?? null;
   },
 
-  runHearth(messages: ChatMessage[], maxTokens: number, conversationId?: string): Promise<RunResult> {
-    return timedChat(hearth!, messages, maxTokens, conversationId);
+  /** `speculative`: the request's (absent: the engine's default; null: none). */
+  runHearth(
+    messages: ChatMessage[],
+    maxTokens: number,
+    conversationId?: string | null,
+    speculative?: SpeculativeOptions | null,
+  ): Promise<RunResult> {
+    const extra = speculative === undefined ? {} : { speculative };
+    return timedChat(hearth!, messages, maxTokens, conversationId ?? undefined, undefined, extra);
   },
 
   /**

@@ -1,5 +1,5 @@
 // npm run bench -- <scenario> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node]
-// [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine]
+// [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine] [--browser]
 // Prints a readable report; with --json, one JSON object per line, the last one being the summary the scenario's
 // issue asks for (e.g. decode: the 2-thread row).
 import type { ScenarioOptions } from './common.ts';
@@ -33,7 +33,7 @@ const flag = (f: string) => {
 };
 if (!name || !scenarios[name]) {
   console.error(
-    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine]`,
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--json] [--reps N] [--threads 1,2] [--types q4_0,iq4_xs] [--simd plain] [--node] [--model NAME] [--trace] [--large] [--long] [--engine cpu|gpu] [--same-engine] [--browser]`,
   );
   process.exit(2);
 }
@@ -56,6 +56,7 @@ const opts: ScenarioOptions = {
   long: args.includes('--long'),
   engine: engineFlag(flag('--engine')),
   sameEngine: args.includes('--same-engine'),
+  browser: args.includes('--browser'),
   log: (line) => (json ? console.error(line) : console.log(line)),
 };
 const rows = await (await scenarios[name]!())(opts);

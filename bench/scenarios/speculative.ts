@@ -1,4 +1,4 @@
-// npm run bench -- speculative [--json] [--reps N] [--engine cpu|gpu]
+// npm run bench -- speculative [--json] [--reps N] [--engine cpu|gpu] [--browser]
 // Speculative decoding on a rewrite task: the model is asked to rewrite a 121-word text given in the prompt with a word
 // in every EDIT_EVERY changed, and writes the text back unchanged. The model is bench-qwen2.5-0.5b-recite (Qwen2.5-0.5B's
 // shapes, Q8_0, random weights whose permuted output recites RECITE_TEXT after any prompt): with random weights no real
@@ -10,7 +10,9 @@
 //   that about 7 of 10 guesses are taken at 4 a step.
 // Decode tokens/s without guesses, with n-gram guesses (n_draft 4 and 8) and with the draft's (n_draft 4), the same
 // greedy reply each time, on the CPU engine (the threaded build, 2 threads) and the GPU engine (Dawn for Node's adapter:
-// lavapipe here), in one Node process; medians of --reps (default 3).
+// lavapipe here), in one Node process — with --browser the CPU engine in headless Chromium instead (the build a page
+// gets: relaxed SIMD); medians of --reps (default 3). In Node, where the time goes: a step's decode by its tokens, and
+// the draft's time a step.
 // Then, on the CPU engine, a reload: a ~1,200-token conversation (RESUMED_TURNS earlier rewrites) saved with the
 // draft's cells beside the model's, and the next turn after a reload, with the draft's guesses and without (first
 // token, decode speed, what the draft read). And why the draft's cells are saved rather than read again: the time the
@@ -26,6 +28,7 @@ import { installDawn } from '../../test/webgpu/dawn.ts';
 import { median, round, type ScenarioOptions } from '../common.ts';
 import { NO_CACHE, type RunResult, timedChat } from '../timed-chat.ts';
 import { rerunUnderDawn } from './webgpu.ts';
+import { openBenchPage } from '../browser.ts';
 
 const MODEL = 'bench-qwen2.5-0.5b-recite';
 const DRAFT = 'bench-qwen2.5-draft-recite';
@@ -67,6 +70,53 @@ const RESUMED: ChatMessage[] = [
 const decodeTps = (r: RunResult) => (r.decodeMs > 0 ? ((r.genTokens - 1) / r.decodeMs) * 1000 : 0);
 const acceptance = (r: RunResult) => (r.timings?.draft_n_accepted ?? 0) / Math.max(1, r.timings?.draft_n ?? 0);
 
+/** One engine with the model and its draft loaded, timed from the caller's side. */
+interface Runner {
+  label: string;
+  run(speculative: SpeculativeOptions | null, maxTokens: number): Promise<RunResult>;
+  /** The mean decode of a step of `n` tokens and the draft's time a step so far (Node only: its scheduler's profile). */
+  steps?(n: number): { steps: number; ms: number; draftMs: number; all: number };
+  close(): Promise<void>;
+}
+
+async function nodeRunner(which: 'cpu' | 'gpu', variant: BuildVariant, path: string, draft: string): Promise<Runner> {
+  const engine: NodeEngine = await createNodeEngine({ variant, threads: 2, cache: NO_CACHE, modelsDir: null });
+  await engine.load({ path }, { nCtx: N_CTX, draft: { path: draft } });
+  const info = await engine.info();
+  const hooks = new TestHooks(engine.engine);
+  return {
+    label: `${which} in Node: ${info.gpu ? info.gpu.adapter : `${info.threads} threads, ${info.build}`}`,
+    run: (speculative, maxTokens) => timedChat(engine, MESSAGES, maxTokens, undefined, undefined, { speculative }),
+    steps: (n) => ({
+      ...(hooks.profile.byTokens[n] ?? { steps: 0, ms: 0 }),
+      draftMs: hooks.draftProfile!.ms,
+      all: hooks.profile.steps,
+    }),
+    close: async () => engine.terminate(),
+  };
+}
+
+async function browserRunner(): Promise<Runner> {
+  const b = await openBenchPage();
+  const info = await b.call(
+    'loadHearth',
+    `/test-models/${MODEL}.gguf`,
+    2,
+    N_CTX,
+    null,
+    null,
+    'auto',
+    null,
+    null,
+    `/test-models/${DRAFT}.gguf`,
+  );
+  return {
+    label: `cpu in Chromium: ${info.threads} threads, ${info.build}`,
+    run: (speculative, maxTokens) => b.call('runHearth', MESSAGES, maxTokens, null, speculative),
+    close: () => b.close(),
+  };
+}
+
 export async function speculative(opts: ScenarioOptions): Promise<Array<Record<string, number>>> {
   const engines: Array<'cpu' | 'gpu'> = opts.engine ? [opts.engine] : ['cpu', 'gpu'];
   if (engines.includes('gpu') && !(globalThis.navigator as { gpu?: unknown } | undefined)?.gpu) {
@@ -74,43 +124,42 @@ export async function speculative(opts: ScenarioOptions): Promise<Array<Record<s
     await installDawn();
   }
   const path = await ensureModel(MODEL);
-  const draft = { path: await ensureModel(DRAFT) };
+  const draft = await ensureModel(DRAFT);
   const row: Record<string, number> = { reps: opts.reps, edit_every: EDIT_EVERY };
   for (const which of engines) {
     const variant = which === 'gpu' ? 'webgpu' : chooseBuild(true, opts.simd ?? 'auto', '2 threads').variant;
-    const engine: NodeEngine = await createNodeEngine({ variant, threads: 2, cache: NO_CACHE, modelsDir: null });
+    const runner =
+      which === 'cpu' && opts.browser ? await browserRunner() : await nodeRunner(which, variant, path, draft);
     try {
-      await engine.load({ path }, { nCtx: N_CTX, draft });
-      const info = await engine.info();
-      opts.log(`${which}: ${MODEL} on ${info.gpu ? info.gpu.adapter : `${info.threads} threads, ${info.build}`}`);
-      const hooks = new TestHooks(engine.engine);
-      // Where a run's time went: the mean decode of a step of 1 token and of n_draft + 1, the draft's time a step.
+      opts.log(`${runner.label}; ${MODEL} with ${DRAFT}`);
+      // Where a run's time went (Node): the mean decode of a step of 1 token and of n_draft + 1, the draft's time a
+      // step.
       let steps = { one: 0, full: 0, draftMs: 0 };
       const runs = async (speculative: SpeculativeOptions | null) => {
         const full = 1 + (speculative?.n_draft ?? 0);
-        const by = (n: number) => ({ ...(hooks.profile.byTokens[n] ?? { steps: 0, ms: 0 }) });
-        const before = { one: by(1), full: by(full), n: hooks.profile.steps, draft: hooks.draftProfile!.ms };
+        const before = [runner.steps?.(1), runner.steps?.(full)];
         const out: RunResult[] = [];
-        for (let rep = 0; rep < opts.reps; rep++)
-          out.push(await timedChat(engine, MESSAGES, REPLY, undefined, undefined, { speculative }));
-        const mean = (a: { steps: number; ms: number }, b: { steps: number; ms: number }) =>
+        for (let rep = 0; rep < opts.reps; rep++) out.push(await runner.run(speculative, REPLY));
+        const [one, all] = [runner.steps?.(1), runner.steps?.(full)];
+        const mean = (a = { steps: 0, ms: 0 }, b = { steps: 0, ms: 0 }) =>
           a.steps > b.steps ? (a.ms - b.ms) / (a.steps - b.steps) : 0;
         steps = {
-          one: mean(by(1), before.one),
-          full: mean(by(full), before.full),
-          draftMs: (hooks.draftProfile!.ms - before.draft) / Math.max(1, hooks.profile.steps - before.n),
+          one: mean(one, before[0]),
+          full: mean(all, before[1]),
+          draftMs: all ? (all.draftMs - before[1]!.draftMs) / Math.max(1, all.all - before[1]!.all) : 0,
         };
         return out;
       };
       // Warm-up: compute buffers and pipelines, of the model and of the draft.
-      await timedChat(engine, MESSAGES, 8, undefined, undefined, { speculative: { kind: 'draft' } });
+      await runner.run({ kind: 'draft' }, 8);
       const plain = await runs(null);
       if (plain[0]!.text !== RECITE_TEXT) throw new Error(`the model did not recite its text: ${plain[0]!.text}`);
       const base = median(plain.map(decodeTps));
       row[`${which}_plain_tps`] = round(base);
-      row[`${which}_step1_ms`] = round(steps.one);
+      if (runner.steps) row[`${which}_step1_ms`] = round(steps.one);
       opts.log(
-        `  without guesses: ${round(base)} tok/s (${plain[0]!.genTokens} tokens; a step ${round(steps.one)} ms)`,
+        `  without guesses: ${round(base)} tok/s (${plain[0]!.genTokens} tokens` +
+          (runner.steps ? `; a step ${round(steps.one)} ms)` : ')'),
       );
       // On a software adapter (lavapipe) a step costs its tokens' arithmetic on the CPU: 8 guesses a step take minutes.
       for (const [name, spec] of KINDS.filter(([n]) => which === 'cpu' || n !== 'ngram8')) {
@@ -118,23 +167,24 @@ export async function speculative(opts: ScenarioOptions): Promise<Array<Record<s
         if (guessed.some((r) => r.text !== plain[0]!.text)) throw new Error(`the reply with ${name} guesses differs`);
         const tps = median(guessed.map(decodeTps));
         const t = guessed[0]!.timings!;
-        row[`${which}_${name}_tps`] = round(tps);
-        row[`${which}_${name}_speedup`] = round(tps / base);
-        row[`${which}_${name}_acceptance`] = round(acceptance(guessed[0]!));
-        row[`${which}_${name}_step_ms`] = round(steps.full);
-        if (spec.kind === 'draft') row[`${which}_${name}_draft_ms`] = round(steps.draftMs);
+        const key = `${which}_${name}`;
+        row[`${key}_tps`] = round(tps);
+        row[`${key}_speedup`] = round(tps / base);
+        row[`${key}_acceptance`] = round(acceptance(guessed[0]!));
+        if (runner.steps) row[`${key}_step_ms`] = round(steps.full);
+        if (runner.steps && spec.kind === 'draft') row[`${key}_draft_ms`] = round(steps.draftMs);
         opts.log(
-          `  ${name} (${spec.kind}, ${spec.n_draft} a step): ${round(tps)} tok/s (${row[`${which}_${name}_speedup`]}x), ` +
-            `${t.draft_n_accepted} of ${t.draft_n} guesses taken (${row[`${which}_${name}_acceptance`]}); a step of ` +
-            `${spec.n_draft! + 1} tokens ${round(steps.full)} ms` +
-            (spec.kind === 'draft' ? `, the draft's guesses ${round(steps.draftMs)} ms a step` : ''),
+          `  ${name} (${spec.kind}, ${spec.n_draft} a step): ${round(tps)} tok/s (${row[`${key}_speedup`]}x), ` +
+            `${t.draft_n_accepted} of ${t.draft_n} guesses taken (${row[`${key}_acceptance`]})` +
+            (runner.steps ? `; a step of ${spec.n_draft! + 1} tokens ${round(steps.full)} ms` : '') +
+            (runner.steps && spec.kind === 'draft' ? `, the draft's guesses ${round(steps.draftMs)} ms a step` : ''),
         );
       }
     } finally {
-      engine.terminate();
+      await runner.close();
     }
-    // Lavapipe reads a 1,200-token conversation in minutes: the reload figures are the CPU engine's.
-    if (which === 'cpu') Object.assign(row, await afterReload(opts, variant, path, draft.path));
+    // Lavapipe reads a 1,200-token conversation in minutes: the reload figures are the CPU engine's (in Node).
+    if (which === 'cpu' && !opts.browser) Object.assign(row, await afterReload(opts, variant, path, draft));
   }
   return [row];
 }
