@@ -317,7 +317,7 @@ async function readDraft(llama: Llama, main: LlamaModel, file: ModelFile, option
 }
 
 /** Why `draft` cannot guess for `main` (see readDraft), or null. */
-export function draftMismatch(main: LlamaModel, draft: LlamaModel): string | null {
+function draftMismatch(main: LlamaModel, draft: LlamaModel): string | null {
   const kind = draft.memory().kind;
   if (!rollsBack(kind, true)) return `a ${kind} model's state cannot drop the guesses the model refuses`;
   if (Math.abs(main.nVocab - draft.nVocab) > MAX_VOCAB_DIFFERENCE) {

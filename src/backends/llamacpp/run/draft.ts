@@ -81,7 +81,12 @@ export class Draft implements DraftCells {
   }
 
   async restore(seq: number, chunks: CellChunk[], tokens: ArrayLike<number>): Promise<boolean> {
-    const ok = await importCells(this.ctx(), seq, this.scratch, chunks, tokens);
+    let ok = await importCells(this.ctx(), seq, this.scratch, chunks, tokens);
+    if (!ok) {
+      // No contiguous room: the other sequences' cells go (as decode() does), and it tries once more.
+      for (const [s, h] of this.held.entries()) if (s !== seq && h.length) this.drop(s, 0);
+      ok = await importCells(this.ctx(), seq, this.scratch, chunks, tokens);
+    }
     this.held[seq] = ok ? Array.from(tokens) : [];
     return ok;
   }

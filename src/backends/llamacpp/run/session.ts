@@ -117,8 +117,8 @@ export class Session implements ContextHolder {
   }
 
   /**
-   * The draft's context follows the main one's size, recreated empty: the draft reads what it needs again, as after a
-   * reload (run/draft.ts). Without memory for it, it keeps its old size: the draft then guesses for fewer
+   * The draft's context follows the main one's size, recreated empty: the draft reads its conversations again beside
+   * their next replies (run/draft.ts). Without memory for it, it keeps its old size: the draft then guesses for fewer
    * conversations at once (run/draft.ts frees the idle ones).
    */
   private async resizeDraft(nCtx: number): Promise<void> {
