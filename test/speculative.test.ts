@@ -53,6 +53,7 @@ describe.each([
   ['llama3-hello', 'llama3-hello-draft', {}],
   ['gemma3-hello', 'qwen2-hello-draft', {}], // a full-size sliding-window cache rolls back
   ['qwen2-tiny', 'qwen2-hello-draft', {}], // random text: the draft's guesses are refused
+  ['qwen3-tiny', 'qwen3-tiny', {}], // query and key norms; its own draft
   ['qwen25vl-tiny', 'qwen25vl-tiny', {}], // M-RoPE positions; its own draft: every guess taken
   ['qwen3vl-tiny', 'qwen3vl-tiny', {}], // interleaved M-RoPE, deepstack
 ] as Array<[ModelName, ModelName, Partial<SpeculativeOptions>]>)('%s (draft %s)', (model, draft, draftOptions) => {
