@@ -359,5 +359,11 @@ describe('speculative decoding: limits and refusals', () => {
     await expect(engine.load({ path: 'x' }, { speculative: { kind: 'x' } as never })).rejects.toMatchObject({
       code: 'invalid_parameter',
     });
+    // An engine default of the draft's guesses without a draft: refused at load, not at every request after it.
+    await expect(engine.load({ path: 'x' }, { speculative: { kind: 'draft' } })).rejects.toMatchObject({
+      code: 'invalid_parameter',
+      details: { param: 'speculative.kind' },
+    });
+    expect((await ask(engine, history(1))).choices[0]!.message.content).toBe('Hello, world!'); // still loaded
   });
 });

@@ -94,7 +94,14 @@ export function checkLoadOptions(o: Omit<LoadOptions, 'signal' | 'onProgress'>):
   flag('store', o.store);
   flag('swaFull', o.swaFull);
   integer('gpuLayers', o.gpuLayers, 0, 2 ** 31);
-  if (o.speculative !== undefined) resolveSpeculative(o.speculative, 'speculative');
+  const speculative = o.speculative === undefined ? null : resolveSpeculative(o.speculative, 'speculative');
+  // Refused here, not at every request after a load that seemed to work.
+  if (speculative?.kind === 'draft' && o.draft == null) {
+    badOption(
+      'speculative.kind',
+      "kind 'draft' needs a draft model: load with { draft: <a smaller model of its family> } too, or use kind 'ngram'",
+    );
+  }
   const state = o.promptState;
   if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
     badOption('promptState', 'expected the URL of a prompt state file, or the file as a Blob');
