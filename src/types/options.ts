@@ -174,13 +174,14 @@ export interface LoadOptions {
   projector?: ModelSource | { hf: Omit<HfFile, 'file'> & { file?: string } } | true;
   /** Speculative decoding for every request that does not say otherwise (ChatCompletionCreateParams.speculative).
    * Not for memory that cannot drop the guesses it rejects (recurrent, hybrid, a window-sized sliding window). Default:
-   * { kind: 'draft' } when a draft model is loaded, else none. */
+   * { kind: 'draft' } when a draft model is loaded, else none; { kind: 'draft' } without `draft` is refused. */
   speculative?: SpeculativeOptions;
   /**
    * A draft model for speculative decoding ({ kind: 'draft' }): a smaller model of the same vocabulary (Qwen2.5-0.5B
    * beside Qwen2.5-7B, Llama-3.2-1B beside Llama-3.1-8B) whose guesses the model checks several at a time. A URL or
    * { hf } source goes to the model store like the model; a Blob or File is read as it is. Its size counts with the
-   * model's against maxModelBytes (on the GPU engine its layers go to the GPU too). A model of another vocabulary,
+   * model's against maxModelBytes (on the GPU engine its layers go to the GPU too), its KV cache (f16, the context's
+   * size) with the model's against kvBudgetBytes. A model of another vocabulary,
    * or one whose memory cannot drop guesses (recurrent, hybrid), is refused with ModelLoadError 'invalid_draft'.
    */
   draft?: ModelSource;

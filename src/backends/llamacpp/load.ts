@@ -16,7 +16,7 @@ import { fileIdentity, layoutKey } from './cache/identity.ts';
 import { type CacheConfig, PromptCache } from './cache/prompt-cache.ts';
 import { Slots } from './cache/slots.ts';
 import type { KvStore } from './cache/kv-store.ts';
-import { kvLayout, kvType } from './cache/kv-layout.ts';
+import { kvBytesPerToken, kvLayout, kvType } from './cache/kv-layout.ts';
 import type { Llama } from './binding/llama.ts';
 import { LlamaModel } from './binding/model.ts';
 import { LlamaContext } from './binding/context.ts';
@@ -97,14 +97,22 @@ export async function loadSession(
       projector = await readProjector(llama, model, settings.projector, settings.threads, options);
     }
     const shape = model.shape();
+    const info = modelInfo(model, file, shape);
+    const swaFull = options.swaFull ?? DEFAULT_SWA_FULL;
+    const canGuess = rollsBack(info.memory.kind, swaFull);
+    if (settings.draft && canGuess) {
+      draft = { model: await readDraft(llama, model, settings.draft, options), ctx: null, layout: '' };
+    }
     const nav = globalThis.navigator as { deviceMemory?: number } | undefined;
-    // The projector's weights share the heap with the model's: the KV cache gets what both leave.
+    // The projector's and the draft's weights share the heap with the model's: the KV cache gets what they leave, and
+    // shares it with the draft's (f16, the context's size: below).
     const kv = kvLayout(
       shape,
       shape.sizeBytes + (settings.projector?.size ?? 0) + (settings.draft?.size ?? 0),
       options,
       nav?.deviceMemory ? nav.deviceMemory * 1024 ** 3 : undefined,
       settings.heapBytes,
+      draft ? kvBytesPerToken(draft.model.shape(), 'f16', 'f16') : 0,
     );
     const nParallel = options.nParallel ?? DEFAULT_PARALLEL;
     // Slots hold the running requests and, between requests, the conversations kept in memory.
@@ -119,21 +127,19 @@ export async function loadSession(
         typeK: kv.typeK,
         typeV: kv.typeV,
         flashAttn: kv.flashAttn,
-        swaFull: options.swaFull ?? DEFAULT_SWA_FULL,
+        swaFull,
       }),
     );
     const layout = layoutKey(identity, llama.llamaBuild, ctx.params);
-    const info = modelInfo(model, file, shape);
-    const canGuess = rollsBack(info.memory.kind, ctx.params.swaFull);
-    if (settings.draft && canGuess) {
-      draft = { model: await readDraft(llama, model, settings.draft, options), ctx: null, layout: '' };
-      // Sized as the main context, which it follows (run/session.ts); f16 cells: its own are small.
+    if (draft) {
+      // Sized as the main context, which it follows (run/session.ts); f16 cells: its own are small. Plain attention,
+      // as the model's unquantized cache (kv-layout.ts), and a layout that is the same on every device.
       draft.ctx = await llama.guard(() =>
-        LlamaContext.create(draft!.model, { ...ctx!.params, typeK: 'f16', typeV: 'f16', flashAttn: -1, swaFull: true }),
+        LlamaContext.create(draft!.model, { ...ctx!.params, typeK: 'f16', typeV: 'f16', flashAttn: 0, swaFull: true }),
       );
       const d = draft.model.shape();
       info.draft = { name: draft.model.metadata()['general.name'] || settings.draft!.name, ...pick(d) };
-      draft.layout = layoutKey(await fileIdentity(settings.draft, options), llama.llamaBuild, draft.ctx.params);
+      draft.layout = layoutKey(await fileIdentity(settings.draft!, options), llama.llamaBuild, draft.ctx.params);
     }
     const prompts = new Prompts(
       llama,
@@ -142,7 +148,7 @@ export async function loadSession(
         systemPrompt: settings.cache.systemPrompt,
         minTokens: settings.cache.minTokens,
         layout,
-        messageEnds: !rollsBack(info.memory.kind, ctx.params.swaFull),
+        messageEnds: !canGuess,
       },
       projector,
     );

@@ -71,6 +71,7 @@ export function kvLayout(
   options: LoadOptions,
   deviceBytes?: number,
   heapBytes = WASM32_HEAP_BYTES,
+  draftBytesPerToken = 0,
 ): KvLayout {
   const train = shape.nCtxTrain > 0 ? shape.nCtxTrain : 4096;
   const heapRoom = heapBytes - modelBytes - HEAP_RESERVE; // what the model leaves of the wasm heap
@@ -81,6 +82,10 @@ export function kvLayout(
     ),
   );
   const fits = (perToken: number, bytes: number) => Math.min(train, Math.floor(bytes / perToken / CTX_STEP) * CTX_STEP);
+  // The context the budget holds with `perToken` bytes of the model's cells a token: a draft model's context follows
+  // the model's size (run/session.ts), so its cells share the budget; f32 cells stop at F32_KV_LIMIT (speed's limit).
+  const reach = (perToken: number, f32: boolean) =>
+    Math.min(fits(perToken + draftBytesPerToken, budgetBytes), f32 ? fits(perToken, F32_KV_LIMIT) : Infinity);
 
   // An explicit nCtx is checked against the training context before anything is sized from it (its range was checked
   // where every backend's load options are: core/options.ts).
@@ -90,35 +95,36 @@ export function kvLayout(
     if (options.nCtx !== undefined) {
       typeK = options.nCtx * kvBytesPerToken(shape, 'f32', 'f32') <= F32_KV_LIMIT ? 'f32' : 'f16';
     } else {
-      const f32Ctx = fits(kvBytesPerToken(shape, 'f32', 'f32'), Math.min(budgetBytes, F32_KV_LIMIT));
-      typeK = f32Ctx >= Math.min(train, F32_MIN_CONTEXT) ? 'f32' : 'f16';
+      typeK = reach(kvBytesPerToken(shape, 'f32', 'f32'), true) >= Math.min(train, F32_MIN_CONTEXT) ? 'f32' : 'f16';
     }
   }
   const typeV = options.cacheTypeV ?? typeK;
   const quantized = (t: string) => t !== 'f32' && t !== 'f16';
   const flashAttn = quantized(typeK) || quantized(typeV) ? 1 : 0;
   const perToken = kvBytesPerToken(shape, typeK, typeV);
+  const perCell = perToken + draftBytesPerToken;
+  const draftSaid = draftBytesPerToken ? `, the draft model's ${draftBytesPerToken} included` : '';
 
   if (options.nCtx !== undefined) {
     const nCtx = options.nCtx;
-    const need = `nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perToken)} of KV cache (${perToken} bytes a token)`;
+    const need = `nCtx: ${nCtx} tokens need ${formatBytes(nCtx * perCell)} of KV cache (${perCell} bytes a token${draftSaid})`;
     // Two options that contradict each other are the caller's to settle; a heap too small is this device's limit
     // (kv_too_large: a fallback server may take the model, api/router.ts).
     const budget = options.kvBudgetBytes;
-    if (budget !== undefined && nCtx * perToken > budget) {
+    if (budget !== undefined && nCtx * perCell > budget) {
       throw new InvalidRequestError(
         `${need}, over kvBudgetBytes (${formatBytes(budget)}): raise kvBudgetBytes, lower nCtx to ` +
-          `${Math.floor(budget / perToken)} or less, or use a quantized cache (cacheTypeK/V)`,
+          `${Math.floor(budget / perCell)} or less, or use a quantized cache (cacheTypeK/V)`,
         'invalid_parameter',
-        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, budgetBytes: budget },
+        { param: 'nCtx', nCtx, kvBytesPerToken: perCell, budgetBytes: budget },
       );
     }
-    if (nCtx * perToken > heapRoom) {
+    if (nCtx * perCell > heapRoom) {
       throw new ModelLoadError(
         `${need}, but the ${formatBytes(heapBytes)} wasm heap has ${formatBytes(Math.max(0, heapRoom))} left beside this model: use nCtx ` +
-          `${Math.max(0, Math.floor(heapRoom / perToken))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
+          `${Math.max(0, Math.floor(heapRoom / perCell))} or less, a quantized cache (cacheTypeK/V), or a smaller model.`,
         'kv_too_large',
-        { param: 'nCtx', nCtx, kvBytesPerToken: perToken, roomBytes: heapRoom },
+        { param: 'nCtx', nCtx, kvBytesPerToken: perCell, roomBytes: heapRoom },
       );
     }
     return {
@@ -129,18 +135,19 @@ export function kvLayout(
       maxCtx: nCtx,
       dynamic: false,
       kvBytesPerToken: perToken,
-      budgetBytes: nCtx * perToken,
+      budgetBytes: nCtx * perCell,
     };
   }
-  const limit = typeK === 'f32' && typeV === 'f32' ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
-  const maxCtx = fits(perToken, limit);
+  const f32 = typeK === 'f32' && typeV === 'f32';
+  const limit = f32 ? Math.min(budgetBytes, F32_KV_LIMIT) : budgetBytes;
+  const maxCtx = reach(perToken, f32);
   if (maxCtx < Math.min(train, CTX_STEP)) {
     throw new ModelLoadError(
       `the KV cache budget (${formatBytes(budgetBytes)}) holds fewer than ${CTX_STEP} tokens of this ` +
-        `model (${perToken} bytes each): raise kvBudgetBytes, or pick a smaller model or quantization (the model and its ` +
-        'KV cache share the 4 GiB wasm heap).',
+        `model (${perCell} bytes each${draftSaid}): raise kvBudgetBytes, or pick a smaller model or quantization (the ` +
+        'model and its KV cache share the 4 GiB wasm heap).',
       'kv_too_large',
-      { budgetBytes, kvBytesPerToken: perToken },
+      { budgetBytes, kvBytesPerToken: perCell },
     );
   }
   return {
