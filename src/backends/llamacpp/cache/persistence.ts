@@ -411,4 +411,5 @@ function restorable(meta: RecordMeta, n: number, canCut: boolean): number {
   return end;
 }
 
-const chunkIds = (m: RecordMeta | null | undefined) => (m?.chunks ?? []).map((c) => c.id).join(',');
+/** A record's blobs, as one string: a save planned on a record that never got written has other ones. */
+const chunkIds = (m: RecordMeta | null | undefined) => (m ? blobs(m) : []).map((c) => c.id).join(',');

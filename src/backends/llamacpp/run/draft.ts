@@ -54,10 +54,11 @@ export class Draft implements DraftCells {
   /** Draft decodes, tokens read and tokens guessed, and the time guess() took (for the benchmark). */
   readonly profile = { decodes: 0, read: 0, guessed: 0, ms: 0 };
 
-  /** `ctx()`: the draft's context, asked for each time (the session recreates it when the main context grows). */
+  /** `ctx()`: the draft's context, asked for each time (the session recreates it when the main context grows; null
+   * while there was no memory for it: no guesses then). */
   constructor(
     readonly model: LlamaModel,
-    private readonly ctx: () => LlamaContext,
+    private readonly context: () => LlamaContext | null,
     nSeq: number,
     /** Tokens the main model has: a draft token past them is never guessed (vocabularies may differ in padding). */
     private readonly mainVocab: number,
@@ -66,6 +67,11 @@ export class Draft implements DraftCells {
     this.held = Array.from({ length: nSeq }, () => []);
     this.scratch = nSeq - 1;
     this.saves = model.memory().kind === 'attention';
+  }
+
+  /** The draft's context, where the caller checked there is one. */
+  private ctx(): LlamaContext {
+    return this.context()!;
   }
 
   holds(seq: number, tokens: ArrayLike<number>): number {
@@ -77,10 +83,12 @@ export class Draft implements DraftCells {
   }
 
   stateSize(seq: number): number {
-    return this.ctx().stateSize(seq);
+    return this.context()?.stateSize(seq) ?? 0;
   }
 
   async restore(seq: number, chunks: CellChunk[], tokens: ArrayLike<number>): Promise<boolean> {
+    this.held[seq] = []; // until the import is done: a failure leaves cells no token list describes
+    if (!this.context()) return false;
     let ok = await importCells(this.ctx(), seq, this.scratch, chunks, tokens);
     if (!ok) {
       // No contiguous room: the other sequences' cells go (as decode() does), and it tries once more.
@@ -126,6 +134,7 @@ export class Draft implements DraftCells {
    * batch row of the logits after its last token, or -1 (it wants no guesses, is still behind, or the decode failed).
    */
   async follow(asks: DraftAsk[], chunk: number): Promise<number[]> {
+    if (!this.context()) return asks.map(() => -1);
     const parts: Array<{ seq: number; tokens: number[]; logits: boolean }> = [];
     const index = asks.map(() => -1);
     let room = chunk;
@@ -141,9 +150,12 @@ export class Draft implements DraftCells {
       if (keep < h.length) this.drop(a.seq, keep);
       const take = Math.min(room, a.max ?? room, length - keep);
       if (take <= 0) continue;
+      const part = Array.from({ length: take }, (_, k) => at(keep + k));
+      // A token the draft does not have (its vocabulary may be smaller by some padding) would fail the whole batch:
+      // that conversation gets no guesses, the others do.
+      if (part.some((t) => t >= this.model.nVocab)) continue;
       room -= take;
       index[i] = parts.length;
-      const part = Array.from({ length: take }, (_, k) => at(keep + k));
       parts.push({ seq: a.seq, tokens: part, logits: keep + take === length && a.n > 0 });
     }
     const got = parts.length ? await this.decode(parts) : null;

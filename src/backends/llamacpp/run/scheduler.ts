@@ -364,7 +364,7 @@ export class Scheduler {
     let used = 0;
     for (const [i, job] of generating.entries()) {
       const n = this.budget(s, job, s.stepTokens - used - 1);
-      used += 1 + n;
+      used += 1 + Math.max(0, n); // n < 0: a reply already past its demand takes its one token
       if (n <= 0) continue;
       if (job.speculative!.kind === 'ngram') out[i] = this.ngram(job, n);
       else {

@@ -9,7 +9,7 @@ import type { KvLayout } from '../cache/kv-layout.ts';
 import type { Llama } from '../binding/llama.ts';
 import type { LlamaProjector } from '../binding/mtmd.ts';
 import type { LlamaModel } from '../binding/model.ts';
-import { LlamaContext } from '../binding/context.ts';
+import { type ContextParams, LlamaContext } from '../binding/context.ts';
 import { gpuStepTokens, N_BATCH } from '../binding/batch.ts';
 import type { Prompts } from './prompt.ts';
 import { Draft } from './draft.ts';
@@ -68,7 +68,7 @@ export class Session implements ContextHolder {
     this.draft = parts.draft
       ? new Draft(
           parts.draft.model,
-          () => this.draftContext!,
+          () => this.draftContext,
           parts.ctx.params.nSeqMax,
           parts.model.nVocab,
           parts.draft.layout,
@@ -104,6 +104,7 @@ export class Session implements ContextHolder {
   async resizeContext(nCtx: number): Promise<Error | null> {
     const params = this.context.params;
     this.context.free();
+    const draftParams = this.freeDraftContext(); // first too: the new context may need the room of both
     let refused: Error | null = null;
     try {
       this.context = await this.llama.guard(() => LlamaContext.create(this.model, { ...params, nCtx }));
@@ -112,26 +113,37 @@ export class Session implements ContextHolder {
       this.kv.maxCtx = params.nCtx;
       refused = err as Error;
     }
-    await this.resizeDraft(this.context.nCtx);
+    if (draftParams) await this.remakeDraftContext(draftParams, this.context.nCtx);
     return refused;
   }
 
-  /**
-   * The draft's context follows the main one's size, recreated empty: the draft reads its conversations again beside
-   * their next replies (run/draft.ts). Without memory for it, it keeps its old size: the draft then guesses for fewer
-   * conversations at once (run/draft.ts frees the idle ones).
-   */
-  private async resizeDraft(nCtx: number): Promise<void> {
+  /** Frees the draft's context, which then holds nothing; its parameters, or null without a draft. */
+  private freeDraftContext(): ContextParams | null {
     const old = this.draftContext;
-    if (!old || !this.draft || old.nCtx === nCtx) return;
-    const params = old.params;
+    if (!old) return null;
     old.free();
-    this.draft.forget();
-    try {
-      this.draftContext = await this.llama.guard(() => LlamaContext.create(this.draft!.model, { ...params, nCtx }));
-    } catch {
-      this.draftContext = await this.llama.guard(() => LlamaContext.create(this.draft!.model, params));
+    this.draftContext = null;
+    this.draft!.forget();
+    return old.params;
+  }
+
+  /**
+   * The draft's context made again, empty, the size of the main one: the draft reads its conversations again beside
+   * their next replies (run/draft.ts). Without memory for that, its old size (it then guesses for fewer
+   * conversations at once: run/draft.ts frees the idle ones); without memory even for that, none: requests go on
+   * without its guesses, the same replies.
+   */
+  private async remakeDraftContext(params: ContextParams, nCtx: number): Promise<void> {
+    const model = this.draft!.model;
+    for (const size of new Set([nCtx, params.nCtx])) {
+      try {
+        this.draftContext = await this.llama.guard(() => LlamaContext.create(model, { ...params, nCtx: size }));
+        return;
+      } catch (err) {
+        if (this.llama.crashed) throw err;
+      }
     }
+    console.warn(`[hearth] no memory for the draft model's context: requests go on without its guesses`);
   }
 
   /** Frees the contexts and the models (not after a crash: the module is gone). */
