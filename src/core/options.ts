@@ -4,7 +4,7 @@
 // each backend once it has read the model.
 import { InvalidRequestError, invalidParameter as badOption } from '../errors.ts';
 import type { CacheOptions, EngineOptions, GgmlType, LoadOptions } from '../types.ts';
-import { resolveSpeculative } from './speculative.ts';
+import { noDraftModel, resolveSpeculative } from './speculative.ts';
 import { MAX_PARALLEL, MAX_THREADS, MIN_CTX } from './limits.ts';
 
 export const KV_TYPES: readonly GgmlType[] = ['f32', 'f16', 'q8_0', 'q4_0'];
@@ -96,12 +96,7 @@ export function checkLoadOptions(o: Omit<LoadOptions, 'signal' | 'onProgress'>):
   integer('gpuLayers', o.gpuLayers, 0, 2 ** 31);
   const speculative = o.speculative === undefined ? null : resolveSpeculative(o.speculative, 'speculative');
   // Refused here, not at every request after a load that seemed to work.
-  if (speculative?.kind === 'draft' && o.draft == null) {
-    badOption(
-      'speculative.kind',
-      "kind 'draft' needs a draft model: load with { draft: <a smaller model of its family> } too, or use kind 'ngram'",
-    );
-  }
+  if (speculative?.kind === 'draft' && o.draft == null) noDraftModel('speculative');
   const state = o.promptState;
   if (state !== undefined && typeof state !== 'string' && !(typeof Blob !== 'undefined' && state instanceof Blob)) {
     badOption('promptState', 'expected the URL of a prompt state file, or the file as a Blob');

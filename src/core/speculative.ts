@@ -10,6 +10,14 @@ export const DEFAULT_P_MIN = 0;
 
 const KINDS = "expected 'ngram' (guesses from the conversation itself) or 'draft' (the draft model's)";
 
+/** The refusal of { kind: 'draft' } where there is no draft model: at load (an engine default) and per request. */
+export function noDraftModel(param: string): never {
+  bad(
+    `${param}.kind`,
+    "kind 'draft' needs a draft model: load the model with { draft: <a smaller model of its family> }, or use kind 'ngram'",
+  );
+}
+
 /** `v` checked (null: off); an InvalidRequestError 'invalid_parameter' names `param` otherwise. */
 export function resolveSpeculative(v: unknown, param: string): Speculative | null {
   if (v === null) return null;

@@ -11,6 +11,7 @@
 import { AbortError, ContextFullError, EngineError, InvalidRequestError } from '../../../errors.ts';
 import type { Slot } from '../cache/slots.ts';
 import { now } from '../../../core/clock.ts';
+import { noDraftModel } from '../../../core/speculative.ts';
 import { fit, grow, resize } from './growth.ts';
 import { Job } from './job.ts';
 import { contextFor, DEFAULT_REPLY_BUDGET } from '../cache/kv-layout.ts';
@@ -241,14 +242,7 @@ export class Scheduler {
         { param: 'speculative' },
       );
     }
-    if (job.speculative?.kind === 'draft' && !s.draft) {
-      throw new InvalidRequestError(
-        "speculative: kind 'draft' needs a draft model: load the model with { draft: <a smaller model of its " +
-          "family> }, or use kind 'ngram'",
-        'invalid_parameter',
-        { param: 'speculative.kind' },
-      );
-    }
+    if (job.speculative?.kind === 'draft' && !s.draft) noDraftModel('speculative');
   }
 
   private async start(s: Session, job: Job, running: number) {
